@@ -1,0 +1,173 @@
+"""Typed events the engine emits while it runs a turn.
+
+Every front — the notebook widgets, the console renderer, the tests — consumes this one
+stream. Events are plain pydantic models told apart by ``type``; a front ignores the
+types it does not render.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable, Literal, Union
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "Usage",
+    "Event",
+    "EventSink",
+    "TurnStarted",
+    "TextDelta",
+    "ToolCallStarted",
+    "ToolProgress",
+    "ToolCallFinished",
+    "ApprovalRequested",
+    "ApprovalAnswered",
+    "AuditRecorded",
+    "TodoItem",
+    "TodoUpdated",
+    "UsageUpdated",
+    "Notice",
+    "ErrorEvent",
+    "TurnDone",
+]
+
+
+class Usage(BaseModel):
+    """Token counts as the Messages API reports them; addable."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def total_input(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+class _Base(BaseModel):
+    session_id: str = ""
+    turn_id: int = 0
+    # "main" for the top-level agent; "main/explore#1" for a sub-agent it dispatched.
+    agent: str = "main"
+
+
+class TurnStarted(_Base):
+    type: Literal["turn_started"] = "turn_started"
+    prompt: str
+    model: str
+
+
+class TextDelta(_Base):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallStarted(_Base):
+    type: Literal["tool_call_started"] = "tool_call_started"
+    tool_use_id: str
+    tool: str
+    input: dict[str, Any]
+
+
+class ToolProgress(_Base):
+    type: Literal["tool_progress"] = "tool_progress"
+    tool_use_id: str
+    text: str
+
+
+class ToolCallFinished(_Base):
+    type: Literal["tool_call_finished"] = "tool_call_finished"
+    tool_use_id: str
+    tool: str
+    status: Literal["ok", "error", "denied", "interrupted"]
+    result: str = ""
+    duration_ms: float = 0.0
+
+
+class ApprovalRequested(_Base):
+    type: Literal["approval_requested"] = "approval_requested"
+    tool_use_id: str
+    tool: str
+    input: dict[str, Any]
+    preview: str = ""
+    layer: str = ""
+    rule: str | None = None
+    reason: str = ""
+
+
+class ApprovalAnswered(_Base):
+    type: Literal["approval_answered"] = "approval_answered"
+    tool_use_id: str
+    answer: Literal["allow", "deny", "always", "never", "timeout", "interrupted"]
+    by: str = "user"
+
+
+class AuditRecorded(_Base):
+    type: Literal["audit_recorded"] = "audit_recorded"
+    record: dict[str, Any]
+
+
+class TodoItem(BaseModel):
+    step: str = Field(min_length=1)
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+
+
+class TodoUpdated(_Base):
+    type: Literal["todo_updated"] = "todo_updated"
+    items: list[TodoItem]
+
+
+class UsageUpdated(_Base):
+    type: Literal["usage_updated"] = "usage_updated"
+    request: Usage
+    turn: Usage
+    cost_usd: float | None = None
+
+
+class Notice(_Base):
+    type: Literal["notice"] = "notice"
+    text: str
+
+
+class ErrorEvent(_Base):
+    type: Literal["error"] = "error"
+    message: str
+
+
+class TurnDone(_Base):
+    type: Literal["turn_done"] = "turn_done"
+    stop_reason: Literal["end_turn", "max_steps", "interrupted", "error", "max_tokens", "refusal"]
+    usage: Usage
+    cost_usd: float | None = None
+    steps: int = 0
+
+
+Event = Annotated[
+    Union[
+        TurnStarted,
+        TextDelta,
+        ToolCallStarted,
+        ToolProgress,
+        ToolCallFinished,
+        ApprovalRequested,
+        ApprovalAnswered,
+        AuditRecorded,
+        TodoUpdated,
+        UsageUpdated,
+        Notice,
+        ErrorEvent,
+        TurnDone,
+    ],
+    Field(discriminator="type"),
+]
+
+EventSink = Callable[[BaseModel], None]

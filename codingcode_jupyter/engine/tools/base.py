@@ -1,0 +1,216 @@
+"""What a tool is: a typed parameter model, an async execute, and the context it runs in.
+
+A tool's JSON schema is built once, when the definition is made, with keys in canonical
+(sorted) order, so the tools block of every request is byte-identical and prompt caching
+holds. Failures the model should see are raised as :class:`ToolError`; anything else a
+tool raises is reported to the model too, but as an unexpected failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..events import EventSink, ToolProgress
+from ..paths import resolve_path
+
+if TYPE_CHECKING:
+    from ..state import SessionState
+
+__all__ = [
+    "ToolError",
+    "ToolResult",
+    "ToolOutput",
+    "ToolContext",
+    "ToolDefinition",
+    "AnyArgs",
+    "canonical_json_schema",
+    "format_validation_error",
+    "text_block",
+]
+
+ContentBlock = dict[str, Any]
+
+
+class ToolError(Exception):
+    """A failure the model should read and can act on (bad path, no match, HTTP 404...)."""
+
+
+def text_block(text: str) -> ContentBlock:
+    return {"type": "text", "text": text}
+
+
+@dataclass
+class ToolResult:
+    """Content blocks in the Messages API's tool_result format, plus the error flag."""
+
+    content: list[ContentBlock]
+    is_error: bool = False
+    # What a person sees for this result in a card or the audit trail; defaults to the text.
+    display: str | None = None
+
+    @classmethod
+    def text(cls, text: str, *, is_error: bool = False) -> "ToolResult":
+        return cls([text_block(text)], is_error=is_error)
+
+    @property
+    def text_content(self) -> str:
+        parts = []
+        for block in self.content:
+            if block.get("type") == "text":
+                parts.append(block["text"])
+            else:
+                parts.append(f"[{block.get('type')}]")
+        return "\n".join(parts)
+
+
+ToolOutput = Union[str, ToolResult, list[ContentBlock]]
+
+
+class AnyArgs(BaseModel):
+    """Parameters of a tool whose schema is given as JSON (MCP tools, hand-written json_schema)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may know and do besides its arguments."""
+
+    session_id: str
+    turn_id: int
+    project_path: Path
+    tool_use_id: str = ""
+    agent: str = "main"
+    emit: EventSink = field(default=lambda event: None)
+    state: "SessionState | None" = None
+    # Set when the call is cancelled; sync tools running in a thread poll it, async tools
+    # simply receive CancelledError.
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    # Engine services a tool may need (settings, sandbox, model factory...). Kept as a dict
+    # so the base layer does not import the layers above it.
+    services: dict[str, Any] = field(default_factory=dict)
+
+    def progress(self, text: str) -> None:
+        """Stream a line of progress (e.g. command output) to whoever renders the turn."""
+        self.emit(
+            ToolProgress(
+                session_id=self.session_id,
+                turn_id=self.turn_id,
+                agent=self.agent,
+                tool_use_id=self.tool_use_id,
+                text=text,
+            )
+        )
+
+    def resolve(self, path: str | Path) -> Path:
+        """A path argument resolved against the project root (symlinks and `..` followed)."""
+        return resolve_path(self.project_path, path)
+
+
+def _sort_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sort_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sort_keys(item) for item in value]
+    return value
+
+
+def canonical_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every object's keys sorted, so it serialises identically every time."""
+    cleaned = dict(schema)
+    cleaned.pop("title", None)
+    return _sort_keys(cleaned)
+
+
+def format_validation_error(tool: str, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "(arguments)"
+        problems.append(f"{where}: {item['msg']}")
+    return f"Invalid arguments for {tool}: " + "; ".join(problems)
+
+
+Executor = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+
+
+@dataclass
+class ToolDefinition:
+    """A tool the model can call.
+
+    ``name`` is what the model sees on the wire (``^[a-zA-Z0-9_-]{1,64}$``);
+    ``display_name`` is what a person reads and what rules match (``server:tool`` for MCP).
+    """
+
+    name: str
+    description: str
+    parameters: type[BaseModel]
+    execute: Executor
+    short_description: str | None = None
+    deferred: bool = False
+    read_only: bool = False
+    json_schema: dict[str, Any] | None = None
+    source: Literal["builtin", "mcp", "custom", "agent"] = "builtin"
+    display_name: str | None = None
+    mcp_server: str | None = None
+    # MCP tool annotations (readOnlyHint, destructiveHint, ...): shown, never trusted.
+    annotations: dict[str, Any] | None = None
+    # Renders what a call will do (a diff, the command and its directory) for a person
+    # deciding on it; may return "" when the input says it all.
+    preview: Callable[[Any, ToolContext], Awaitable[str]] | None = None
+    _schema: dict[str, Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        raw = self.json_schema if self.json_schema is not None else self.parameters.model_json_schema()
+        self._schema = canonical_json_schema(raw)
+        if self.short_description is None:
+            first = self.description.strip().splitlines()[0] if self.description.strip() else self.name
+            self.short_description = first[:120]
+        if self.display_name is None:
+            self.display_name = self.name
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self._schema
+
+    def to_api(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self._schema}
+
+    def validate(self, raw_input: dict[str, Any]) -> BaseModel:
+        """Parsed arguments, or ToolError with a message naming every bad field."""
+        try:
+            return self.parameters.model_validate(raw_input)
+        except ValidationError as error:
+            raise ToolError(format_validation_error(self.display_name or self.name, error)) from None
+
+    async def run(self, raw_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate and execute; every failure becomes an is_error result, never an exception.
+
+        CancelledError passes through: cancellation belongs to the caller.
+        """
+        try:
+            args = self.validate(raw_input)
+            output = await self.execute(args, ctx)
+        except ToolError as error:
+            return ToolResult.text(str(error), is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a bug or an unexpected failure in the tool
+            return ToolResult.text(f"{self.display_name} failed: {type(error).__name__}: {error}", is_error=True)
+        return to_result(output)
+
+
+def to_result(output: ToolOutput) -> ToolResult:
+    if isinstance(output, ToolResult):
+        return output
+    if isinstance(output, str):
+        return ToolResult.text(output)
+    if isinstance(output, list):
+        return ToolResult(list(output))
+    return ToolResult.text(json.dumps(output, default=str))
