@@ -149,6 +149,8 @@ class TurnDone(_Base):
     usage: Usage
     cost_usd: float | None = None
     steps: int = 0
+    # The text of the turn's last assistant message: a sub-agent's answer, a summary.
+    text: str = ""
 
 
 Event = Annotated[

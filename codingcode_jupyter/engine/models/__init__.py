@@ -1,0 +1,39 @@
+"""Model backends: the Anthropic SDK adapter and the offline demo model."""
+
+from __future__ import annotations
+
+import os
+
+from .base import Model, ModelError, ModelRequest, ModelResponse
+
+__all__ = ["Model", "ModelError", "ModelRequest", "ModelResponse", "make_model", "resolve_model_name", "has_api_key"]
+
+DEMO = "demo"
+
+
+def has_api_key() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def resolve_model_name(requested: str | None) -> tuple[str, str | None]:
+    """The model to use and, when we fell back to the demo, a one-line notice saying why."""
+    if requested:
+        return requested, None
+    if not has_api_key():
+        return DEMO, (
+            "No ANTHROPIC_API_KEY is set, so this is the offline demo model playing a scripted session "
+            "on your project. Set the key (e.g. %env ANTHROPIC_API_KEY=sk-ant-...) to use Claude."
+        )
+    from .anthropic import DEFAULT_MODEL
+
+    return os.environ.get("CODINGCODE_MODEL") or DEFAULT_MODEL, None
+
+
+def make_model(name: str) -> Model:
+    if name == DEMO:
+        from .demo import DemoModel
+
+        return DemoModel()
+    from .anthropic import AnthropicModel
+
+    return AnthropicModel(name)

@@ -1,0 +1,318 @@
+"""The agent loop: stream an assistant message, run its tool calls, answer them, repeat.
+
+One turn is a few named steps over state kept in :class:`AgentLoop`:
+``_request`` (build what is sent) → ``_stream`` (one assistant message, with retries the
+SDK does not do) → ``_run_tools`` (approve and run every call of the message) → next step
+or done. Whatever happens — a denied call, a bad argument, an API outage, an interrupt —
+the conversation is left in a state the API accepts: every tool_use gets its tool_result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from .approval.types import Approver, Asker, Decision, ToolCall
+from .events import (
+    ErrorEvent,
+    EventSink,
+    Notice,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnDone,
+    TurnStarted,
+    Usage,
+    UsageUpdated,
+)
+from .models.base import Model, ModelError, ModelRequest, ModelResponse
+from .models.pricing import cost_usd
+from .state import SessionState
+from .tools.base import ToolContext, ToolDefinition, ToolError, ToolResult
+
+__all__ = ["Conversation", "ToolSource", "AgentLoop", "INTERRUPTED_RESULT"]
+
+INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; nothing more was done."
+CACHE = {"type": "ephemeral"}
+
+
+class ToolSource(Protocol):
+    """What the loop needs from a tool resolver."""
+
+    def offered(self) -> list[ToolDefinition]: ...
+
+    def lookup(self, wire_name: str) -> ToolDefinition | None: ...
+
+
+@dataclass
+class Conversation:
+    """The messages sent to the model, appended to only through :meth:`append`.
+
+    Consecutive user messages are merged (a turn that ended on tool results followed by a
+    new prompt), so the list always alternates as the API expects.
+    """
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    on_append: Callable[[dict[str, Any]], None] | None = None
+
+    def append(self, message: dict[str, Any]) -> None:
+        if self.on_append is not None:
+            self.on_append(message)
+        merge_message(self.messages, message)
+
+
+def merge_message(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
+    content = message["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    if messages and messages[-1]["role"] == message["role"]:
+        previous = messages[-1]
+        if isinstance(previous["content"], str):
+            previous["content"] = [{"type": "text", "text": previous["content"]}]
+        previous["content"].extend(blocks)
+    else:
+        messages.append({"role": message["role"], "content": blocks})
+
+
+def _with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy whose last block carries cache_control, so the next step reads its prefix from cache."""
+    if not messages:
+        return messages
+    out = list(messages)
+    last = copy.deepcopy(out[-1])
+    if last["content"]:
+        last["content"][-1]["cache_control"] = CACHE
+    out[-1] = last
+    return out
+
+
+@dataclass
+class AgentLoop:
+    """Runs turns of one agent (the main one or a sub-agent) over a conversation."""
+
+    model: Model
+    tools: ToolSource
+    approver: Approver
+    project: Path
+    session_id: str
+    state: SessionState
+    system: str = ""
+    agent: str = "main"
+    emit: EventSink = lambda event: None
+    ask: Asker | None = None
+    services: dict[str, Any] = field(default_factory=dict)
+    max_steps: int = 100
+    max_tokens: int = 8192
+    overload_retries: int = 4
+    overload_backoff: float = 1.0
+    # Called before each request with the request about to be sent; may return a smaller one
+    # (context compaction lives outside the loop).
+    prepare: Callable[[ModelRequest], Any] | None = None
+
+    # -- one turn -------------------------------------------------------------------------
+
+    async def run(self, conversation: Conversation, prompt: str | list[dict[str, Any]], turn_id: int) -> TurnDone:
+        usage = Usage()
+        steps = 0
+        text = ""
+        self._emit(TurnStarted(prompt=prompt if isinstance(prompt, str) else "", model=self.model.name), turn_id)
+        conversation.append({"role": "user", "content": prompt})
+        try:
+            while True:
+                if steps >= self.max_steps:
+                    message = (
+                        f"Stopped after {self.max_steps} model requests in one turn (max_steps); "
+                        "the work so far is kept — send another message to continue."
+                    )
+                    self._emit(ErrorEvent(message=message), turn_id)
+                    return self._done("max_steps", usage, steps, text, turn_id)
+                steps += 1
+                request = await self._request(conversation)
+                response = await self._stream(request, turn_id)
+                usage = usage + response.usage
+                self._emit(
+                    UsageUpdated(request=response.usage, turn=usage, cost_usd=cost_usd(self.model.name, usage)),
+                    turn_id,
+                )
+                conversation.append({"role": "assistant", "content": response.content})
+                text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+                calls = [b for b in response.content if b.get("type") == "tool_use"]
+                if response.stop_reason == "pause_turn":
+                    continue  # a server-side tool paused; sending the conversation back resumes it
+                if not calls:
+                    stop = response.stop_reason if response.stop_reason in ("max_tokens", "refusal") else "end_turn"
+                    return self._done(stop, usage, steps, text, turn_id)
+                await self._run_tools(conversation, calls, turn_id)
+        except ModelError as error:
+            self._emit(ErrorEvent(message=str(error)), turn_id)
+            return self._done("error", usage, steps, text, turn_id)
+        except asyncio.CancelledError:
+            self._emit(Notice(text="Interrupted."), turn_id)
+            self._done("interrupted", usage, steps, text, turn_id)
+            raise
+
+    def _done(self, stop: str, usage: Usage, steps: int, text: str, turn_id: int) -> TurnDone:
+        done = TurnDone(
+            stop_reason=stop,  # type: ignore[arg-type]
+            usage=usage,
+            cost_usd=cost_usd(self.model.name, usage),
+            steps=steps,
+            text=text,
+        )
+        self._emit(done, turn_id)
+        return done
+
+    def _emit(self, event: Any, turn_id: int) -> None:
+        event.session_id = self.session_id
+        event.turn_id = turn_id
+        event.agent = self.agent
+        self.emit(event)
+
+    # -- one model request ----------------------------------------------------------------
+
+    async def _request(self, conversation: Conversation) -> ModelRequest:
+        tools = [tool.to_api() for tool in self.tools.offered()]
+        if tools:
+            tools[-1] = {**tools[-1], "cache_control": CACHE}
+        system = [{"type": "text", "text": self.system, "cache_control": CACHE}] if self.system else []
+        request = ModelRequest(
+            model=self.model.name,
+            system=system,
+            messages=_with_cache_breakpoints(conversation.messages),
+            tools=tools,
+            max_tokens=self.max_tokens,
+        )
+        if self.prepare is not None:
+            prepared = self.prepare(request)
+            if asyncio.iscoroutine(prepared):
+                prepared = await prepared
+            request = prepared or request
+        return request
+
+    async def _stream(self, request: ModelRequest, turn_id: int) -> ModelResponse:
+        def on_text(delta: str) -> None:
+            self._emit(TextDelta(text=delta), turn_id)
+
+        attempt = 0
+        while True:
+            try:
+                return await self.model.stream(request, on_text)
+            except ModelError as error:
+                # The SDK retries 429/5xx/529 answers, but not an overloaded_error that arrives
+                # mid-stream as an SSE error event (FINDINGS §3): that one is ours to retry.
+                if error.kind != "overloaded" or attempt >= self.overload_retries:
+                    raise
+                delay = self.overload_backoff * (2**attempt)
+                attempt += 1
+                self._emit(
+                    Notice(text=f"The API is overloaded; retrying in {delay:.1f} s ({attempt}/{self.overload_retries})."),
+                    turn_id,
+                )
+                await asyncio.sleep(delay)
+
+    # -- the tool calls of one assistant message ------------------------------------------
+
+    async def _run_tools(self, conversation: Conversation, calls: list[dict[str, Any]], turn_id: int) -> None:
+        """Run every call, read-only ones concurrently and the rest in order; answer all at once.
+
+        Results go back in the model's call order, whatever order they finished in. On an
+        interrupt the calls that did not finish are answered as interrupted, so the
+        transcript stays valid, and the interrupt goes on up.
+        """
+        results: dict[str, ToolResult] = {}
+        try:
+            for batch in self._batches(calls):
+                if len(batch) == 1:
+                    await self._call(batch[0], turn_id, results)
+                else:
+                    await asyncio.gather(*(self._call(call, turn_id, results) for call in batch))
+        finally:
+            blocks = []
+            for call in calls:
+                result = results.get(call["id"]) or ToolResult.text(INTERRUPTED_RESULT, is_error=True)
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call["id"], "content": result.content}
+                if result.is_error:
+                    block["is_error"] = True
+                blocks.append(block)
+            conversation.append({"role": "user", "content": blocks})
+
+    def _batches(self, calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        batches: list[list[dict[str, Any]]] = []
+        for call in calls:
+            tool = self.tools.lookup(call["name"])
+            read_only = tool is not None and tool.read_only
+            if read_only and batches and batches[-1][0].get("_read_only"):
+                batches[-1].append({**call, "_read_only": True})
+            else:
+                batches.append([{**call, "_read_only": read_only}])
+        return batches
+
+    async def _call(self, call: dict[str, Any], turn_id: int, results: dict[str, ToolResult]) -> None:
+        tool_use_id, name, raw_input = call["id"], call["name"], call.get("input") or {}
+        tool = self.tools.lookup(name)
+        display = tool.display_name if tool else name
+        self._emit(ToolCallStarted(tool_use_id=tool_use_id, tool=display or name, input=raw_input), turn_id)
+        started = time.perf_counter()
+        ctx = ToolContext(
+            session_id=self.session_id,
+            turn_id=turn_id,
+            project_path=self.project,
+            tool_use_id=tool_use_id,
+            agent=self.agent,
+            emit=self.emit,
+            state=self.state,
+            services=self.services,
+        )
+        decision: Decision | None = None
+        status = "error"
+        try:
+            if tool is None:
+                offered = ", ".join(t.name for t in self.tools.offered())
+                result = ToolResult.text(f"Unknown tool '{name}'. Available tools: {offered}.", is_error=True)
+            else:
+                try:
+                    tool.validate(raw_input)
+                except ToolError as error:
+                    # Not worth a person's attention: the call cannot run as written.
+                    result = ToolResult.text(str(error), is_error=True)
+                else:
+                    tool_call = ToolCall(tool_use_id=tool_use_id, tool=tool, input=raw_input)
+                    decision = await self.approver.decide(tool_call, ctx, self.ask)
+                    if decision.kind == "deny":
+                        status = "denied"
+                        result = ToolResult.text(decision.reason or f"{display} was denied.", is_error=True)
+                    else:
+                        result = await tool.run(decision.input, ctx)
+                        status = "error" if result.is_error else "ok"
+                    self.approver.record_outcome(
+                        tool_call, ctx, decision, status, (time.perf_counter() - started) * 1000  # type: ignore[arg-type]
+                    )
+            results[tool_use_id] = result
+            self._emit(
+                ToolCallFinished(
+                    tool_use_id=tool_use_id,
+                    tool=display or name,
+                    status=status,  # type: ignore[arg-type]
+                    result=result.display or result.text_content,
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                ),
+                turn_id,
+            )
+        except asyncio.CancelledError:
+            ctx.cancelled.set()
+            duration = (time.perf_counter() - started) * 1000
+            if decision is not None and tool is not None:
+                self.approver.record_outcome(
+                    ToolCall(tool_use_id=tool_use_id, tool=tool, input=raw_input), ctx, decision, "interrupted", duration
+                )
+            self._emit(
+                ToolCallFinished(
+                    tool_use_id=tool_use_id, tool=display or name, status="interrupted",
+                    result=INTERRUPTED_RESULT, duration_ms=duration,
+                ),
+                turn_id,
+            )
+            raise

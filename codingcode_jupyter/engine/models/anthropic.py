@@ -1,0 +1,129 @@
+"""The real model: the official anthropic SDK's streaming Messages API."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..events import Usage
+from .base import ModelError, ModelRequest, ModelResponse, TextCallback
+
+__all__ = ["AnthropicModel", "DEFAULT_MODEL"]
+
+DEFAULT_MODEL = "claude-sonnet-5"
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    return Usage(
+        input_tokens=getattr(raw, "input_tokens", 0) or 0,
+        output_tokens=getattr(raw, "output_tokens", 0) or 0,
+        cache_creation_input_tokens=getattr(raw, "cache_creation_input_tokens", 0) or 0,
+        cache_read_input_tokens=getattr(raw, "cache_read_input_tokens", 0) or 0,
+    )
+
+
+class AnthropicModel:
+    """Streams one assistant message per call; maps SDK errors to :class:`ModelError`."""
+
+    def __init__(self, name: str = DEFAULT_MODEL, *, client: Any = None, max_retries: int = 2) -> None:
+        self.name = name
+        self._client = client
+        self._max_retries = max_retries
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            # Imported here: the SDK is heavy and `import codingcode_jupyter` must stay fast.
+            from anthropic import AsyncAnthropic
+
+            self._client = AsyncAnthropic(max_retries=self._max_retries)
+        return self._client
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": request.messages,
+        }
+        if request.system:
+            params["system"] = request.system
+        if request.tools:
+            params["tools"] = request.tools
+        return params
+
+    async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelResponse:
+        try:
+            async with self.client.messages.stream(**self._params(request)) as stream:
+                async for event in stream:
+                    if event.type == "text":
+                        on_text(event.text)
+                message = await stream.get_final_message()
+        except Exception as error:  # mapped below; CancelledError is BaseException and passes
+            raise _map_error(error) from error
+        return ModelResponse(
+            content=[block.model_dump(mode="json", exclude_none=True) for block in message.content],
+            stop_reason=message.stop_reason,
+            usage=_usage(message.usage),
+        )
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        params = self._params(request)
+        params.pop("max_tokens", None)
+        try:
+            result = await self.client.messages.count_tokens(**params)
+        except Exception:
+            return None
+        return int(result.input_tokens)
+
+
+def _error_type(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("type", ""))
+    return ""
+
+
+def _error_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(error)
+
+
+def _map_error(error: Exception) -> ModelError:
+    import anthropic
+
+    if isinstance(error, TypeError) and "authentication" in str(error).lower():
+        return ModelError(
+            "No Anthropic API key: set ANTHROPIC_API_KEY in the kernel's environment "
+            "(e.g. %env ANTHROPIC_API_KEY=sk-...), or use the offline demo with --model demo.",
+            kind="auth",
+        )
+    if isinstance(error, anthropic.AuthenticationError):
+        return ModelError(
+            "The Anthropic API rejected the key (401): check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if set).",
+            kind="auth",
+        )
+    if isinstance(error, anthropic.PermissionDeniedError):
+        return ModelError(f"The Anthropic API refused the request (403): {_error_message(error)}", kind="auth")
+    if isinstance(error, anthropic.APIConnectionError):
+        base = os.environ.get("ANTHROPIC_BASE_URL", "the Anthropic API")
+        return ModelError(f"Could not reach {base} after retries: {error}", kind="connection")
+    if isinstance(error, anthropic.APIStatusError):
+        kind_name = _error_type(error)
+        message = _error_message(error)
+        if kind_name == "overloaded_error" or error.status_code == 529:
+            return ModelError(f"The Anthropic API is overloaded: {message}", kind="overloaded")
+        lowered = message.lower()
+        if error.status_code in (400, 413) and ("prompt is too long" in lowered or "context" in lowered and "exceed" in lowered):
+            return ModelError(f"The conversation no longer fits the model's context window: {message}", kind="context_overflow")
+        if error.status_code == 400:
+            return ModelError(f"The Anthropic API rejected the request (400): {message}", kind="bad_request")
+        return ModelError(f"The Anthropic API failed ({error.status_code} {kind_name or 'error'}): {message}", kind="other")
+    return ModelError(f"Model request failed: {type(error).__name__}: {error}", kind="other")

@@ -1,0 +1,230 @@
+"""A conversation that lasts across cells and kernel restarts.
+
+Each session is a JSONL transcript under ``.codingcode/sessions/<id>.jsonl``: a header, then
+every message as it is appended, every todo change and every turn's usage. Resuming replays
+it. The transcript keeps everything; what is sent to the model may be shortened
+(compaction) without touching it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from .agent import AgentLoop, Conversation, ToolSource, merge_message
+from .approval.types import Approver, Asker
+from .events import EventSink, Notice, TodoItem, TodoUpdated, TurnDone, Usage
+from .models import make_model, resolve_model_name
+from .state import SessionState
+
+__all__ = ["Session", "SessionInfo", "Transcript", "list_sessions", "sessions_dir", "new_session_id"]
+
+
+def sessions_dir(project: Path) -> Path:
+    return Path(project) / ".codingcode" / "sessions"
+
+
+def new_session_id() -> str:
+    return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+class Transcript:
+    """Append-only JSONL; each record flushed as written, so a crash loses nothing."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"ts": time.time(), **record}, ensure_ascii=False, default=str)
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+            handle.flush()
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                # A line torn by a crash mid-write: skip it rather than lose the session.
+                out.append({"type": "corrupt", "line": number})
+        return out
+
+
+class SessionInfo(BaseModel):
+    id: str
+    created: str
+    model: str = ""
+    turns: int = 0
+    first_prompt: str = ""
+    path: str
+
+
+def list_sessions(project: Path) -> list[SessionInfo]:
+    """Sessions saved in the project, newest first."""
+    infos = []
+    for path in sorted(sessions_dir(project).glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+        records = Transcript(path).records()
+        header = next((r for r in records if r.get("type") == "session"), {})
+        prompts = [r["message"]["content"] for r in records if r.get("type") == "message" and r["message"]["role"] == "user" and isinstance(r["message"]["content"], str)]
+        infos.append(
+            SessionInfo(
+                id=path.stem,
+                created=header.get("created", ""),
+                model=header.get("model", ""),
+                turns=sum(1 for r in records if r.get("type") == "turn"),
+                first_prompt=(prompts[0][:80] if prompts else ""),
+                path=str(path),
+            )
+        )
+    return infos
+
+
+@dataclass
+class Session:
+    """One conversation with the agent in one project.
+
+    The collaborators that vary — the tool source, the approver, the system prompt — are
+    passed in by whoever assembles the session (``engine.assemble``), so this class only
+    keeps the conversation, its transcript and its totals.
+    """
+
+    project: Path
+    tools: ToolSource
+    approver: Approver
+    id: str = field(default_factory=new_session_id)
+    model_name: str | None = None
+    system: str | Callable[[], str] = ""
+    state: SessionState = field(default_factory=SessionState)
+    services: dict[str, Any] = field(default_factory=dict)
+    max_steps: int = 100
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    turns: int = 0
+    conversation: Conversation = field(default_factory=Conversation)
+    prepare: Callable[[Any], Any] | None = None
+    last_model: str | None = None
+
+    def __post_init__(self) -> None:
+        self.project = Path(self.project).resolve()
+        self.transcript = Transcript(sessions_dir(self.project) / f"{self.id}.jsonl")
+        self.conversation.on_append = lambda message: self.transcript.write({"type": "message", "message": message})
+        if not self.transcript.path.exists():
+            self.transcript.write(
+                {
+                    "type": "session",
+                    "id": self.id,
+                    "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    "project": str(self.project),
+                    "model": self.model_name or "",
+                }
+            )
+
+    # -- resume ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Replay the transcript on disk into this session (messages, todo, totals)."""
+        self.conversation.messages.clear()
+        for record in self.transcript.records():
+            kind = record.get("type")
+            if kind == "message":
+                merge_message(self.conversation.messages, record["message"])
+            elif kind == "todo":
+                self.state.todo = [TodoItem.model_validate(item) for item in record["items"]]
+            elif kind == "turn":
+                self.turns = max(self.turns, int(record.get("turn_id", 0)))
+                self.usage = self.usage + Usage.model_validate(record.get("usage", {}))
+                self.cost += record.get("cost_usd") or 0.0
+            elif kind == "session" and not self.model_name:
+                self.model_name = record.get("model") or None
+        _drop_unanswered_tool_use(self.conversation.messages)
+
+    # -- one turn -------------------------------------------------------------------------
+
+    async def run_turn(
+        self,
+        prompt: str | list[dict[str, Any]],
+        *,
+        emit: EventSink = lambda event: None,
+        ask: Asker | None = None,
+        model: str | None = None,
+    ) -> TurnDone:
+        # Resolved every turn: setting a key after a demo turn switches to Claude.
+        name, notice = resolve_model_name(model or self.model_name)
+        self.last_model = name
+        self.turns += 1
+        turn_id = self.turns
+
+        def sink(event: Any) -> None:
+            if isinstance(event, TodoUpdated) and event.agent == "main":
+                self.transcript.write({"type": "todo", "items": [i.model_dump() for i in event.items]})
+            emit(event)
+
+        if notice:
+            sink(Notice(session_id=self.id, turn_id=turn_id, text=notice))
+        loop = AgentLoop(
+            model=make_model(name),
+            tools=self.tools,
+            approver=self.approver,
+            project=self.project,
+            session_id=self.id,
+            state=self.state,
+            system=self.system() if callable(self.system) else self.system,
+            emit=sink,
+            ask=ask,
+            services=self.services,
+            max_steps=self.max_steps,
+            prepare=self.prepare,
+        )
+        done: TurnDone | None = None
+        try:
+            done = await loop.run(self.conversation, prompt, turn_id)
+            return done
+        finally:
+            turn_usage = done.usage if done else Usage()
+            turn_cost = (done.cost_usd if done else None) or 0.0
+            self.usage = self.usage + turn_usage
+            self.cost += turn_cost
+            self.transcript.write(
+                {
+                    "type": "turn",
+                    "turn_id": turn_id,
+                    "model": name,
+                    "stop_reason": done.stop_reason if done else "interrupted",
+                    "usage": turn_usage.model_dump(),
+                    "cost_usd": turn_cost,
+                }
+            )
+
+
+def _drop_unanswered_tool_use(messages: list[dict[str, Any]]) -> None:
+    """A transcript cut by a crash may end on tool_use blocks nobody answered; answer them."""
+    if messages and messages[-1]["role"] == "assistant":
+        uses = [b for b in messages[-1]["content"] if b.get("type") == "tool_use"]
+        if uses:
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": b["id"],
+                            "content": [{"type": "text", "text": "The session ended before this tool call finished."}],
+                            "is_error": True,
+                        }
+                        for b in uses
+                    ],
+                }
+            )

@@ -1,0 +1,286 @@
+"""A local HTTP server that speaks the Anthropic Messages API wire format.
+
+Tests script it with replies (streamed as SSE when the request asks for a stream, JSON
+otherwise), HTTP errors, or mid-stream SSE error events, and read back every request it
+received. It listens on 127.0.0.1 only; the real SDK reaches it through ANTHROPIC_BASE_URL.
+
+Run it standalone (for a kernel test or a browser test) with
+``python -m tests.fakes.anthropic_server --script FILE.json --port-file F``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Union
+
+__all__ = ["Reply", "HTTPError", "StreamError", "FakeAnthropic", "text", "tool_use"]
+
+_ids = itertools.count(1)
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> dict[str, Any]:
+    return {"type": "tool_use", "id": id or f"toolu_{next(_ids):04d}", "name": name, "input": input}
+
+
+@dataclass
+class Reply:
+    """One assistant message."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 10, "output_tokens": 5})
+    # Seconds to sleep between SSE events (for interrupt tests and throttling tests).
+    delay: float = 0.0
+    chunk: int = 8  # characters per text delta
+
+    def resolved_stop_reason(self) -> str:
+        if self.stop_reason:
+            return self.stop_reason
+        return "tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn"
+
+
+@dataclass
+class HTTPError:
+    status: int
+    type: str = "api_error"
+    message: str = "scripted failure"
+
+
+@dataclass
+class StreamError:
+    """Starts a stream, sends ``text_before`` then an SSE ``error`` event (e.g. overloaded)."""
+
+    type: str = "overloaded_error"
+    message: str = "Overloaded"
+    text_before: str = ""
+
+
+Scripted = Union[Reply, HTTPError, StreamError, Callable[[dict[str, Any]], Any]]
+
+
+class FakeAnthropic:
+    """The server; use as a context manager. ``base_url`` goes into ANTHROPIC_BASE_URL."""
+
+    def __init__(self, script: list[Scripted] | None = None, *, default: Scripted | None = None) -> None:
+        self.script: list[Scripted] = list(script or [])
+        self.default = default
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.count_token_requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting ------------------------------------------------------------------------
+
+    def add(self, *items: Scripted) -> None:
+        with self._lock:
+            self.script.extend(items)
+
+    def _next(self, body: dict[str, Any]) -> Any:
+        with self._lock:
+            item = self.script.pop(0) if self.script else self.default
+        if item is None:
+            return HTTPError(500, "api_error", "the fake server has no scripted reply left")
+        if callable(item) and not isinstance(item, (Reply, HTTPError, StreamError)):
+            item = item(body)
+        return item
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> "FakeAnthropic":
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                path = self.path.split("?")[0]
+                if path.endswith("/v1/messages/count_tokens"):
+                    fake.count_token_requests.append(body)
+                    tokens = len(json.dumps(body)) // 4
+                    return self._json(200, {"input_tokens": tokens})
+                if not path.endswith("/v1/messages"):
+                    return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+                with fake._lock:
+                    fake.requests.append(body)
+                    fake.headers.append(dict(self.headers))
+                item = fake._next(body)
+                if isinstance(item, HTTPError):
+                    return self._json(
+                        item.status, {"type": "error", "error": {"type": item.type, "message": item.message}}
+                    )
+                if isinstance(item, StreamError):
+                    return self._stream_error(body, item)
+                assert isinstance(item, Reply), f"unscriptable item {item!r}"
+                if body.get("stream"):
+                    return self._stream(body, item)
+                return self._json(200, _message_json(body, item))
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                if status == 529 or status >= 500:
+                    self.send_header("x-should-retry", "true")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _start_sse(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.close_connection = True
+
+            def _send(self, event: str, data: dict[str, Any], delay: float = 0.0) -> None:
+                if delay:
+                    time.sleep(delay)
+                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+            def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+                self._start_sse()
+                try:
+                    for event, data in _sse_events(body, reply):
+                        self._send(event, data, reply.delay)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client went away (an interrupt): that is the point of the test
+
+            def _stream_error(self, body: dict[str, Any], item: StreamError) -> None:
+                self._start_sse()
+                partial = Reply([text(item.text_before)] if item.text_before else [])
+                events = list(_sse_events(body, partial))
+                for event, data in events[:-3] if item.text_before else events[:1]:
+                    self._send(event, data)
+                self._send("error", {"type": "error", "error": {"type": item.type, "message": item.message}})
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> "FakeAnthropic":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+def _message_json(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    return {
+        "id": f"msg_{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "fake"),
+        "content": reply.content,
+        "stop_reason": reply.resolved_stop_reason(),
+        "stop_sequence": None,
+        "usage": reply.usage,
+    }
+
+
+def _sse_events(body: dict[str, Any], reply: Reply):
+    message = _message_json(body, reply)
+    start = {**message, "content": [], "stop_reason": None, "usage": {**reply.usage, "output_tokens": 1}}
+    yield "message_start", {"type": "message_start", "message": start}
+    yield "ping", {"type": "ping"}
+    for index, block in enumerate(reply.content):
+        if block["type"] == "text":
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            value = block["text"]
+            for i in range(0, len(value), reply.chunk):
+                yield "content_block_delta", {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": value[i : i + reply.chunk]},
+                }
+        elif block["type"] == "tool_use":
+            yield "content_block_start", {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+            }
+            raw = json.dumps(block["input"])
+            for i in range(0, len(raw), 16):
+                yield "content_block_delta", {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": raw[i : i + 16]},
+                }
+        else:
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": reply.resolved_stop_reason(), "stop_sequence": None},
+        "usage": {"output_tokens": reply.usage.get("output_tokens", 0)},
+    }
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _load_script(path: Path) -> list[Scripted]:
+    """A JSON list of replies: {"content": [...]} | {"http_error": status, ...} | {"stream_error": type}."""
+    items: list[Scripted] = []
+    for raw in json.loads(path.read_text()):
+        if "http_error" in raw:
+            items.append(HTTPError(raw["http_error"], raw.get("type", "api_error"), raw.get("message", "")))
+        elif "stream_error" in raw:
+            items.append(StreamError(raw["stream_error"], raw.get("message", "")))
+        else:
+            content = [
+                tool_use(b["name"], b["input"], b.get("id")) if b["type"] == "tool_use" else b for b in raw["content"]
+            ]
+            items.append(Reply(content, delay=raw.get("delay", 0.0), chunk=raw.get("chunk", 8)))
+    return items
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--script", type=Path, required=True)
+    parser.add_argument("--port-file", type=Path, required=True)
+    parser.add_argument("--requests-file", type=Path)
+    args = parser.parse_args()
+    fake = FakeAnthropic(_load_script(args.script)).start()
+    args.port_file.write_text(fake.base_url)
+    try:
+        while True:
+            time.sleep(0.2)
+            if args.requests_file:
+                args.requests_file.write_text(json.dumps(fake.requests))
+    except KeyboardInterrupt:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()
