@@ -56,7 +56,7 @@ class McpManager:
         self.max_concurrency = max_concurrency
         self.start_timeout = start_timeout
         # Wire names MCP tools must not take (the built-ins'), asked for at naming time.
-        self._reserved_names = reserved_names or (lambda: set())
+        self._name_providers: list[Callable[[], set[str]]] = [reserved_names] if reserved_names else []
         self._servers: dict[str, ServerConnection] = {}
         self._config_errors: dict[str, str] = {}
         # Bumped whenever the set of tools may have changed; a cheap "look again" signal.
@@ -83,6 +83,17 @@ class McpManager:
             max_concurrency=self.max_concurrency,
             on_tools_changed=self._tools_changed,
         )
+
+    def reserve_names(self, provider: Callable[[], set[str]]) -> None:
+        """Add a source of wire names MCP tools must not take (a resolver's built-ins)."""
+        if provider not in self._name_providers:
+            self._name_providers.append(provider)
+
+    def _reserved(self) -> set[str]:
+        names: set[str] = set()
+        for provider in self._name_providers:
+            names |= provider()
+        return names
 
     def _tools_changed(self) -> None:
         self.tools_version += 1
@@ -159,7 +170,7 @@ class McpManager:
         flicker; a call to one of them restarts the server.
         """
         pairs = [(server.name, tool.name) for server in self._servers.values() for tool in server.tools]
-        names = assign_wire_names(pairs, reserved=self._reserved_names())
+        names = assign_wire_names(pairs, reserved=self._reserved())
         definitions = []
         for server_name in sorted(self._servers):
             server = self._servers[server_name]
