@@ -1,0 +1,53 @@
+"""The system prompt: who the agent is, where it works, and the project's own instructions."""
+
+from __future__ import annotations
+
+import platform
+from datetime import date
+from pathlib import Path
+from .settings import Settings
+
+__all__ = ["INSTRUCTION_FILES", "MAX_INSTRUCTION_CHARS", "project_instructions", "build_system_prompt"]
+
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".codingcode/instructions.md")
+MAX_INSTRUCTION_CHARS = 20_000
+
+_BASE = """You are codingcode, a coding agent running inside a Jupyter kernel. You help the person \
+working in this notebook with their project: you read and edit files, search code and run \
+commands through your tools.
+
+Working rules:
+- Paths are relative to the project root unless absolute. Read a file before you edit it.
+- Every tool call passes an approval pipeline; a person may deny a call. When a call is \
+denied, do not retry the same call: adapt, or ask the person what they want.
+- Prefer edit_file for small changes to existing files; keep changes minimal and explain them.
+- Use todo_write to keep a short plan for multi-step work and update it as you go.
+- Be concise: the answer is shown in a notebook cell, rendered as Markdown."""
+
+
+def project_instructions(project: Path) -> list[tuple[str, str]]:
+    """(file name, text) of each instruction file present, each cut to the size limit."""
+    found = []
+    budget = MAX_INSTRUCTION_CHARS
+    for name in INSTRUCTION_FILES:
+        path = Path(project) / name
+        if not path.is_file() or budget <= 0:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if len(text) > budget:
+            text = text[:budget] + f"\n[... {name} cut at {budget} characters ...]"
+        budget -= len(text)
+        found.append((name, text))
+    return found
+
+
+def build_system_prompt(project: Path, settings: Settings | None = None, extra: str = "") -> str:
+    parts = [
+        _BASE,
+        f"Project root: {project}\nPlatform: {platform.system()} {platform.release()}\nToday: {date.today().isoformat()}",
+    ]
+    for name, text in project_instructions(project):
+        parts.append(f"Instructions from {name} (the project's own; follow them):\n<{name}>\n{text}\n</{name}>")
+    if extra:
+        parts.append(extra)
+    return "\n\n".join(parts)

@@ -1,0 +1,127 @@
+"""Assembling a working session: tools, resolver, approval pipeline, sandbox, MCP, prompt.
+
+This is the one place that knows every engine part; the notebook front (and the console,
+and tests) ask it for a :class:`~.session.Session` and never wire parts themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .approval.pipeline import ApprovalPipeline
+from .mcp.manager import McpManager
+from .prompts import build_system_prompt
+from .sandbox import CommandSandbox
+from .session import Session, Transcript, sessions_dir
+from .settings import PermissionMode, Settings, load_settings
+from .state import SessionState
+from .tools.builtin import builtin_tools
+from .tools.registry import ToolRegistry
+from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
+
+__all__ = ["global_registry", "merged_settings", "SessionParts", "open_session"]
+
+_REGISTRY: ToolRegistry | None = None
+
+
+def global_registry() -> ToolRegistry:
+    """The process's tools: the built-ins, then custom tools registered from cells."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = ToolRegistry(builtin_tools())
+    return _REGISTRY
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        elif isinstance(value, list) and isinstance(out.get(key), list):
+            out[key] = out[key] + [v for v in value if v not in out[key]]
+        else:
+            out[key] = value
+    return out
+
+
+def merged_settings(project: Path) -> Settings:
+    """Project settings with the local file layered on top (lists are unioned)."""
+    merged: dict[str, Any] = {}
+    for settings in load_settings(project).values():
+        merged = _deep_merge(merged, settings.model_dump(exclude_unset=True))
+    return Settings.model_validate(merged)
+
+
+@dataclass
+class SessionParts:
+    """The long-lived parts a session runs with, kept so the front can show and change them."""
+
+    settings: Settings
+    registry: ToolRegistry
+    resolver: SessionToolResolver
+    pipeline: ApprovalPipeline
+    sandbox: CommandSandbox
+    mcp: McpManager
+    started: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def start(self) -> None:
+        """Start what needs the event loop (MCP servers); failures are statuses, not errors."""
+        if not self.started:
+            self.started = True
+            await self.mcp.start()
+
+    async def aclose(self) -> None:
+        await self.mcp.aclose()
+        await self.sandbox.aclose()
+
+
+def open_session(
+    project: Path | str,
+    *,
+    session_id: str | None = None,
+    resume: bool = False,
+    model: str | None = None,
+    mode: PermissionMode | None = None,
+    approval_timeout: float | None = None,
+    registry: ToolRegistry | None = None,
+    policy: ToolVisibilityPolicy | None = None,
+) -> tuple[Session, SessionParts]:
+    """A new session in ``project`` (or the saved one ``session_id`` when ``resume``)."""
+    project = Path(project).resolve()
+    if resume:
+        if not session_id or not (sessions_dir(project) / f"{session_id}.jsonl").exists():
+            raise FileNotFoundError(f"No saved session '{session_id}' in {sessions_dir(project)}")
+    settings = merged_settings(project)
+    registry = registry or global_registry()
+    state = SessionState()
+    mcp = McpManager(project, log_dir=project / ".codingcode" / "logs")
+    resolver = SessionToolResolver(registry, state=state, mcp=mcp, policy=policy)
+    sandbox = CommandSandbox.create(project, settings.sandbox)
+    pipeline = ApprovalPipeline(
+        project, mode=mode or settings.defaultMode or settings.permissions.defaultMode or "default",
+        approval_timeout=approval_timeout,
+    )
+    parts = SessionParts(settings, registry, resolver, pipeline, sandbox, mcp)
+    services = {"settings": settings, "sandbox": sandbox, "mcp": mcp, "registry": registry, "parts": parts}
+
+    def system() -> str:
+        return build_system_prompt(project, settings)
+
+    kwargs: dict[str, Any] = dict(
+        project=project, tools=resolver, approver=pipeline, model_name=model, system=system,
+        state=state, services=services,
+    )
+    if session_id:
+        kwargs["id"] = session_id
+    session = Session(**kwargs)
+    if resume:
+        session.load()
+    return session, parts
+
+
+def session_header(project: Path, session_id: str) -> dict[str, Any]:
+    records = Transcript(sessions_dir(project) / f"{session_id}.jsonl").records()
+    return next((r for r in records if r.get("type") == "session"), {})

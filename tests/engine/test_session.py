@@ -1,0 +1,89 @@
+"""Sessions: transcripts on disk, resume after a restart, model choice."""
+
+from __future__ import annotations
+
+import json
+
+from codingcode_jupyter.engine.session import Session, list_sessions
+from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool
+from tests.fakes.anthropic_server import Reply, text, tool_use
+
+
+def new_session(tmp_path, **kw) -> Session:
+    return Session(project=tmp_path, tools=StaticTools([echo_tool()]), approver=AllowAll(), model_name="claude-sonnet-5", **kw)
+
+
+async def test_conversation_continues_and_resumes_from_disk(fake_api, tmp_path):
+    fake_api.add(
+        Reply([tool_use("echo", {"text": "hi"}, id="t1")]),
+        Reply([text("First answer.")]),
+        Reply([text("Second answer.")]),
+    )
+    session = new_session(tmp_path)
+    await session.run_turn("first question")
+    await session.run_turn("second question")
+    # the second turn's request carries the whole first turn
+    assert [m["role"] for m in fake_api.requests[-1]["messages"]] == ["user", "assistant", "user", "assistant", "user"]
+
+    # a new process: nothing in memory but the transcript
+    resumed = new_session(tmp_path, id=session.id)
+    resumed.load()
+    assert resumed.conversation.messages == session.conversation.messages
+    assert resumed.turns == 2 and resumed.usage == session.usage
+    fake_api.add(Reply([text("Third.")]))
+    await resumed.run_turn("third question")
+    sent = fake_api.requests[-1]["messages"]
+    assert sent[0]["content"][0]["text"] == "first question" and sent[-1]["content"][0]["text"] == "third question"
+
+    infos = list_sessions(tmp_path)
+    assert [i.id for i in infos] == [session.id]
+    assert infos[0].turns == 3 and infos[0].first_prompt == "first question"
+
+
+async def test_transcript_survives_a_torn_line_and_unanswered_tool_use(tmp_path):
+    session = new_session(tmp_path)
+    session.transcript.write({"type": "message", "message": {"role": "user", "content": "q"}})
+    session.transcript.write(
+        {"type": "message", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "echo", "input": {}}]}}
+    )
+    with open(session.transcript.path, "a") as handle:
+        handle.write('{"type": "message", "mess')  # a crash mid-write
+    resumed = new_session(tmp_path, id=session.id)
+    resumed.load()
+    last = resumed.conversation.messages[-1]
+    assert last["role"] == "user" and last["content"][0]["tool_use_id"] == "x" and last["content"][0]["is_error"]
+
+
+async def test_todo_list_is_restored(fake_api, tmp_path):
+    from pydantic import BaseModel
+
+    from codingcode_jupyter.engine.events import TodoItem, TodoUpdated
+    from codingcode_jupyter.engine.tools.base import ToolDefinition
+
+    class Plan(BaseModel):
+        step: str
+
+    async def plan(args, ctx):
+        ctx.emit(TodoUpdated(session_id=ctx.session_id, turn_id=ctx.turn_id, items=[TodoItem(step=args.step, status="in_progress")]))
+        return "ok"
+
+    tool = ToolDefinition(name="plan", description="plan", parameters=Plan, execute=plan)
+    session = Session(project=tmp_path, tools=StaticTools([tool]), approver=AllowAll(), model_name="claude-sonnet-5")
+    fake_api.add(Reply([tool_use("plan", {"step": "write tests"})]), Reply([text("ok")]))
+    await session.run_turn("x")
+    resumed = Session(project=tmp_path, tools=StaticTools([tool]), approver=AllowAll(), id=session.id)
+    resumed.load()
+    assert resumed.state.todo == [TodoItem(step="write tests", status="in_progress")]
+    lines = [json.loads(line) for line in session.transcript.path.read_text().splitlines()]
+    assert lines[0]["type"] == "session" and any(line["type"] == "todo" for line in lines)
+
+
+async def test_no_key_falls_back_to_the_demo_with_a_notice(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    session = Session(project=tmp_path, tools=StaticTools([]), approver=AllowAll())
+    events = Recorder()
+    done = await session.run_turn("hello", emit=events)
+    notice = events.of("notice")[0].text
+    assert "ANTHROPIC_API_KEY" in notice and session.last_model == "demo"
+    assert done.stop_reason == "end_turn"
