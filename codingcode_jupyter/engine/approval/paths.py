@@ -1,0 +1,71 @@
+"""Paths as rules see them: canonical, and whether the agent may write them unasked.
+
+Protected files steer the agent or the kernel itself (rule files, the audit log, hooks,
+MCP servers, git hooks and config, IPython startup files, Jupyter config); changing them
+is a way around the approval pipeline, so writing them always asks, in every mode.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..paths import is_within, resolve_path
+
+__all__ = ["canonical", "protected_reason", "protected_roots", "relative_to_project", "same_file"]
+
+
+def canonical(project: Path, path: str, cwd: str | None = None) -> Path:
+    """``path`` resolved (``~``, ``..``, ``//``, symlinks) against ``cwd`` or the project."""
+    base = cwd if cwd is not None else str(project)
+    return resolve_path(base, path)
+
+
+def relative_to_project(project: Path, path: Path) -> str | None:
+    """``path`` relative to the resolved project root, or None when it lies outside."""
+    root = Path(os.path.realpath(project))
+    if not is_within(path, root):
+        return None
+    rel = path.relative_to(root).as_posix()
+    return "" if rel == "." else rel
+
+
+def same_file(path: Path, other: str) -> bool:
+    """True when ``path`` is ``other`` or a hard link to it."""
+    if str(path) == other:
+        return True
+    try:
+        a, b = os.stat(path), os.stat(other)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
+    """(path, whole_tree, what it is) for every protected location."""
+    root = Path(os.path.realpath(project))
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    ipython = Path(os.path.realpath(os.environ.get("IPYTHONDIR") or home / ".ipython"))
+    jupyter = Path(os.path.realpath(os.environ.get("JUPYTER_CONFIG_DIR") or home / ".jupyter"))
+    roots = [
+        (root / ".codingcode", True, "the agent's settings, rules, hooks and audit log"),
+        (home / ".codingcode", True, "the agent's user settings"),
+        (root / ".mcp.json", False, "the MCP server configuration"),
+        (root / ".git" / "config", False, "the git configuration"),
+        (root / ".git" / "hooks", True, "git hooks"),
+        (ipython, True, "IPython profiles and startup files"),
+        (jupyter, True, "Jupyter configuration"),
+        (home / ".config" / "ipython", True, "IPython configuration"),
+    ]
+    for extra in (Path(sys.prefix) / "etc" / "jupyter", Path("/etc/jupyter"), Path("/usr/local/etc/jupyter")):
+        roots.append((Path(os.path.realpath(extra)), True, "Jupyter configuration"))
+    return roots
+
+
+def protected_reason(project: Path, path: Path) -> str | None:
+    """What the protected file at ``path`` is, or None when writing it needs no special care."""
+    for root, tree, what in protected_roots(project):
+        if path == root or (tree and is_within(path, root)):
+            return what
+    return None
