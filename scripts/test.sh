@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs on a fresh Debian machine with Python 3.11, then run it all.
+# Used as-is by .ci/run. Safe to re-run: each step is idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3.11}
+
+# System packages: Chromium for the browser test, bubblewrap for the command sandbox.
+if ! command -v chromium >/dev/null || ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium bubblewrap >/dev/null
+fi
+
+# The project and its test tools.
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+
+# A second kernel environment with ipykernel 6.29, for the kernel tests that must pass on 6.x too.
+if [ ! -x .venv-ipykernel6/bin/python ]; then
+  "$PY" -m venv .venv-ipykernel6
+fi
+.venv-ipykernel6/bin/pip install -q --disable-pip-version-check 'ipykernel==6.29.5' -e .
+export CODINGCODE_IPYKERNEL6_PYTHON="$PWD/.venv-ipykernel6/bin/python"
+
+# The whole suite, slow end-to-end tests included.
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+
+# Benchmarks in quick mode: they must keep working; their figures never fail the run.
+if [ -f benchmarks/run.py ]; then
+  .venv/bin/python benchmarks/run.py --quick --output /tmp/codingcode-bench-results.md
+fi
