@@ -65,16 +65,12 @@ def assign_wire_names(
     """
     pairs = sorted(set(tools))
     taken = set(reserved)
-    plain_count: dict[str, int] = {}
-    for server, tool in pairs:
-        name = plain_wire_name(server, tool)
-        plain_count[name] = plain_count.get(name, 0) + 1
-
     names: dict[tuple[str, str], str] = {}
     needs_hash: list[tuple[str, str]] = []
     for server, tool in pairs:
         plain = plain_wire_name(server, tool)
-        if _is_faithful(server, tool) and plain_count[plain] == 1 and plain not in taken:
+        # Faithful plain names are distinct from each other by construction.
+        if _is_faithful(server, tool) and plain not in taken:
             names[(server, tool)] = plain
             taken.add(plain)
         else:
