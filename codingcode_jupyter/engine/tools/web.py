@@ -1,0 +1,324 @@
+"""fetch_url and web_search.
+
+fetch_url is an HTTP GET with bounded redirects, a timeout and a byte cap; HTML becomes
+Markdown (markdownify, after scripts and styles are dropped), JSON is pretty-printed, text
+is returned as is, binary is refused. web_search asks a configured search backend; the
+backend is pluggable (``register_search_backend`` or a ``web_search_backend`` service).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+import httpx
+from bs4 import BeautifulSoup
+from markdownify import MarkdownConverter
+from pydantic import BaseModel, Field
+
+from .base import ToolContext, ToolDefinition, ToolError, ToolResult
+
+__all__ = [
+    "FetchUrlArgs",
+    "WebSearchArgs",
+    "SearchHit",
+    "SearchBackend",
+    "register_search_backend",
+    "html_to_markdown",
+    "fetch_url_tool",
+    "web_search_tool",
+]
+
+FETCH_DEFAULT, FETCH_MAX = 100_000, 500_000
+MAX_REDIRECTS = 5
+# HTML shrinks a lot on conversion, so the byte cap is well above the character cap.
+MAX_BODY_BYTES = 10 * 1024 * 1024
+TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+# A server that drips bytes slowly never trips the per-read timeout; this bounds the whole call.
+OVERALL_TIMEOUT_S = 90.0
+USER_AGENT = "codingcode-jupyter/0.1 (+fetch_url)"
+SEARCH_DEFAULT, SEARCH_MAX = 8, 20
+DROP_TAGS = ["title", "script", "style", "noscript", "template", "svg", "iframe", "object", "embed", "head"]
+TEXT_TYPES = {
+    "application/json", "application/xml", "application/javascript", "application/ecmascript",
+    "application/x-yaml", "application/yaml", "application/toml", "application/x-sh",
+    "application/sql", "application/graphql", "application/x-ndjson", "application/ld+json",
+}
+
+
+def _client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
+    # Tests and embedders may hand in a transport (e.g. httpx.MockTransport) as a service.
+    transport = ctx.services.get("http_transport")
+    return httpx.AsyncClient(
+        follow_redirects=True,
+        max_redirects=MAX_REDIRECTS,
+        timeout=TIMEOUT,
+        headers={"User-Agent": USER_AGENT},
+        transport=transport,
+        **kwargs,
+    )
+
+
+def html_to_markdown(html: str) -> tuple[str, str]:
+    """(title, Markdown body) of an HTML page, without scripts, styles and other non-content."""
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(strip=True) if soup.title else ""
+    for tag in soup.find_all(DROP_TAGS):
+        tag.decompose()
+    markdown = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
+    markdown = re.sub(r"[ \t]+\n", "\n", markdown)
+    markdown = re.sub(r"\n{3,}", "\n\n", markdown).strip()
+    return title, markdown
+
+
+class FetchUrlArgs(BaseModel):
+    """Parameters of fetch_url."""
+
+    url: str = Field(min_length=1, description="The http:// or https:// URL to GET.")
+    max_length: int = Field(
+        default=FETCH_DEFAULT, ge=1,
+        description=f"Most characters of content to return (default {FETCH_DEFAULT}, max {FETCH_MAX}).",
+    )
+
+
+def _check_url(raw: str) -> httpx.URL:
+    try:
+        url = httpx.URL(raw.strip())
+    except (httpx.InvalidURL, ValueError) as error:
+        raise ToolError(f"Invalid URL {raw!r}: {error}") from None
+    if url.scheme not in ("http", "https"):
+        raise ToolError(f"Only http and https URLs can be fetched, not {url.scheme or 'a URL without scheme'!r}: {raw}")
+    if not url.host:
+        raise ToolError(f"Invalid URL {raw!r}: no host")
+    return url
+
+
+def _kind(content_type: str) -> str:
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media in ("text/html", "application/xhtml+xml"):
+        return "html"
+    if media == "application/json" or media.endswith("+json"):
+        return "json"
+    if media.startswith("text/") or media in TEXT_TYPES or media.endswith("+xml"):
+        return "text"
+    if not media:
+        return "unknown"
+    return "binary"
+
+
+async def _fetch_url(args: FetchUrlArgs, ctx: ToolContext) -> ToolResult:
+    url = _check_url(args.url)
+    notes: list[str] = []
+    max_length = args.max_length
+    if max_length > FETCH_MAX:
+        notes.append(f"(max_length {max_length} is above the maximum; clamped to {FETCH_MAX})")
+        max_length = FETCH_MAX
+    try:
+        async with asyncio.timeout(OVERALL_TIMEOUT_S), _client(ctx) as client:
+            async with client.stream("GET", url) as response:
+                content_type = response.headers.get("content-type", "")
+                if response.status_code >= 400:
+                    raise ToolError(f"HTTP {response.status_code} {response.reason_phrase} for {response.url}")
+                kind = _kind(content_type)
+                if kind == "binary":
+                    length = response.headers.get("content-length")
+                    size = f", {length} bytes" if length else ""
+                    raise ToolError(f"{response.url} is binary content ({content_type}{size}); fetch_url returns text only.")
+                body = bytearray()
+                cut = False
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_BODY_BYTES:
+                        del body[MAX_BODY_BYTES:]
+                        cut = True
+                        break
+                final_url, status = response.url, response.status_code
+                encoding = response.charset_encoding or "utf-8"
+    except httpx.TooManyRedirects:
+        raise ToolError(f"Too many redirects (more than {MAX_REDIRECTS}) fetching {url}") from None
+    except (httpx.TimeoutException, TimeoutError):
+        raise ToolError(f"Timed out fetching {url}") from None
+    except httpx.HTTPError as error:
+        raise ToolError(f"Could not fetch {url}: {type(error).__name__}: {error}") from None
+    if kind == "unknown":
+        if b"\x00" in body[:8192]:
+            raise ToolError(f"{final_url} is binary content (no content type); fetch_url returns text only.")
+        kind = "text"
+    try:
+        text = bytes(body).decode(encoding, errors="replace")
+    except LookupError:
+        text = bytes(body).decode("utf-8", errors="replace")
+    title = ""
+    if kind == "html":
+        title, text = html_to_markdown(text)
+    elif kind == "json" and not cut:
+        try:
+            text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        except ValueError:
+            pass
+    if cut:
+        notes.append(f"(body cut at {MAX_BODY_BYTES} bytes)")
+    if len(text) > max_length:
+        notes.append(f"(content cut at {max_length} of {len(text)} characters; raise max_length for more)")
+        text = text[:max_length]
+    header = [f"{final_url} — HTTP {status}, {content_type or 'no content type'}"]
+    if str(final_url) != str(url):
+        header.append(f"(redirected from {url})")
+    if title:
+        header.append(f"Title: {title}")
+    return ToolResult.text("\n".join(header + notes) + "\n\n" + text)
+
+
+async def _fetch_preview(args: FetchUrlArgs, ctx: ToolContext) -> str:
+    return f"GET {args.url}"
+
+
+# --------------------------------------------------------------------------- web_search
+
+
+@dataclass
+class SearchHit:
+    """One search result."""
+
+    title: str
+    url: str
+    snippet: str = ""
+
+
+SearchBackend = Callable[[str, int, Any, ToolContext], Awaitable[list[SearchHit]]]
+_BACKENDS: dict[str, SearchBackend] = {}
+
+
+def register_search_backend(name: str, backend: SearchBackend) -> None:
+    """Make ``backend`` answer web_search when settings say ``"webSearch": {"backend": name}``."""
+    _BACKENDS[name] = backend
+
+
+class WebSearchArgs(BaseModel):
+    """Parameters of web_search."""
+
+    query: str = Field(min_length=1, description="What to search the web for.")
+    max_results: int = Field(default=SEARCH_DEFAULT, ge=1, description=f"How many results (default {SEARCH_DEFAULT}, max {SEARCH_MAX}).")
+
+
+async def _get_json(ctx: ToolContext, url: str, params: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    try:
+        async with _client(ctx) as client:
+            response = await client.get(url, params=params, headers=headers)
+    except httpx.HTTPError as error:
+        raise ToolError(f"web search backend unreachable ({url}): {type(error).__name__}: {error}") from None
+    if response.status_code >= 400:
+        raise ToolError(f"web search backend answered HTTP {response.status_code} {response.reason_phrase} ({url})")
+    try:
+        return response.json()
+    except ValueError:
+        raise ToolError(f"web search backend at {url} did not return JSON") from None
+
+
+async def _searxng(query: str, limit: int, config: Any, ctx: ToolContext) -> list[SearchHit]:
+    if not config.url:
+        raise ToolError('web search is not configured: webSearch.backend needs a "url" for this backend.')
+    data = await _get_json(ctx, config.url, {"q": query, "format": "json"})
+    results = data.get("results", []) if isinstance(data, dict) else data
+    hits = []
+    for item in results if isinstance(results, list) else []:
+        if isinstance(item, dict) and item.get("url"):
+            snippet = item.get("content") or item.get("snippet") or item.get("description") or ""
+            hits.append(SearchHit(str(item.get("title") or item["url"]), str(item["url"]), str(snippet)))
+    return hits[:limit]
+
+
+async def _brave(query: str, limit: int, config: Any, ctx: ToolContext) -> list[SearchHit]:
+    env_name = config.apiKeyEnv or "BRAVE_API_KEY"
+    key = os.environ.get(env_name)
+    if not key:
+        raise ToolError(f"web search is not configured: the Brave backend needs an API key in ${env_name}.")
+    url = config.url or "https://api.search.brave.com/res/v1/web/search"
+    data = await _get_json(ctx, url, {"q": query, "count": limit}, {"X-Subscription-Token": key, "Accept": "application/json"})
+    results = ((data or {}).get("web") or {}).get("results") or []
+    return [
+        SearchHit(str(r.get("title") or r["url"]), str(r["url"]), str(r.get("description") or ""))
+        for r in results if isinstance(r, dict) and r.get("url")
+    ][:limit]
+
+
+register_search_backend("searxng", _searxng)
+register_search_backend("http", _searxng)
+register_search_backend("brave", _brave)
+
+NOT_CONFIGURED = (
+    "web search is not configured: set webSearch in .codingcode/settings.json, e.g. "
+    '{"webSearch": {"backend": "anthropic"}} to use the Anthropic model\'s server-side search, '
+    '{"backend": "searxng", "url": "https://your-searxng/search"}, or '
+    '{"backend": "brave", "apiKeyEnv": "BRAVE_API_KEY"}.'
+)
+
+
+async def _web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
+    notes = []
+    limit = args.max_results
+    if limit > SEARCH_MAX:
+        notes.append(f"(max_results {limit} is above the maximum; clamped to {SEARCH_MAX})")
+        limit = SEARCH_MAX
+    override = ctx.services.get("web_search_backend")
+    settings = ctx.services.get("settings")
+    config = getattr(settings, "webSearch", None)
+    if override is not None:
+        hits = await override(args.query, limit, config, ctx)
+    else:
+        name = getattr(config, "backend", None)
+        if name is None:
+            return ToolResult.text(NOT_CONFIGURED, is_error=True)
+        if name == "anthropic":
+            return ToolResult.text(
+                "web search runs on the model's side here (Anthropic's server-side web search tool); "
+                "this client tool has no backend. Search with the server tool instead.",
+                is_error=True,
+            )
+        backend = _BACKENDS.get(name)
+        if backend is None:
+            return ToolResult.text(f"web search is not configured: unknown backend {name!r}.", is_error=True)
+        hits = await backend(args.query, limit, config, ctx)
+    hits = hits[:limit]
+    if not hits:
+        return ToolResult.text("\n".join([f"No results for {args.query!r}.", *notes]))
+    lines = [f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {args.query!r}", *notes]
+    for number, hit in enumerate(hits, start=1):
+        lines.append(f"{number}. {hit.title}\n   {hit.url}")
+        if hit.snippet:
+            lines.append("   " + " ".join(hit.snippet.split())[:400])
+    return ToolResult.text("\n".join(lines))
+
+
+def fetch_url_tool() -> ToolDefinition:
+    """The fetch_url tool."""
+    return ToolDefinition(
+        name="fetch_url",
+        description=(
+            "HTTP GET an http(s) URL. HTML is returned as Markdown, JSON pretty-printed, text as is; "
+            f"binary content is refused. At most {MAX_REDIRECTS} redirects. max_length default "
+            f"{FETCH_DEFAULT} characters, max {FETCH_MAX}."
+        ),
+        parameters=FetchUrlArgs,
+        execute=_fetch_url,
+        read_only=True,
+        preview=_fetch_preview,
+    )
+
+
+def web_search_tool() -> ToolDefinition:
+    """The web_search tool."""
+    return ToolDefinition(
+        name="web_search",
+        description=(
+            "Search the web; returns titles, URLs and snippets. "
+            f"max_results default {SEARCH_DEFAULT}, max {SEARCH_MAX}. Use fetch_url to read a result."
+        ),
+        parameters=WebSearchArgs,
+        execute=_web_search,
+        read_only=True,
+    )
