@@ -1,0 +1,39 @@
+"""The built-in tools, in the stable order the model sees them (the prompt cache depends on it)."""
+
+from __future__ import annotations
+
+from .base import ToolDefinition
+from .files import edit_file_tool, read_file_tool, write_file_tool
+from .search import search_code_tool, search_files_tool
+from .shell import execute_command_tool
+from .todo import todo_write_tool
+from .web import fetch_url_tool, web_search_tool
+
+__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools"]
+
+BUILTIN_TOOL_NAMES = (
+    "read_file",
+    "write_file",
+    "edit_file",
+    "search_code",
+    "search_files",
+    "execute_command",
+    "fetch_url",
+    "web_search",
+    "todo_write",
+)
+
+
+def builtin_tools() -> list[ToolDefinition]:
+    """Fresh definitions of every built-in tool, in ``BUILTIN_TOOL_NAMES`` order."""
+    return [
+        read_file_tool(),
+        write_file_tool(),
+        edit_file_tool(),
+        search_code_tool(),
+        search_files_tool(),
+        execute_command_tool(),
+        fetch_url_tool(),
+        web_search_tool(),
+        todo_write_tool(),
+    ]
