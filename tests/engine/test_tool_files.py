@@ -263,3 +263,9 @@ async def test_edit_preview_shows_diff_or_failure_without_writing(project, ctx):
     assert (project / "m.py").read_text() == "x = 1\n"
     failing = await edit_file.preview(edit_file.validate({"path": "m.py", "old_string": "zz", "new_string": "q"}), ctx)
     assert "would fail" in failing
+
+
+async def test_write_under_a_file_parent_is_clear_error(project, ctx):
+    (project / "plain").write_text("x")
+    result = await write_file.run({"path": "plain/child.txt", "content": "y"}, ctx)
+    assert result.is_error and "Could not write" in result.text_content

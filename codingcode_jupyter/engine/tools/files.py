@@ -325,6 +325,13 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def _write(path: Path, text: str) -> None:
+    try:
+        atomic_write(path, text.encode("utf-8"))
+    except OSError as error:
+        raise ToolError(f"Could not write {path}: {error.strerror or error}") from None
+
+
 def _read_text(path: Path) -> str:
     data = path.read_bytes()
     if _looks_binary(data[:SNIFF_BYTES]):
@@ -367,10 +374,7 @@ async def _write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
     path, before, after = _plan_write(args, ctx)
     label = display_path(ctx, path)
     diff = unified_diff(before, after, label)
-    try:
-        atomic_write(path, after.encode("utf-8"))
-    except PermissionError:
-        raise ToolError(f"Permission denied writing {path}") from None
+    _write(path, after)
     _remember(ctx, path)
     count = after.count("\n") + (1 if after and not after.endswith("\n") else 0)
     verb = "Updated" if existed else "Created"
@@ -401,7 +405,7 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def _plan_edit(args: EditFileArgs, ctx: ToolContext) -> tuple[Path, str, str]:
+def _plan_edit(args: EditFileArgs, ctx: ToolContext) -> tuple[Path, str, str, int]:
     path = _target(ctx, args.path)
     if not path.exists():
         raise _missing_error(ctx, path)
@@ -430,28 +434,24 @@ def _plan_edit(args: EditFileArgs, ctx: ToolContext) -> tuple[Path, str, str]:
             "it unique, or set replace_all to true."
         )
     after = before.replace(old, new) if args.replace_all else before.replace(old, new, 1)
-    return path, before, after
+    return path, before, after, count if args.replace_all else 1
 
 
 async def _edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolResult:
     path = _target(ctx, args.path)
     if path.exists():
         _check_fresh(ctx, path)
-    path, before, after = _plan_edit(args, ctx)
+    path, before, after, replaced = _plan_edit(args, ctx)
     diff = unified_diff(before, after, display_path(ctx, path))
-    try:
-        atomic_write(path, after.encode("utf-8"))
-    except PermissionError:
-        raise ToolError(f"Permission denied writing {path}") from None
+    _write(path, after)
     _remember(ctx, path)
-    replaced = before.count(args.old_string) if args.replace_all else 1
     summary = f"Edited {path} ({replaced} replacement{'s' if replaced != 1 else ''})"
     return ToolResult([text_block(summary + "\n\n" + _cap_diff(diff))], display=diff)
 
 
 async def _edit_preview(args: EditFileArgs, ctx: ToolContext) -> str:
     try:
-        path, before, after = _plan_edit(args, ctx)
+        path, before, after, _ = _plan_edit(args, ctx)
     except ToolError as error:
         return f"(this call would fail: {error})"
     return unified_diff(before, after, display_path(ctx, path))
