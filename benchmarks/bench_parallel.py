@@ -29,6 +29,10 @@ from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 LATENCY = 0.2
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 64  # the default backlog of 5 would make the 8 concurrent connects queue
+
+
 class _Slow(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -53,7 +57,7 @@ async def _turn(calls: int, url: str, project: Path) -> float:
 
 def measure(quick: bool) -> list[Row]:
     repeat = 2 if quick else 5
-    web = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
+    web = _Server(("127.0.0.1", 0), _Slow)
     threading.Thread(target=web.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{web.server_address[1]}/page"
     one, eight = [], []
