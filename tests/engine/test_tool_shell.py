@@ -154,3 +154,18 @@ def test_output_buffer_keeps_head_and_tail_and_counts_cut():
     rendered = buffer.render()
     assert rendered.startswith("abcde") and rendered.endswith("vwxyz")
     assert "[... 16 characters cut ...]" in rendered
+
+
+async def test_sigterm_ignoring_command_is_killed_on_timeout(ctx):
+    start = time.monotonic()
+    result = await execute_command.run({"command": "trap '' TERM; echo $$ > me.pid; sleep 100", "timeout_ms": 300}, ctx)
+    assert result.is_error and "timed out" in result.text_content
+    assert time.monotonic() - start < 8
+    assert await wait_dead(int((ctx.project_path / "me.pid").read_text()))
+
+
+async def test_invalid_utf8_and_signal_exit_are_reported(ctx):
+    result = await execute_command.run({"command": r"printf 'ok \xff\xfe end\n'; kill -9 $$"}, ctx)
+    assert not result.is_error
+    assert result.text_content.startswith("killed by SIGKILL")
+    assert "ok \ufffd\ufffd end" in result.text_content

@@ -101,7 +101,12 @@ async def _rg_search(rg: str, args: SearchCodeArgs, limit: int, root: Path) -> _
         stderr_task = asyncio.ensure_future(proc.stderr.read())
         # Parse matches until we have enough, then only keep the last line (rg's summary).
         while len(hits) < limit:
-            line = await proc.stdout.readline()
+            try:
+                line = await proc.stdout.readline()
+            except ValueError:
+                # A single match line above the stream limit (minified files): skip it; the
+                # summary still counts it.
+                continue
             if not line:
                 break
             if not line.startswith(b'{"type":"match"'):
