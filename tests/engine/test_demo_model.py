@@ -1,0 +1,53 @@
+"""The offline demo model plays its whole session through the real tools."""
+
+from __future__ import annotations
+
+from codingcode_jupyter.engine.models.demo import DEMO_FILE
+from codingcode_jupyter.engine.session import Session
+from codingcode_jupyter.engine.tools.builtin import builtin_tools
+from tests.engine.helpers import AllowAll, Recorder, StaticTools
+
+
+class DenyWrites(AllowAll):
+    async def decide(self, call, ctx, ask):
+        from codingcode_jupyter.engine.approval.types import Decision
+
+        if call.tool.name == "write_file":
+            return Decision(kind="deny", input=call.input, layer="test", reason="The user denied write_file.")
+        return await super().decide(call, ctx, ask)
+
+
+def _project(tmp_path):
+    (tmp_path / "cli.py").write_text("import argparse\n\n\ndef main():\n    pass\n")
+    return tmp_path
+
+
+async def test_demo_session_completes_on_a_real_project(tmp_path):
+    project = _project(tmp_path)
+    session = Session(project=project, tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
+    events = Recorder()
+    done = await session.run_turn("add a --verbose flag", emit=events)
+    assert done.stop_reason == "end_turn"
+    tools = [e.tool for e in events.of("tool_call_started")]
+    assert tools == ["search_files", "read_file", "todo_write", "write_file", "execute_command", "todo_write"]
+    assert all(e.status == "ok" for e in events.of("tool_call_finished")), [e.result for e in events.of("tool_call_finished")]
+    assert (project / DEMO_FILE).exists()
+    # the script it wrote ran and its output reached the final answer
+    assert "cli.py: 5 lines" in done.text and "defines: main" in done.text
+    assert [i.status for i in session.state.todo] == ["completed"] * 3
+
+
+async def test_demo_adapts_to_a_denied_edit(tmp_path):
+    project = _project(tmp_path)
+    session = Session(project=project, tools=StaticTools(builtin_tools()), approver=DenyWrites(), model_name="demo")
+    events = Recorder()
+    done = await session.run_turn("go", emit=events)
+    assert not (project / DEMO_FILE).exists()
+    assert "execute_command" not in [e.tool for e in events.of("tool_call_started")]
+    assert "won't run anything" in done.text
+
+
+async def test_demo_on_an_empty_project(tmp_path):
+    session = Session(project=tmp_path, tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
+    done = await session.run_turn("hello")
+    assert done.stop_reason == "end_turn" and (tmp_path / DEMO_FILE).exists()
