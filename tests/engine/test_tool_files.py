@@ -269,3 +269,10 @@ async def test_write_under_a_file_parent_is_clear_error(project, ctx):
     (project / "plain").write_text("x")
     result = await write_file.run({"path": "plain/child.txt", "content": "y"}, ctx)
     assert result.is_error and "Could not write" in result.text_content
+
+
+@pytest.mark.parametrize("tool,extra", [(read_file, {}), (write_file, {"content": "x"}),
+                                        (edit_file, {"old_string": "a", "new_string": "b"})])
+async def test_nul_byte_path_is_clear_error(ctx, tool, extra):
+    result = await tool.run({"path": "a\x00b", **extra}, ctx)
+    assert result.is_error and "Invalid path" in result.text_content

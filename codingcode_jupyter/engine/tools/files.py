@@ -30,6 +30,7 @@ __all__ = [
     "write_file_tool",
     "edit_file_tool",
     "display_path",
+    "resolve_arg",
     "unified_diff",
     "atomic_write",
 ]
@@ -53,6 +54,16 @@ IMAGE_SIGNATURES = {
     b"GIF87a": "image/gif",
     b"GIF89a": "image/gif",
 }
+
+
+def resolve_arg(ctx: ToolContext, raw: str) -> Path:
+    """``ctx.resolve`` with a clear error for a path the OS cannot take (NUL bytes, ...)."""
+    if "\x00" in raw:
+        raise ToolError(f"Invalid path {raw!r}: it contains a NUL byte.")
+    try:
+        return ctx.resolve(raw)
+    except (ValueError, OSError) as error:
+        raise ToolError(f"Invalid path {raw!r}: {error}") from None
 
 
 def display_path(ctx: ToolContext, path: Path) -> str:
@@ -223,7 +234,7 @@ def _ends_with_newline(path: Path) -> bool:
 
 
 async def _read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
-    path = ctx.resolve(args.path)
+    path = resolve_arg(ctx, args.path)
     if not path.exists():
         raise _missing_error(ctx, path)
     if path.is_dir():
@@ -343,7 +354,7 @@ def _read_text(path: Path) -> str:
 
 
 def _target(ctx: ToolContext, raw: str) -> Path:
-    path = ctx.resolve(raw)
+    path = resolve_arg(ctx, raw)
     if path.is_dir():
         raise ToolError(f"{path} is a directory, not a file.")
     return path

@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from .base import ToolContext, ToolDefinition, ToolError
-from .files import SKIP_DIRS, SNIFF_BYTES, display_path
+from .files import SKIP_DIRS, SNIFF_BYTES, display_path, resolve_arg
 
 __all__ = [
     "SearchCodeArgs",
@@ -275,7 +275,7 @@ def _by_mtime(root: Path, rels: list[str]) -> list[tuple[float, str]]:
 async def _search_files(args: SearchFilesArgs, ctx: ToolContext) -> str:
     notes: list[str] = []
     limit = _clamp(args.max_results, FILES_MAX, "max_results", notes)
-    root = ctx.resolve(args.path)
+    root = resolve_arg(ctx, args.path)
     if not root.exists():
         raise ToolError(f"Directory not found: {root}")
     if not root.is_dir():

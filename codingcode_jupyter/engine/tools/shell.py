@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
+from .files import resolve_arg
 
 __all__ = ["ExecuteCommandArgs", "OutputBuffer", "execute_command_tool"]
 
@@ -83,7 +84,7 @@ class ExecuteCommandArgs(BaseModel):
 
 
 def _workdir(args: ExecuteCommandArgs, ctx: ToolContext) -> Path:
-    workdir = ctx.resolve(args.cwd) if args.cwd else ctx.resolve(".")
+    workdir = resolve_arg(ctx, args.cwd) if args.cwd else ctx.resolve(".")
     if not workdir.exists():
         raise ToolError(f"Working directory not found: {workdir}")
     if not workdir.is_dir():
