@@ -126,7 +126,8 @@ async def test_stdio_tool_definitions(stdio_manager):
     echo = tools["fake:echo"]
     assert echo.name == "fake__echo" and echo.source == "mcp" and echo.mcp_server == "fake"
     assert echo.input_schema["properties"]["text"]["type"] == "string" and echo.input_schema["required"] == ["text"]
-    assert echo.annotations == {"readOnlyHint": True} and echo.read_only
+    # Annotations are carried for the approval card, but a server's readOnlyHint is not trusted.
+    assert echo.annotations == {"readOnlyHint": True} and not echo.read_only
     crash = tools["fake:crash"]
     assert crash.annotations == {"destructiveHint": True} and not crash.read_only
     assert [t.display_name for t in stdio_manager.tools()] == sorted(tools)
@@ -188,6 +189,9 @@ async def test_server_that_never_starts_does_not_stop_the_others(tmp_path):
         assert status["missing"].state == "failed" and "no-such-program" in status["missing"].error
         assert status["missing"].log_path == tmp_path / ".codingcode" / "logs" / "mcp-missing.log"
         assert (await call(manager, "fake:echo", {"text": "ok"}, tmp_path)).text_content == "echo: ok"
+        text = manager.describe()
+        assert "mute [stdio] failed" in text and "did not answer within 1 s" in text
+        assert "fake [stdio] running" in text and "fake:echo" in text
         assert [t.mcp_server for t in manager.tools()] == ["fake"] * status["fake"].tool_count
     finally:
         await manager.aclose()
@@ -251,3 +255,34 @@ async def test_http_server_gone_is_a_clear_error(http_server, tmp_path):
         assert manager.status()[0].state == "failed"
     finally:
         await manager.aclose()
+
+
+async def test_legacy_protocol_list_changed_and_crash(tmp_path):
+    """Servers of the handshake era (most published ones) send list_changed as a plain notification."""
+    from codingcode_jupyter.engine.mcp import ServerConnection, StdioServerConfig
+
+    changes = []
+    connection = ServerConnection(
+        name="old", config=StdioServerConfig(**STDIO), project=tmp_path, log_path=tmp_path / "old.log",
+        protocol_mode="legacy", on_tools_changed=lambda: changes.append(1),
+    )
+    await connection.start()
+    try:
+        assert connection.state == "running" and "late" not in [t.name for t in connection.tools]
+        await connection.call("add_tool", {})
+        for _ in range(50):
+            if changes:
+                break
+            await asyncio.sleep(0.05)
+        assert "late" in [t.name for t in connection.tools]
+        assert (await connection.call("late", {"x": 1})).content[0].text == "late 1"
+        from codingcode_jupyter.engine.mcp import McpCallError
+
+        with pytest.raises(McpCallError, match="crashed"):
+            await connection.call("crash", {})
+        assert connection.state == "failed"
+        assert (await connection.call("echo", {"text": "back"})).content[0].text == "echo: back"
+        assert connection.restarts == 1
+    finally:
+        await connection.stop()
+    assert connection.state == "stopped"

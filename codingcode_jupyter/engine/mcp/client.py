@@ -89,6 +89,9 @@ class ServerConnection:
     call_timeout: float = 60.0
     start_timeout: float = 30.0
     max_concurrency: int = 4
+    # "auto" speaks the 2026 protocol to servers that have it and falls back to the
+    # initialize handshake otherwise; "legacy" forces the handshake (tests, odd servers).
+    protocol_mode: str = "auto"
     # Called (with no arguments) after the tool list changed.
     on_tools_changed: Callable[[], None] = lambda: None
 
@@ -175,6 +178,7 @@ class ServerConnection:
                     self._transport(stack),
                     message_handler=self._on_message,
                     read_timeout_seconds=self.start_timeout,
+                    mode=self.protocol_mode,
                 )
                 try:
                     async with asyncio.timeout(self.start_timeout):

@@ -163,6 +163,27 @@ class McpManager:
             statuses.append(ServerStatus(source, "config", "failed", error, 0, None))
         return statuses
 
+    def describe(self) -> str:
+        """Plain text for ``%agent mcp``: each server, its state and its tools."""
+        statuses = self.status()
+        if not statuses:
+            return f"No MCP servers (add them to {self.project / '.mcp.json'} or with %agent mcp add)."
+        lines = []
+        for status in statuses:
+            head = f"{status.name} [{status.transport}] {status.state}"
+            if status.state != "failed" or status.tool_count:
+                head += f", {status.tool_count} tool(s)"
+            if status.deferred:
+                head += ", deferred (found through tool_search)"
+            lines.append(head)
+            if status.error:
+                lines.append(f"  error: {status.error}")
+            if status.log_path is not None and status.log_path.exists():
+                lines.append(f"  log: {status.log_path}")
+            if status.tools:
+                lines.append("  tools: " + ", ".join(f"{status.name}:{tool}" for tool in status.tools))
+        return "\n".join(lines)
+
     def tools(self) -> list[ToolDefinition]:
         """The tools of every server whose tool list is known, sorted by server then tool.
 
@@ -189,7 +210,6 @@ def _definition(server: ServerConnection, info: McpToolInfo, wire_name: str) -> 
         return to_tool_result(result)
 
     description = info.description or info.title or f"{info.name} (from MCP server {server.name})"
-    annotations = info.annotations or {}
     return ToolDefinition(
         name=wire_name,
         description=description,
@@ -201,6 +221,7 @@ def _definition(server: ServerConnection, info: McpToolInfo, wire_name: str) -> 
         mcp_server=server.name,
         annotations=info.annotations,
         deferred=server.config.deferred,
-        # A hint from the server, shown on cards; approval never trusts it to weaken a rule.
-        read_only=bool(annotations.get("readOnlyHint")) and not annotations.get("destructiveHint"),
+        # readOnlyHint is the server's claim, shown on approval cards but never trusted:
+        # read_only would let the approval pipeline wave calls through without asking.
+        read_only=False,
     )
