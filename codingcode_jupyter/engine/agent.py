@@ -111,11 +111,17 @@ class AgentLoop:
     # Called before each request with the request about to be sent; may return a smaller one
     # (context compaction lives outside the loop).
     prepare: Callable[[ModelRequest], Any] | None = None
+    # This turn's usage so far: the loop's own requests, and what sub-agents reported (add_usage).
+    _own_usage: Usage = field(default_factory=Usage, init=False, repr=False)
+    _extra_usage: Usage = field(default_factory=Usage, init=False, repr=False)
+    _extra_cost: float = field(default=0.0, init=False, repr=False)
+    _turn_id: int = field(default=0, init=False, repr=False)
 
     # -- one turn -------------------------------------------------------------------------
 
     async def run(self, conversation: Conversation, prompt: str | list[dict[str, Any]], turn_id: int) -> TurnDone:
         usage = Usage()
+        self._own_usage, self._extra_usage, self._extra_cost, self._turn_id = Usage(), Usage(), 0.0, turn_id
         steps = 0
         text = ""
         self._emit(TurnStarted(prompt=prompt if isinstance(prompt, str) else "", model=self.model.name), turn_id)
@@ -132,9 +138,9 @@ class AgentLoop:
                 steps += 1
                 request = await self._request(conversation)
                 response = await self._stream(request, turn_id)
-                usage = usage + response.usage
+                usage = self._own_usage = usage + response.usage
                 self._emit(
-                    UsageUpdated(request=response.usage, turn=usage, cost_usd=cost_usd(self.model.name, usage)),
+                    UsageUpdated(request=response.usage, turn=usage + self._extra_usage, cost_usd=self._cost(usage)),
                     turn_id,
                 )
                 conversation.append({"role": "assistant", "content": response.content})
@@ -154,11 +160,27 @@ class AgentLoop:
             self._done("interrupted", usage, steps, text, turn_id)
             raise
 
+    def add_usage(self, usage: Usage, cost: float | None = None) -> None:
+        """Count tokens spent on this turn's behalf elsewhere (a sub-agent) into its totals."""
+        self._extra_usage = self._extra_usage + usage
+        self._extra_cost += cost or 0.0
+        self._emit(
+            UsageUpdated(request=usage, turn=self._own_usage + self._extra_usage, cost_usd=self._cost(self._own_usage)),
+            self._turn_id,
+        )
+
+    def _cost(self, own: Usage) -> float | None:
+        # Sub-agents may run another model: their cost is added as reported, not re-priced.
+        mine = cost_usd(self.model.name, own)
+        if mine is None and not self._extra_cost:
+            return None
+        return (mine or 0.0) + self._extra_cost
+
     def _done(self, stop: str, usage: Usage, steps: int, text: str, turn_id: int) -> TurnDone:
         done = TurnDone(
             stop_reason=stop,  # type: ignore[arg-type]
-            usage=usage,
-            cost_usd=cost_usd(self.model.name, usage),
+            usage=usage + self._extra_usage,
+            cost_usd=self._cost(usage),
             steps=steps,
             text=text,
         )
@@ -264,7 +286,9 @@ class AgentLoop:
             agent=self.agent,
             emit=self.emit,
             state=self.state,
-            services=self.services,
+            # The running loop, for tools that act on its behalf (dispatch_agent runs a child
+            # loop with the same approver and front, and adds the child's usage to this turn).
+            services={**self.services, "agent_loop": self},
         )
         decision: Decision | None = None
         status = "error"
