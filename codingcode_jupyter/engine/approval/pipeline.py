@@ -1,0 +1,451 @@
+"""The approval pipeline: every tool call passes six layers before it runs.
+
+1. rules (built-in, then settings and session rules)  2. read-only whitelist
+3. permission mode  4. PreToolUse hooks  5. a person  6. the audit log.
+
+The first layer that says allow or deny decides. An ``ask`` is sticky: once a layer asks
+(a built-in rule, a protected path, a command that cannot be resolved statically, an ask
+rule), no later layer can turn it into allow, only a person can; later layers may still
+deny. A hook's modified input replaces the arguments and layers 1-3 run again on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, Field
+
+from ..events import ApprovalAnswered, ApprovalRequested, AuditRecorded
+from ..settings import PermissionMode, Settings, SettingsError, load_settings, settings_paths
+from . import hooks as hooks_module
+from .audit import AuditLog, clip_input
+from .builtin_rules import BUILTIN_RULES, check_builtin
+from .display import escape_unicode, escape_value, has_invisible
+from .paths import protected_reason, relative_to_project
+from .rules import Rule, RuleError, exact_rules, judge, parse_rule
+from .subject import COMMAND_TOOLS, EDIT_TOOLS, READ_ONLY_TOOLS, Subject, build_subject
+from .types import Answer, ApprovalRequest, Asker, Decision, Outcome, ToolCall
+
+__all__ = ["ApprovalPipeline", "Evaluation", "LayerVerdict", "effective_rules", "persist_rules", "settings_rules"]
+
+Kind = Literal["allow", "deny", "ask"]
+
+
+class LayerVerdict(BaseModel):
+    """What one layer said about a call."""
+
+    layer: str
+    verdict: Literal["allow", "deny", "ask", "continue", "skipped"]
+    rule: str | None = None
+    reason: str = ""
+
+
+class Evaluation(BaseModel):
+    """Layers 1-4's verdict: allow, deny, or ask a person."""
+
+    kind: Kind
+    input: dict[str, Any] = Field(default_factory=dict)
+    layer: str = ""
+    rule: str | None = None
+    reason: str = ""
+    by: str = ""
+    layers: list[LayerVerdict] = Field(default_factory=list)
+    # The ask comes from something no setting can outrank: "Always" allows once, persists nothing.
+    forced: bool = False
+    exact_rules: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class _Ask:
+    layer: str
+    rule: str | None
+    reason: str
+    forced: bool
+
+
+def settings_rules(settings: dict[str, Settings]) -> list[Rule]:
+    """The permission rules of each settings file, parsed; RuleError names file and entry."""
+    rules: list[Rule] = []
+    for source, config in settings.items():
+        for action in ("deny", "ask", "allow"):
+            for index, text in enumerate(getattr(config.permissions, action)):
+                try:
+                    rules.append(parse_rule(text, action, source))  # type: ignore[arg-type]
+                except RuleError as error:
+                    raise SettingsError(f"{source} settings: entry 'permissions.{action}.{index}': {error}") from None
+    return rules
+
+
+def _session_rule(rule: Any) -> Rule:
+    if isinstance(rule, Rule):
+        return rule
+    if isinstance(rule, str):
+        return parse_rule(rule, "allow", "session")
+    if isinstance(rule, tuple) and len(rule) == 2:
+        return parse_rule(rule[0], rule[1], "session")
+    raise RuleError(f"a session rule must be a Rule, a string or (text, action), got {rule!r}")
+
+
+def effective_rules(project: Path, session_rules: Iterable[Any] = ()) -> list[tuple[str, str, str, int]]:
+    """(rule text, action, source, priority) of every rule in force, strongest first."""
+    rows = [(rule.text, rule.action, "builtin", 1000) for rule in BUILTIN_RULES]
+    rules = [_session_rule(r) for r in session_rules] + settings_rules(load_settings(Path(project)))
+    order = {"deny": 0, "ask": 1, "allow": 2}
+    for rule in sorted(rules, key=lambda r: (-r.priority, order[r.action])):
+        rows.append((rule.text, rule.action, rule.source, rule.priority))
+    return rows
+
+
+def persist_rules(project: Path, action: Literal["allow", "deny"], rules: list[str]) -> Path:
+    """Add ``rules`` to ``permissions.<action>`` of settings.local.json: deduplicated, atomic, locked."""
+    path = dict(settings_paths(Path(project)))["local"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data: dict[str, Any] = {}
+        if path.exists():
+            text = path.read_text(encoding="utf-8")
+            try:
+                data = json.loads(text) if text.strip() else {}
+            except json.JSONDecodeError as error:
+                raise SettingsError(f"{path}: not valid JSON (line {error.lineno}), not overwriting it") from None
+            if not isinstance(data, dict):
+                raise SettingsError(f"{path}: the top level must be a JSON object, not overwriting it")
+        permissions = data.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise SettingsError(f"{path}: entry 'permissions' must be an object, not overwriting it")
+        entries = permissions.setdefault(action, [])
+        for rule in rules:
+            if rule not in entries:
+                entries.append(rule)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings.local.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=2, ensure_ascii=False)
+                handle.write("\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            if os.path.exists(temp):
+                os.unlink(temp)
+            raise
+    return path
+
+
+class ApprovalPipeline:
+    """Implements :class:`~.types.Approver`: decides every tool call and audits it."""
+
+    def __init__(
+        self,
+        project: Path,
+        *,
+        mode: PermissionMode | None = None,
+        session_rules: Iterable[Any] = (),
+        python_hooks: list[hooks_module.PythonHook] | None = None,
+        approval_timeout: float | None = None,
+        audit: bool = True,
+    ) -> None:
+        self.project = Path(os.path.realpath(project))
+        self.session_rules: list[Rule] = [_session_rule(rule) for rule in session_rules]
+        self._python_hooks = python_hooks
+        self.approval_timeout = approval_timeout
+        self.audit = AuditLog(self.project) if audit else None
+        self._settings_cache: tuple[tuple[float, ...], dict[str, Settings], list[Rule]] | None = None
+        settings, _ = self._settings()  # a broken settings file is an error now, not at the first call
+        configured = settings["local"].permissions.defaultMode or settings["local"].defaultMode or \
+            settings["project"].permissions.defaultMode or settings["project"].defaultMode
+        self.mode: PermissionMode = mode or configured or "default"
+
+    # -- settings ------------------------------------------------------------------------
+
+    def _settings(self) -> tuple[dict[str, Settings], list[Rule]]:
+        """Settings and their rules, re-read when a file changed (an "Always" answer, an edit)."""
+        stamps = tuple(p.stat().st_mtime_ns if p.exists() else -1.0 for _, p in settings_paths(self.project))
+        if self._settings_cache is None or self._settings_cache[0] != stamps:
+            settings = load_settings(self.project)
+            self._settings_cache = (stamps, settings, settings_rules(settings))
+        return self._settings_cache[1], self._settings_cache[2]
+
+    def add_session_rule(self, text: str, action: Literal["allow", "deny", "ask"] = "allow") -> Rule:
+        """A rule for this session only (not persisted)."""
+        rule = parse_rule(text, action, "session")
+        self.session_rules.append(rule)
+        return rule
+
+    # -- layers 1-3 ------------------------------------------------------------------------
+
+    def _layers_1_3(self, subject: Subject, rules: list[Rule]) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
+        layers: list[LayerVerdict] = []
+        sticky: _Ask | None = None
+        read_only = subject.read_only or (subject.source == "builtin" and subject.name in READ_ONLY_TOOLS)
+
+        def deny(layer: str, rule: str | None, reason: str, by: str) -> Evaluation:
+            return Evaluation(kind="deny", input=subject.input, layer=layer, rule=rule, reason=reason, by=by, layers=layers)
+
+        # Layer 1: built-in rules, then what cannot be resolved, protected paths, settings rules.
+        hits = check_builtin(subject)
+        for hit in hits:
+            layers.append(LayerVerdict(layer="rules", verdict=hit.action, rule=hit.rule, reason=hit.reason))
+        if hits and hits[0].action == "deny":
+            return deny("rules", hits[0].rule, f"Denied by built-in rule {hits[0].rule}: {hits[0].reason}", "rule"), None, layers
+        if hits:
+            sticky = _Ask("rules", hits[0].rule, f"Built-in rule {hits[0].rule}: {hits[0].reason}", True)
+        if subject.command is not None:
+            problems = list(subject.command.unresolved)
+            if has_invisible(subject.command.source):
+                problems.append("the command holds invisible Unicode characters")
+            if problems:
+                reason = "Cannot be judged before it runs: " + "; ".join(problems)
+                layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:unresolved", reason=reason))
+                sticky = sticky or _Ask("rules", "builtin:unresolved", reason, True)
+        for ref in subject.paths:
+            if ref.access in ("write", "unknown") and ref.resolved is not None:
+                what = protected_reason(subject.project, ref.resolved)
+                if what:
+                    reason = f"{ref.via} `{ref.raw}` may change {what} ({ref.resolved}), which is protected"
+                    layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:protected", reason=reason))
+                    sticky = sticky or _Ask("rules", "builtin:protected", reason, True)
+                    break
+        verdict = judge(subject, rules)
+        if verdict is None:
+            layers.append(LayerVerdict(layer="rules", verdict="continue"))
+        else:
+            layers.append(LayerVerdict(layer="rules", verdict=verdict.action, rule=verdict.rule.text, reason=verdict.reason))
+            if verdict.action == "deny":
+                return deny("rules", verdict.rule.text, f"Denied because {verdict.reason}; this will not be allowed, "
+                            "so choose another approach or ask the user.", "rule"), None, layers
+            if verdict.action == "ask":
+                sticky = sticky or _Ask("rules", verdict.rule.text, f"Because {verdict.reason}", False)
+            elif sticky is None and not (self.mode == "plan" and not read_only):
+                return Evaluation(kind="allow", input=subject.input, layer="rules", rule=verdict.rule.text,
+                                  reason=verdict.reason, by="rule", layers=layers), None, layers
+
+        # Layer 2: read-only tools (MCP readOnlyHint is shown, never trusted).
+        if read_only:
+            layers.append(LayerVerdict(layer="readonly", verdict="skipped" if sticky else "allow"))
+            if sticky is None:
+                return Evaluation(kind="allow", input=subject.input, layer="readonly", reason=f"{subject.tool} is read-only",
+                                  by="readonly", layers=layers), None, layers
+        else:
+            layers.append(LayerVerdict(layer="readonly", verdict="continue"))
+
+        # Layer 3: the permission mode.
+        mode = self.mode
+        if mode == "plan" and not read_only:
+            layers.append(LayerVerdict(layer="mode", verdict="deny", reason="plan mode"))
+            return deny("mode", None, f"Denied: the session is in plan mode, where only read-only tools run; "
+                        f"describe what {subject.tool} would do instead, and the user can switch modes to let it run.",
+                        "mode"), None, layers
+        if mode == "bypass" and sticky is None:
+            layers.append(LayerVerdict(layer="mode", verdict="allow", reason="bypass mode"))
+            return Evaluation(kind="allow", input=subject.input, layer="mode", reason="bypass mode", by="mode",
+                              layers=layers), None, layers
+        if mode == "acceptEdits" and sticky is None and subject.source == "builtin" and subject.name in EDIT_TOOLS:
+            refs = [ref for ref in subject.paths if ref.resolved is not None]
+            if refs and all(relative_to_project(subject.project, ref.resolved) is not None for ref in refs):
+                layers.append(LayerVerdict(layer="mode", verdict="allow", reason="acceptEdits: an edit inside the project"))
+                return Evaluation(kind="allow", input=subject.input, layer="mode", reason="acceptEdits mode allows "
+                                  "edits inside the project", by="mode", layers=layers), None, layers
+        layers.append(LayerVerdict(layer="mode", verdict="continue", reason=f"{mode} mode"))
+        return None, sticky, layers
+
+    # -- layers 1-4 ------------------------------------------------------------------------
+
+    async def evaluate(self, call: ToolCall, ctx: Any) -> Evaluation:
+        """Layers 1-4: allow, deny, or ask (what the front would be asked; nobody is)."""
+        try:
+            settings, rules = self._settings()
+        except SettingsError as error:
+            return Evaluation(kind="deny", input=call.input, layer="settings", reason=f"Denied: the settings cannot be "
+                              f"read ({error}); ask the user to fix the file.", by="settings",
+                              layers=[LayerVerdict(layer="settings", verdict="deny", reason=str(error))])
+        rules = self.session_rules + rules
+        subject = build_subject(call.tool, call.input, self.project)
+        final, sticky, layers = self._layers_1_3(subject, rules)
+        if final is not None:
+            return self._sandbox_check(final, subject, ctx)
+
+        # Layer 4: PreToolUse hooks.
+        python_hooks = hooks_module.pre_tool_use_hooks() if self._python_hooks is None else self._python_hooks
+        shell_hooks = settings["project"].hooks.PreToolUse + settings["local"].hooks.PreToolUse
+        payload = {"session_id": getattr(ctx, "session_id", ""), "cwd": str(self.project), "permission_mode": self.mode,
+                   "tool_name": subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
+        result = await hooks_module.run_pre_tool_use(payload, tool=subject.tool, python_hooks=python_hooks,
+                                                     shell_hooks=shell_hooks, cwd=str(self.project))
+        hook_label = f"hook:{result.hook}" if result.hook else None
+        layers.append(LayerVerdict(layer="hooks", verdict=result.decision if result.ran else "skipped", rule=hook_label,
+                                   reason=result.reason))
+        rerun: Evaluation | None = None
+        if result.modified_input is not None and result.modified_input != call.input:
+            # The modified input is what will run: judge it afresh (the original no longer matters).
+            subject = build_subject(call.tool, result.modified_input, self.project)
+            rerun, sticky, again = self._layers_1_3(subject, rules)
+            layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
+                                       reason=v.reason) for v in again)
+            if rerun is not None and rerun.kind == "deny":
+                rerun.layers = layers
+                return rerun
+            if rerun is not None and result.decision in ("continue", "allow"):
+                rerun.layers = layers
+                return self._sandbox_check(rerun, subject, ctx)
+        exact = exact_rules(subject)
+        if result.decision == "deny":
+            return Evaluation(kind="deny", input=subject.input, layer="hooks", rule=hook_label,
+                              reason=f"Denied by {hook_label}: {result.reason or 'no reason given'}", by="hook", layers=layers)
+        if result.decision == "allow" and sticky is None:
+            final = Evaluation(kind="allow", input=subject.input, layer="hooks", rule=hook_label, reason=result.reason,
+                               by="hook", layers=layers)
+            return self._sandbox_check(final, subject, ctx)
+        if result.decision == "ask" and sticky is None:
+            sticky = _Ask("hooks", hook_label, result.reason or f"{hook_label} asks", result.reason.endswith("(hooks fail closed)"))
+        if sticky is None:
+            sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
+        return Evaluation(kind="ask", input=subject.input, layer=sticky.layer, rule=sticky.rule, reason=sticky.reason,
+                          by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact)
+
+    def _sandbox_check(self, evaluation: Evaluation, subject: Subject, ctx: Any) -> Evaluation:
+        """A command that would run unsandboxed although a sandbox is wanted is asked, not allowed."""
+        if evaluation.kind != "allow" or subject.source != "builtin" or subject.name not in COMMAND_TOOLS:
+            return evaluation
+        sandbox = getattr(ctx, "services", {}).get("sandbox") if ctx is not None else None
+        if sandbox is not None and getattr(sandbox, "enabled", False) and not getattr(sandbox, "active", False):
+            reason = "the sandbox is enabled but unavailable, so this command would run unconfined"
+            evaluation.layers.append(LayerVerdict(layer="sandbox", verdict="ask", reason=reason))
+            return Evaluation(kind="ask", input=evaluation.input, layer="sandbox", rule=evaluation.rule,
+                              reason=reason[0].upper() + reason[1:], by="sandbox", layers=evaluation.layers,
+                              forced=True, exact_rules=exact_rules(subject))
+        return evaluation
+
+    # -- layers 5 and 6 ------------------------------------------------------------------------
+
+    async def decide(self, call: ToolCall, ctx: Any, ask: Asker | None) -> Decision:
+        """Decide one call (asking a person if needed) and audit it before returning."""
+        evaluation = await self.evaluate(call, ctx)
+        if evaluation.kind == "ask":
+            decision = await self._confirm(call, ctx, evaluation, ask)
+        else:
+            decision = Decision(kind=evaluation.kind, input=evaluation.input, layer=evaluation.layer,
+                                rule=evaluation.rule, reason=evaluation.reason, by=evaluation.by)
+        self._audit_decision(call, ctx, decision, evaluation)
+        return decision
+
+    async def _preview(self, call: ToolCall, ctx: Any, evaluation: Evaluation) -> str:
+        tool = call.tool
+        preview = getattr(tool, "preview", None)
+        if preview is not None:
+            try:
+                return await preview(tool.validate(evaluation.input), ctx)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # a broken preview must not hide the call
+                note = f"(preview failed: {type(error).__name__}: {error})\n"
+        else:
+            note = ""
+        if getattr(tool, "name", "") in COMMAND_TOOLS and isinstance(evaluation.input.get("command"), str):
+            where = evaluation.input.get("cwd") or "."
+            return f"{note}$ {evaluation.input['command']}\n(in {where})"
+        return note + json.dumps(evaluation.input, indent=2, ensure_ascii=False, default=str)
+
+    async def _confirm(self, call: ToolCall, ctx: Any, evaluation: Evaluation, ask: Asker | None) -> Decision:
+        tool_name = getattr(call.tool, "display_name", None) or getattr(call.tool, "name", "tool")
+        base = dict(input=evaluation.input, rule=evaluation.rule)
+        if ask is None:
+            return Decision(kind="deny", layer="confirm", by="nobody", **base,
+                            reason=f"Denied: {tool_name} needs a person's approval ({evaluation.reason}) and nobody can "
+                            "be asked in this session; do without it, or tell the user what to run or which allow rule "
+                            "to add to .codingcode/settings.json.")
+        sandbox = ctx.services.get("sandbox") if ctx is not None and hasattr(ctx, "services") else None
+        sandboxed = bool(sandbox and getattr(sandbox, "active", False)) if getattr(call.tool, "name", "") in COMMAND_TOOLS else None
+        preview = escape_unicode(await self._preview(call, ctx, evaluation))
+        common = dict(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=getattr(ctx, "agent", "main"))
+        request = ApprovalRequest(**common, tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
+                                  input=escape_value(evaluation.input), preview=preview, layer=evaluation.layer,
+                                  rule=evaluation.rule, reason=escape_unicode(evaluation.reason), sandboxed=sandboxed,
+                                  annotations=getattr(call.tool, "annotations", None))
+        ctx.emit(ApprovalRequested(**common, tool_use_id=call.tool_use_id, tool=request.tool, input=request.input,
+                                   preview=preview, layer=request.layer, rule=request.rule, reason=request.reason))
+        try:
+            if self.approval_timeout is not None:
+                answer: Answer = await asyncio.wait_for(ask(request), self.approval_timeout)
+            else:
+                answer = await ask(request)
+        except asyncio.TimeoutError:
+            ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer="timeout", by="timeout"))
+            return Decision(kind="deny", layer="confirm", by="timeout", **base,
+                            reason=f"Denied: nobody answered within {self.approval_timeout:g} s; do not retry it now — "
+                            "continue without it or tell the user what you wanted to run.")
+        except asyncio.CancelledError:
+            ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer="interrupted", by="user"))
+            decision = Decision(kind="deny", layer="confirm", by="interrupted", reason="The turn was interrupted.", **base)
+            self._audit_decision(call, ctx, decision, evaluation)
+            self.record_outcome(call, ctx, decision, "interrupted", 0.0)
+            raise
+        except Exception as error:  # the front failed to ask: nobody approved
+            return Decision(kind="deny", layer="confirm", by="error", **base,
+                            reason=f"Denied: the approval prompt failed ({type(error).__name__}: {error}).")
+        if answer not in ("allow", "deny", "always", "never"):
+            return Decision(kind="deny", layer="confirm", by="error", **base,
+                            reason=f"Denied: the approval prompt answered {answer!r}, which is not a known answer.")
+        ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer=answer, by="user"))
+        note = ""
+        if answer in ("always", "never") and evaluation.exact_rules:
+            action: Literal["allow", "deny"] = "allow" if answer == "always" else "deny"
+            if action == "allow" and evaluation.forced:
+                note = f" (allowed once: {evaluation.rule} cannot be overridden by a saved rule)"
+            else:
+                try:
+                    persist_rules(self.project, action, evaluation.exact_rules)
+                    note = f" (saved {', '.join(evaluation.exact_rules)} to .codingcode/settings.local.json)"
+                except (OSError, SettingsError) as error:
+                    note = f" (could not save the rule: {error})"
+        if answer in ("allow", "always"):
+            return Decision(kind="allow", layer="confirm", by="user", **base, reason=f"The user allowed it{note}.")
+        return Decision(kind="deny", layer="confirm", by="user", **base,
+                        reason=f"Denied: the user declined this {tool_name} call{note}; do not retry it — ask the user "
+                        "what they want instead.")
+
+    def _write(self, record: dict[str, Any], ctx: Any) -> None:
+        if self.audit is not None:
+            record = self.audit.append(record)
+        if ctx is not None and hasattr(ctx, "emit"):
+            ctx.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=getattr(ctx, "agent", "main"),
+                                   record=record))
+        try:
+            settings, _ = self._settings()
+            observers = settings["project"].hooks.ApprovalPost + settings["local"].hooks.ApprovalPost
+        except SettingsError:
+            observers = []
+        hooks_module.notify_observers(record, observers, str(self.project))
+
+    def _audit_decision(self, call: ToolCall, ctx: Any, decision: Decision, evaluation: Evaluation) -> None:
+        layers = [v.model_dump() for v in evaluation.layers]
+        if decision.layer == "confirm":
+            layers.append({"layer": "confirm", "verdict": decision.kind, "rule": None, "reason": decision.reason,
+                           "by": decision.by})
+        self._write({
+            "event": "decision", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": call.tool_use_id,
+            "agent": getattr(ctx, "agent", "main"),
+            "tool": getattr(call.tool, "display_name", None) or getattr(call.tool, "name", ""),
+            "input": clip_input(decision.input or call.input), "original_input": clip_input(call.input)
+            if decision.input and decision.input != call.input else None,
+            "decision": decision.kind, "layer": decision.layer, "rule": decision.rule, "reason": decision.reason,
+            "by": decision.by, "mode": self.mode, "layers": layers,
+        }, ctx)
+
+    def record_outcome(self, call: ToolCall, ctx: Any, decision: Decision, outcome: Outcome, duration_ms: float) -> None:
+        """Append the outcome of a call that was decided (ok / error / denied / interrupted)."""
+        self._write({
+            "event": "outcome", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": call.tool_use_id,
+            "agent": getattr(ctx, "agent", "main"),
+            "tool": getattr(call.tool, "display_name", None) or getattr(call.tool, "name", ""),
+            "decision": decision.kind, "outcome": outcome, "duration_ms": round(float(duration_ms), 3),
+        }, ctx)
