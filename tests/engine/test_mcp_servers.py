@@ -286,3 +286,17 @@ async def test_legacy_protocol_list_changed_and_crash(tmp_path):
     finally:
         await connection.stop()
     assert connection.state == "stopped"
+
+
+async def test_stdio_env_expansion_and_cwd_reach_the_server(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    monkeypatch.delenv("GREETING_SOURCE", raising=False)
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"fake": {
+        **STDIO, "env": {"GREETING": "${GREETING_SOURCE:-hello there}"}, "cwd": "sub"}}}))
+    manager = McpManager(tmp_path)
+    await manager.start()
+    try:
+        where = await call(manager, "fake:where", {}, tmp_path)
+        assert where.text_content == f"{(tmp_path / 'sub').resolve()} hello there"
+    finally:
+        await manager.aclose()

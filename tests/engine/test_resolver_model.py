@@ -26,7 +26,7 @@ from tests.fakes.anthropic_server import Reply, text, tool_use
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
 WIRE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-FAKE_TOOLS = ["add_tool", "audio", "crash", "echo", "embedded", "fail", "image", "link", "pid", "slow", "structured"]
+FAKE_TOOLS = ["add_tool", "audio", "crash", "echo", "embedded", "fail", "image", "link", "pid", "slow", "structured", "where"]
 
 
 def tool_names(request: dict) -> list[str]:

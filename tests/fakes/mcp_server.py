@@ -115,6 +115,12 @@ def pid() -> str:
     return str(os.getpid())
 
 
+@server.tool()
+def where() -> str:
+    """The server's working directory and the GREETING variable of its environment."""
+    return f"{os.getcwd()} {os.environ.get('GREETING', '<unset>')}"
+
+
 def _late_tool(x: int) -> str:
     """A tool that exists only after add_tool was called."""
     return f"late {x}"
