@@ -100,10 +100,8 @@ def open_session(
     mcp = McpManager(project, log_dir=project / ".codingcode" / "logs")
     resolver = SessionToolResolver(registry, state=state, mcp=mcp, policy=policy)
     sandbox = CommandSandbox.create(project, settings.sandbox)
-    pipeline = ApprovalPipeline(
-        project, mode=mode or settings.defaultMode or settings.permissions.defaultMode or "default",
-        approval_timeout=approval_timeout,
-    )
+    # The pipeline reads the settings' defaultMode itself when no mode is given.
+    pipeline = ApprovalPipeline(project, mode=mode, approval_timeout=approval_timeout)
     parts = SessionParts(settings, registry, resolver, pipeline, sandbox, mcp)
     services = {"settings": settings, "sandbox": sandbox, "mcp": mcp, "registry": registry, "parts": parts}
 
