@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "PermissionMode",
@@ -37,10 +37,24 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _valid_rule(text: str) -> str:
+    # Imported here: the rule grammar lives with the approval pipeline, which imports settings.
+    from .approval.rules import RuleError, parse_rule
+
+    try:
+        parse_rule(text)
+    except RuleError as error:
+        raise ValueError(str(error)) from None
+    return text
+
+
+RuleText = Annotated[str, AfterValidator(_valid_rule)]
+
+
 class PermissionsSettings(_Model):
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
+    allow: list[RuleText] = Field(default_factory=list)
+    deny: list[RuleText] = Field(default_factory=list)
+    ask: list[RuleText] = Field(default_factory=list)
     defaultMode: PermissionMode | None = None
 
 
