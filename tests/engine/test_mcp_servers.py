@@ -197,12 +197,26 @@ async def test_server_that_never_starts_does_not_stop_the_others(tmp_path):
         await manager.aclose()
 
 
-async def test_invalid_config_is_a_status_not_an_exception(tmp_path):
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gh": {"command": "${UNSET_VAR_FOR_TEST}"}}}))
+async def test_invalid_entry_is_a_status_and_the_others_start(tmp_path):
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "gh": {"command": "${UNSET_VAR_FOR_TEST}"}, "fake": STDIO}}))
+    manager = McpManager(tmp_path)
+    await manager.start()
+    try:
+        fake, gh = manager.status()
+        assert fake.name == "fake" and fake.state == "running"
+        assert gh.name == "gh" and gh.state == "failed" and "UNSET_VAR_FOR_TEST" in gh.error and ".mcp.json" in gh.error
+        assert {t.mcp_server for t in manager.tools()} == {"fake"}
+    finally:
+        await manager.aclose()
+
+
+async def test_unreadable_config_is_a_status(tmp_path):
+    (tmp_path / ".mcp.json").write_text("{oops")
     manager = McpManager(tmp_path)
     await manager.start()
     [status] = manager.status()
-    assert status.state == "failed" and "UNSET_VAR_FOR_TEST" in status.error
+    assert status.state == "failed" and "not valid JSON" in status.error
     assert manager.tools() == []
 
 

@@ -217,6 +217,8 @@ class ServerConnection:
 
     async def _list_tools(self, client: Client) -> list[McpToolInfo]:
         tools: list[McpToolInfo] = []
+        if client.server_capabilities.tools is None:
+            return tools  # a server of only prompts or resources: nothing to offer, not a failure
         cursor: str | None = None
         for _ in range(_MAX_TOOL_PAGES):
             # "refresh": the SDK's response cache must not hand back a list we were told is stale.

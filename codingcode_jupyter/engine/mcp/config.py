@@ -29,6 +29,7 @@ __all__ = [
     "parse_server",
     "parse_config",
     "load_mcp_config",
+    "load_mcp_config_partial",
 ]
 
 CONFIG_FILE = ".mcp.json"
@@ -132,6 +133,15 @@ def parse_config(
     return {name: parse_server(name, raw, environ=environ, source=source) for name, raw in servers.items()}
 
 
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise McpConfigError(f"{path}: not valid JSON: {error}") from None
+    except OSError as error:
+        raise McpConfigError(f"{path}: cannot be read: {error}") from None
+
+
 def load_mcp_config(
     project: Path, *, environ: Mapping[str, str] | None = None
 ) -> dict[str, StdioServerConfig | HttpServerConfig]:
@@ -139,10 +149,27 @@ def load_mcp_config(
     path = Path(project) / CONFIG_FILE
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise McpConfigError(f"{path}: not valid JSON: {error}") from None
-    except OSError as error:
-        raise McpConfigError(f"{path}: cannot be read: {error}") from None
-    return parse_config(data, environ=environ, source=str(path))
+    return parse_config(_read(path), environ=environ, source=str(path))
+
+
+def load_mcp_config_partial(
+    project: Path, *, environ: Mapping[str, str] | None = None
+) -> tuple[dict[str, StdioServerConfig | HttpServerConfig], dict[str, str]]:
+    """The usable servers of ``.mcp.json`` and an error message for each unusable one.
+
+    One bad entry must not keep the others from starting. An unreadable file raises.
+    """
+    path = Path(project) / CONFIG_FILE
+    if not path.exists():
+        return {}, {}
+    data = _read(path)
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        parse_config(data, source=str(path))  # raises the precise message
+    good: dict[str, StdioServerConfig | HttpServerConfig] = {}
+    bad: dict[str, str] = {}
+    for name, raw in data.get("mcpServers", {}).items():
+        try:
+            good[name] = parse_server(name, raw, environ=environ, source=str(path))
+        except McpConfigError as error:
+            bad[name] = str(error)
+    return good, bad

@@ -17,7 +17,14 @@ from pydantic import BaseModel
 
 from ..tools.base import AnyArgs, ToolContext, ToolDefinition, ToolResult
 from .client import ConnectionState, McpCallError, McpToolInfo, ServerConnection, to_tool_result
-from .config import HttpServerConfig, McpConfigError, StdioServerConfig, load_mcp_config, parse_server
+from .config import (
+    CONFIG_FILE,
+    HttpServerConfig,
+    McpConfigError,
+    StdioServerConfig,
+    load_mcp_config_partial,
+    parse_server,
+)
 from .naming import assign_wire_names, display_name
 
 __all__ = ["McpManager", "ServerStatus"]
@@ -59,17 +66,31 @@ class McpManager:
         self._name_providers: list[Callable[[], set[str]]] = [reserved_names] if reserved_names else []
         self._servers: dict[str, ServerConnection] = {}
         self._config_errors: dict[str, str] = {}
+        self._config_loaded = False
         # Bumped whenever the set of tools may have changed; a cheap "look again" signal.
         self.tools_version = 0
 
     # -- configuration -----------------------------------------------------------------
 
     def load_config(self) -> dict[str, StdioServerConfig | HttpServerConfig]:
-        """Read ``.mcp.json`` and register its servers (not started); McpConfigError if invalid."""
-        configs = load_mcp_config(self.project)
+        """Read ``.mcp.json`` and register its usable servers (not started).
+
+        Raises McpConfigError naming every unusable entry, after registering the good ones;
+        the errors also show in :meth:`status`.
+        """
+        self._config_loaded = True
+        self._config_errors.clear()
+        try:
+            configs, errors = load_mcp_config_partial(self.project)
+        except McpConfigError as error:
+            self._config_errors[CONFIG_FILE] = str(error)
+            raise
         for name, config in configs.items():
             if name not in self._servers:
                 self._servers[name] = self._connection(name, config)
+        self._config_errors.update(errors)
+        if errors:
+            raise McpConfigError("\n".join(errors.values()))
         return configs
 
     def _connection(self, name: str, config: StdioServerConfig | HttpServerConfig) -> ServerConnection:
@@ -102,12 +123,11 @@ class McpManager:
 
     async def start(self) -> None:
         """Start every configured server at once; failures are recorded in status, never raised."""
-        if not self._servers:
+        if not self._config_loaded:
             try:
                 self.load_config()
-            except McpConfigError as error:
-                self._config_errors[".mcp.json"] = str(error)
-                return
+            except McpConfigError:
+                pass  # recorded for status(); the valid servers still start
         await asyncio.gather(*(server.start() for server in self._servers.values() if server.state != "running"))
         self._tools_changed()
 
@@ -159,7 +179,7 @@ class McpManager:
     def status(self) -> list[ServerStatus]:
         """One line per server, sorted by name (plus a config error, if ``.mcp.json`` is invalid)."""
         statuses = [self._status(self._servers[name]) for name in sorted(self._servers)]
-        for source, error in self._config_errors.items():
+        for source, error in sorted(self._config_errors.items()):
             statuses.append(ServerStatus(source, "config", "failed", error, 0, None))
         return statuses
 
