@@ -5,9 +5,20 @@ from __future__ import annotations
 import platform
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
 from .settings import Settings
 
-__all__ = ["INSTRUCTION_FILES", "MAX_INSTRUCTION_CHARS", "project_instructions", "build_system_prompt"]
+if TYPE_CHECKING:
+    from .agents.profiles import AgentProfile
+
+__all__ = [
+    "INSTRUCTION_FILES",
+    "MAX_INSTRUCTION_CHARS",
+    "project_instructions",
+    "build_system_prompt",
+    "agent_profiles_section",
+]
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".codingcode/instructions.md")
 MAX_INSTRUCTION_CHARS = 20_000
@@ -41,9 +52,23 @@ def project_instructions(project: Path) -> list[tuple[str, str]]:
     return found
 
 
-def build_system_prompt(project: Path, settings: Settings | None = None, extra: str = "") -> str:
+def agent_profiles_section(profiles: Iterable["AgentProfile"]) -> str:
+    """The part of a system prompt that lists the sub-agents dispatch_agent can run ("" if none)."""
+    lines = [f"- {p.name}: {' '.join(p.description.split())}" for p in profiles]
+    if not lines:
+        return ""
+    return (
+        "Sub-agents: dispatch_agent(agent, prompt) runs one of these in a fresh context and returns its "
+        "final answer. It sees none of this conversation, so put everything it needs in the prompt. "
+        "Several dispatch_agent calls in one message run in parallel; use that for independent "
+        "searches.\n" + "\n".join(lines)
+    )
+
+
+def build_system_prompt(project: Path, settings: Settings | None = None, extra: str = "", *, base: str | None = None) -> str:
+    """The system prompt; ``base`` replaces the default agent description (an agent profile's body)."""
     parts = [
-        _BASE,
+        _BASE if base is None else base,
         f"Project root: {project}\nPlatform: {platform.system()} {platform.release()}\nToday: {date.today().isoformat()}",
     ]
     for name, text in project_instructions(project):

@@ -1,0 +1,333 @@
+"""Agent profiles: who a (sub-)agent is — its prompt, its tools, its model, its limits.
+
+A profile is a Markdown file whose YAML front matter holds the settings and whose body is
+the system prompt::
+
+    ---
+    name: reviewer
+    description: Reviews a diff for bugs and style.
+    tools: [read_file, search_code]      # or "read_file, search_code"; globs allowed
+    mcp_servers: [github]
+    model: claude-haiku-4-5              # "inherit" (or absent): the dispatching agent's
+    max_steps: 20
+    permission_mode: plan                # can only make approval stricter, never looser
+    disabled: false
+    ---
+    You review changes...
+
+Sources, lowest precedence first: the built-ins (``explore``, ``plan``), the user's
+``~/.codingcode/agents/*.md``, the project's ``.codingcode/agents/*.md``. A file of a higher
+source replaces a profile of the same name; ``disabled: true`` hides it. A broken file is a
+:class:`ProfileError` naming the file and the field; it hides the profile it would have
+defined, so asking for that profile reports the error instead of silently running another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..settings import PermissionMode
+
+__all__ = [
+    "DISPATCH_TOOL_NAME",
+    "MODE_STRICTNESS",
+    "AgentProfile",
+    "ProfileError",
+    "ProfileCatalog",
+    "builtin_profiles",
+    "parse_profile",
+    "load_profile_file",
+    "load_profiles",
+    "profile_dirs",
+    "stricter_mode",
+]
+
+DISPATCH_TOOL_NAME = "dispatch_agent"
+MAX_PROFILE_CHARS = 100_000
+ProfileSource = Literal["builtin", "user", "project"]
+
+# Higher is stricter. A profile may tighten the session's mode, never loosen it: a profile
+# file comes with the project (maybe a cloned, untrusted one) and must not switch approval off.
+MODE_STRICTNESS: dict[str, int] = {"bypass": 0, "acceptEdits": 1, "default": 2, "plan": 3}
+
+
+def stricter_mode(current: PermissionMode, requested: PermissionMode | None) -> PermissionMode:
+    """The stricter of two permission modes (``requested`` None keeps ``current``)."""
+    if requested is None or MODE_STRICTNESS[requested] <= MODE_STRICTNESS[current]:
+        return current
+    return requested
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be used; the message names the file and the field."""
+
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+class _FrontMatter(BaseModel):
+    """The YAML front matter as written; unknown keys are errors (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    description: str = Field(min_length=1)
+    tools: list[str] | None = None
+    mcp_servers: list[str] | None = None
+    model: str | None = None
+    max_steps: int | None = Field(default=None, ge=1, le=1000)
+    permission_mode: PermissionMode | None = None
+    disabled: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and not _NAME.match(value):
+            raise ValueError("must be 1-64 letters, digits, '-' or '_', starting with a letter or digit")
+        return value
+
+    @field_validator("tools", "mcp_servers", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        # Claude Code's agent files write `tools: Read, Grep`; accept that as well as a list.
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("tools", "mcp_servers")
+    @classmethod
+    def _non_empty_items(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and any(not item.strip() for item in value):
+            raise ValueError("entries must be non-empty names")
+        return [item.strip() for item in value] if value is not None else None
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must be a model name or 'inherit'")
+        return None if value is None or value.strip() == "inherit" else value.strip()
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """One usable profile."""
+
+    name: str
+    description: str
+    system_prompt: str
+    # Tool display names or globs; None means every tool the session offers.
+    tools: tuple[str, ...] | None = None
+    mcp_servers: tuple[str, ...] | None = None
+    # None: the dispatching agent's model.
+    model: str | None = None
+    max_steps: int | None = None
+    permission_mode: PermissionMode | None = None
+    disabled: bool = False
+    source: ProfileSource = "builtin"
+    path: Path | None = None
+
+    def allows_dispatch(self) -> bool:
+        """Whether this profile's own tool list names dispatch_agent (a sub-agent needs that)."""
+        return self.tools is not None and any(fnmatchcase(DISPATCH_TOOL_NAME, pattern) for pattern in self.tools)
+
+    @property
+    def origin(self) -> str:
+        return str(self.path) if self.path else f"built-in profile '{self.name}'"
+
+
+_READ_ONLY_LOCAL = ("read_file", "search_code", "search_files")
+
+_EXPLORE_PROMPT = """You are explore, a sub-agent that finds things in a code base. Another agent \
+dispatched you with a question; it cannot see your work, only your final message.
+
+- Search broadly first (search_files for names, search_code for contents), then read the \
+relevant parts with read_file. Try several spellings and places before concluding something \
+does not exist.
+- You are read-only: you cannot change files or run commands. Do not offer to.
+- Your final message is your whole answer: list what you found with exact paths and line \
+numbers (`path:line`), quote the few lines that matter, and say plainly what you did not \
+find. No preamble."""
+
+_PLAN_PROMPT = """You are plan, a sub-agent that designs how to carry out a change. Another \
+agent dispatched you with a task; it cannot see your work, only your final message.
+
+- Study the code the task touches (search_files, search_code, read_file) until you know \
+where each change goes and what it may break; read the tests too.
+- You are read-only: you cannot change files or run commands. Do not make the change.
+- Your final message is the plan: numbered steps, each naming the files (and functions) to \
+change and how, the tests to add or run, and the risks or open questions. Be concrete and \
+short; no preamble."""
+
+
+def builtin_profiles() -> dict[str, AgentProfile]:
+    """The profiles every session has unless a user or project file replaces them."""
+    return {
+        "explore": AgentProfile(
+            name="explore",
+            description="Finds files, definitions and usages in the project and reports them with paths and line numbers (read-only).",
+            system_prompt=_EXPLORE_PROMPT,
+            tools=_READ_ONLY_LOCAL,
+            mcp_servers=(),
+            max_steps=40,
+            permission_mode="plan",
+        ),
+        "plan": AgentProfile(
+            name="plan",
+            description="Studies the code a task touches and returns a step-by-step implementation plan (read-only).",
+            system_prompt=_PLAN_PROMPT,
+            tools=_READ_ONLY_LOCAL,
+            mcp_servers=(),
+            max_steps=40,
+            permission_mode="plan",
+        ),
+    }
+
+
+# -- parsing ------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^---[ \t]*$")
+
+
+def _split_front_matter(text: str, where: str) -> tuple[str, str, int]:
+    """(front matter, body, line number where the front matter starts)."""
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or not _FENCE.match(lines[0].rstrip("\r\n")):
+        raise ProfileError(f"{where}: must start with YAML front matter between '---' lines (name, description, ...)")
+    for index in range(1, len(lines)):
+        if _FENCE.match(lines[index].rstrip("\r\n")):
+            return "".join(lines[1:index]), "".join(lines[index + 1 :]), 2
+    raise ProfileError(f"{where}: the front matter has no closing '---' line")
+
+
+def _yaml_error(error: yaml.YAMLError, first_line: int) -> str:
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    if mark is not None:
+        return f"invalid YAML at line {mark.line + first_line}, column {mark.column + 1}: {problem}"
+    return f"invalid YAML: {problem}"
+
+
+def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSource = "project", path: Path | None = None) -> AgentProfile:
+    """A profile from the text of a profile file; ``where`` names it in error messages."""
+    front, body, first_line = _split_front_matter(text, where)
+    try:
+        raw = yaml.safe_load(front)
+    except yaml.YAMLError as error:
+        raise ProfileError(f"{where}: {_yaml_error(error, first_line)}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: the front matter must be a mapping of fields (name: ..., description: ...)")
+    try:
+        meta = _FrontMatter.model_validate(raw)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors(include_url=False):
+            loc = item["loc"]
+            name = str(loc[0]) if loc else "(front matter)"
+            if item["type"] == "extra_forbidden":
+                allowed = ", ".join(_FrontMatter.model_fields)
+                problems.append(f"field '{name}': unknown field (allowed: {allowed})")
+            else:
+                problems.append(f"field '{name}': {item['msg']}")
+        raise ProfileError(f"{where}: " + "; ".join(problems)) from None
+    name = meta.name or default_name
+    if not _NAME.match(name):
+        raise ProfileError(f"{where}: field 'name': missing, and the file name '{default_name}' is not a valid profile name")
+    prompt = body.strip()
+    if not prompt and not meta.disabled:
+        raise ProfileError(f"{where}: field 'body': the text after the front matter is the system prompt and must not be empty")
+    return AgentProfile(
+        name=name,
+        description=meta.description.strip(),
+        system_prompt=prompt,
+        tools=tuple(meta.tools) if meta.tools is not None else None,
+        mcp_servers=tuple(meta.mcp_servers) if meta.mcp_servers is not None else None,
+        model=meta.model,
+        max_steps=meta.max_steps,
+        permission_mode=meta.permission_mode,
+        disabled=meta.disabled,
+        source=source,
+        path=path,
+    )
+
+
+def load_profile_file(path: Path, source: ProfileSource = "project") -> AgentProfile:
+    """Parse one profile file; ProfileError names the file on any problem."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ProfileError(f"{path}: cannot be read: {error.strerror or error}") from None
+    if len(data) > MAX_PROFILE_CHARS:
+        raise ProfileError(f"{path}: {len(data)} bytes is too large for a profile (max {MAX_PROFILE_CHARS})")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ProfileError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    return parse_profile(text, where=str(path), default_name=path.stem, source=source, path=path)
+
+
+def profile_dirs(project: Path, home: Path | None = None) -> list[tuple[ProfileSource, Path]]:
+    """(source, directory) in increasing precedence."""
+    home = Path.home() if home is None else home
+    return [("user", home / ".codingcode" / "agents"), ("project", Path(project) / ".codingcode" / "agents")]
+
+
+@dataclass
+class ProfileCatalog:
+    """The profiles of a session, with the files that failed to load."""
+
+    profiles: dict[str, AgentProfile] = field(default_factory=dict)
+    # Profile name (or file stem) -> the error that hid it.
+    errors: dict[str, ProfileError] = field(default_factory=dict)
+
+    def available(self) -> list[AgentProfile]:
+        """Enabled profiles, by name."""
+        return [p for _, p in sorted(self.profiles.items()) if not p.disabled]
+
+    def get(self, name: str) -> AgentProfile:
+        """The enabled profile ``name``; ProfileError saying why not (broken, disabled, unknown)."""
+        if name in self.errors:
+            raise self.errors[name]
+        profile = self.profiles.get(name)
+        if profile is None:
+            names = ", ".join(p.name for p in self.available()) or "none"
+            raise ProfileError(f"No agent profile named '{name}'. Available: {names}.")
+        if profile.disabled:
+            raise ProfileError(f"The agent profile '{name}' is disabled ({profile.origin}: disabled: true).")
+        return profile
+
+
+def load_profiles(project: Path, *, home: Path | None = None) -> ProfileCatalog:
+    """Built-in, user and project profiles merged by precedence (see the module docstring)."""
+    catalog = ProfileCatalog(profiles=builtin_profiles())
+    for source, directory in profile_dirs(project, home):
+        if not directory.is_dir():
+            continue
+        seen: dict[str, Path] = {}
+        for path in sorted(directory.glob("*.md")):
+            if not path.is_file():
+                continue
+            try:
+                profile = load_profile_file(path, source)
+            except ProfileError as error:
+                catalog.profiles.pop(path.stem, None)
+                catalog.errors[path.stem] = error
+                continue
+            if profile.name in seen:
+                error = ProfileError(f"{path}: field 'name': '{profile.name}' is already defined by {seen[profile.name]}")
+                catalog.profiles.pop(profile.name, None)
+                catalog.errors[profile.name] = error
+                continue
+            seen[profile.name] = path
+            catalog.errors.pop(profile.name, None)
+            catalog.profiles[profile.name] = profile
+    return catalog
