@@ -1,0 +1,71 @@
+"""One tool call as a compact line (tool, key argument, status, duration), expandable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+from ._text import h, pretty_json, short
+
+__all__ = ["ToolLine", "key_argument"]
+
+_KEYS = ("command", "file_path", "path", "url", "pattern", "query", "prompt", "description")
+_ICONS = {"running": "⏳", "ok": "✔", "error": "✖", "denied": "⛔", "interrupted": "◼", "waiting": "❓"}
+_RESULT_LIMIT = 20_000
+
+
+def key_argument(tool_input: dict[str, Any]) -> str:
+    """The argument that says what a call is about (its path, command, URL...)."""
+    for key in _KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value
+    for value in tool_input.values():
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+class ToolLine(widgets.HTML):
+    """A tool call; click the line to see its full input and result."""
+
+    def __init__(self, tool: str, tool_input: dict[str, Any], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.add_class("codingcode-tool")
+        self.tool = tool
+        self.input = tool_input
+        self.status = "running"
+        self.result = ""
+        self.progress: list[str] = []
+        self.duration_ms: float | None = None
+        self._render()
+
+    def set_progress(self, text: str) -> None:
+        self.progress.append(text)
+        self.progress = self.progress[-20:]
+        self._render()
+
+    def set_status(self, status: str) -> None:
+        self.status = status
+        self._render()
+
+    def finish(self, status: str, result: str, duration_ms: float) -> None:
+        """The call ended (ok, error, denied, interrupted)."""
+        self.status, self.result, self.duration_ms = status, result, duration_ms
+        self._render()
+
+    def _render(self) -> None:
+        duration = f" · {self.duration_ms / 1000:.2f} s" if self.duration_ms is not None else ""
+        key = short(key_argument(self.input), 70)
+        summary = (
+            f"{_ICONS.get(self.status, '•')} <code>{h(self.tool)}</code> {h(key)} "
+            f'<span class="tool-status" style="opacity:.7">{h(self.status)}{duration}</span>'
+        )
+        body = f"<div><b>input</b><pre>{h(pretty_json(self.input))}</pre></div>"
+        if self.progress and self.status == "running":
+            body += f"<div><b>progress</b><pre>{h(chr(10).join(self.progress))}</pre></div>"
+        if self.result:
+            result = self.result if len(self.result) <= _RESULT_LIMIT else self.result[:_RESULT_LIMIT] + "\n…"
+            body += f"<div><b>result</b><pre>{h(result)}</pre></div>"
+        self.value = f'<details><summary style="cursor:pointer">{summary}</summary>{body}</details>'

@@ -1,0 +1,209 @@
+"""The notebook front without a kernel: transformer, widgets, throttling, the ask fallbacks."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import threading
+import time
+
+import pytest
+
+from codingcode_jupyter.engine.approval.types import ApprovalRequest
+from codingcode_jupyter.engine.events import (
+    ApprovalAnswered,
+    AuditRecorded,
+    TextDelta,
+    TodoItem,
+    TodoUpdated,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnDone,
+    Usage,
+)
+from codingcode_jupyter.notebook import async_cell
+from codingcode_jupyter.notebook.magics import _line_transformer
+from codingcode_jupyter.notebook.view import TurnView, parse_text_answer, render_markdown
+from codingcode_jupyter.notebook.widgets.approval import BUTTONS, ApprovalCard
+
+
+def request(**over) -> ApprovalRequest:
+    base = dict(session_id="s", turn_id=1, tool_use_id="toolu_1", tool="write_file",
+                input={"path": "a.txt", "content": "hi"}, preview="--- a.txt\n+++ a.txt\n+hi", layer="mode",
+                rule=None, reason="writes a file")
+    return ApprovalRequest(**{**base, **over})
+
+
+# -- the input transformers -------------------------------------------------------------
+
+
+def test_transformer_rewrites_agent_cell_into_await_with_exact_text():
+    body = 'Fix "this" and \'that\'\n\\n {braces} \u202e\n'
+    out = async_cell.agent_cell_transformer(["%%agent --mode plan\n", *body.splitlines(keepends=True)])
+    assert len(out) == 1 and out[0].startswith(f"await {async_cell.CELL_FUNCTION}(")
+    call = ast.parse(out[0]).body[0].value.value
+    assert [ast.literal_eval(a) for a in call.args] == ["--mode plan", body]
+
+
+@pytest.mark.parametrize("cell", [["%%agent?\n"], ["%%agent??\n"], ["x = 1\n", "%%agent\n"], ["%%agentx\n", "hi"], ["%%bash\n", "%agent status\n"]])
+def test_transformers_leave_help_and_other_cells_alone(cell):
+    assert async_cell.agent_cell_transformer(list(cell)) == list(cell)
+    assert _line_transformer(list(cell)) == list(cell)
+
+
+def test_line_transformer_awaits_lone_agent_lines_only():
+    out = _line_transformer(["x = 1\n", "%agent audit 5\n", "  %agent status\n", "%agent?\n"])
+    assert out[1] == "await __codingcode_agent_line__('audit 5')\n"
+    assert out[0] == "x = 1\n" and out[2] == "  %agent status\n" and out[3] == "%agent?\n"
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+
+def test_markdown_escapes_html_and_reveals_hidden_characters():
+    html = render_markdown("**bold** <img src=x onerror=alert(1)> [x](javascript:alert(1)) evil\u202etxt.exe")
+    assert "<strong>bold</strong>" in html
+    assert "<img" not in html and "&lt;img" in html
+    assert "javascript:" not in html
+    assert "\u202e" not in html and "\\u{202e}" in html
+
+
+def test_text_answers():
+    assert parse_text_answer(" Y ") == "allow" and parse_text_answer("v") == "never"
+    assert parse_text_answer("a") == "always" and parse_text_answer("") == "deny"
+    assert parse_text_answer("maybe") is None
+
+
+# -- the approval card ---------------------------------------------------------------------
+
+
+async def test_card_click_resolves_disables_and_collapses():
+    card = ApprovalCard(request())
+    assert set(card.buttons) == {"Allow", "Deny", "Always allow", "Never allow"} == set(BUTTONS)
+    assert "+hi" in card.preview.value and "writes a file" in card.why.value
+    card.click("Always allow")
+    assert await asyncio.wait_for(card.answer, 1) == "always"
+    assert all(b.disabled for b in card.buttons.values())
+    assert card.preview.layout.display == "none" and "Always allowed" in card.header.value
+    card.click("Deny")  # a second click changes nothing
+    assert card.state == "always"
+
+
+async def test_card_click_from_another_thread():
+    card = ApprovalCard(request())
+    thread = threading.Thread(target=card.click, args=("Deny",))
+    thread.start()
+    assert await asyncio.wait_for(card.answer, 1) == "deny"
+    thread.join()
+
+
+async def test_card_escapes_preview_and_tool():
+    card = ApprovalCard(request(tool="x<script>", preview="+<b>rm</b>\u200b"))
+    assert "<script>" not in card.header.value and "<b>rm" not in card.preview.value
+    assert "\\u{200b}" in card.preview.value
+
+
+async def test_timeout_relabels_an_interrupted_card_but_not_an_answer():
+    card = ApprovalCard(request())
+    card.settle("interrupted")
+    card.settle("timeout", by="timeout")
+    assert card.state == "timeout"
+    other = ApprovalCard(request())
+    other.click("Allow")
+    other.settle("timeout")
+    assert other.state == "allow"
+
+
+# -- the view ------------------------------------------------------------------------------
+
+
+async def test_streamed_text_is_throttled_and_complete():
+    view = TurnView(max_rate=20)
+    words = [f"w{i} " for i in range(2000)]
+    start = time.monotonic()
+    for index, word in enumerate(words):
+        view(TextDelta(text=word))
+        if index % 50 == 0:
+            await asyncio.sleep(0.01)
+    elapsed = time.monotonic() - start
+    view.finish()
+    segment = view.main.children[0]
+    assert segment.value.count("w") == 2000 and "w1999" in segment.value
+    assert view.flushes <= elapsed * 20 + 3, (view.flushes, elapsed)
+    assert view.flushes >= 2
+
+
+async def test_events_build_tool_lines_todo_audit_and_footer():
+    view = TurnView()
+    view(TextDelta(text="Let me write it."))
+    view(ToolCallStarted(tool_use_id="t1", tool="write_file", input={"path": "a.txt", "content": "x"}))
+    view(AuditRecorded(record={"event": "decision", "tool_use_id": "t1", "tool": "write_file", "decision": "allow",
+                               "layer": "confirm", "by": "user"}))
+    view(AuditRecorded(record={"event": "outcome", "tool_use_id": "t1", "tool": "write_file", "decision": "allow",
+                               "outcome": "ok"}))
+    view(ToolCallFinished(tool_use_id="t1", tool="write_file", status="ok", result="wrote 1 line", duration_ms=12))
+    view(TodoUpdated(items=[TodoItem(step="write a.txt", status="completed"), TodoItem(step="run it")]))
+    view(TextDelta(text="Done."))
+    view(TurnDone(stop_reason="end_turn", usage=Usage(input_tokens=1200, output_tokens=30), cost_usd=0.0042))
+    view.finish()
+    kinds = [type(w).__name__ for w in view.main.children]
+    assert kinds == ["HTML", "ToolLine", "HTML"]
+    line = view.main.children[1]
+    assert "a.txt" in line.value and "ok" in line.value and "wrote 1 line" in line.value
+    assert "Done." in view.main.children[2].value
+    assert "(1/2)" in view.todo.value and "run it" in view.todo.value
+    assert len(view.audit.records) == 1 and view.audit.records[0]["outcome"] == "ok"
+    assert "1,200 in" in view.footer.value and "$0.0042" in view.footer.value
+
+
+async def test_subagent_output_goes_into_its_own_section():
+    view = TurnView()
+    view(TextDelta(text="main text"))
+    view(TextDelta(text="sub text", agent="main/explore#1"))
+    view.finish()
+    accordion = view.main.children[1]
+    assert type(accordion).__name__ == "Accordion"
+    assert "sub text" in accordion.children[0].children[0].value
+    assert "sub text" not in view.main.children[0].value
+
+
+async def test_ask_waits_for_a_click_once_a_frontend_rendered_the_cell():
+    view = TurnView(frontend_wait=5)
+    view.root._view_count = 1  # what the frontend reports when it renders the view
+    task = asyncio.ensure_future(view.ask(request()))
+    await asyncio.sleep(0.05)
+    card = view.cards["toolu_1"]
+    assert not task.done()
+    card.click("Allow")
+    assert await asyncio.wait_for(task, 1) == "allow"
+
+
+async def test_ask_without_frontend_or_stdin_denies_after_timeout_and_says_why():
+    view = TurnView(frontend_wait=0.1, headless_timeout=0.3)
+    start = time.monotonic()
+    answer = await asyncio.wait_for(view.ask(request()), 3)
+    assert answer == "deny" and 0.25 <= time.monotonic() - start < 2
+    assert view.cards["toolu_1"].state == "no_frontend"
+    assert "nobody could answer" in view.main.children[-1].value
+
+
+async def test_ask_without_frontend_still_takes_a_late_click():
+    view = TurnView(frontend_wait=0.05, headless_timeout=5)
+    task = asyncio.ensure_future(view.ask(request()))
+    await asyncio.sleep(0.2)
+    view.cards["toolu_1"].click("Deny")
+    assert await asyncio.wait_for(task, 1) == "deny"
+    assert view.cards["toolu_1"].state == "deny"
+
+
+async def test_cancelled_ask_marks_the_card_interrupted_and_timeout_event_relabels():
+    view = TurnView(frontend_wait=5)
+    view.root._view_count = 1
+    task = asyncio.ensure_future(view.ask(request()))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert view.cards["toolu_1"].state == "interrupted"
+    view(ApprovalAnswered(tool_use_id="toolu_1", answer="timeout", by="timeout"))
+    assert view.cards["toolu_1"].state == "timeout"
