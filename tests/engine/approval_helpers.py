@@ -1,0 +1,71 @@
+"""Shared set-up for the approval tests: a project on disk and real tool definitions."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+from codingcode_jupyter.engine.approval.types import ToolCall
+from codingcode_jupyter.engine.tools.base import AnyArgs, ToolContext, ToolDefinition
+from codingcode_jupyter.engine.tools.builtin import builtin_tools
+
+TOOLS = {tool.name: tool for tool in builtin_tools()}
+
+SETTINGS = {
+    "permissions": {
+        "allow": [
+            "execute_command(pytest *)",
+            "execute_command(ls *)",
+            "execute_command(echo *)",
+            "execute_command(git status)",
+            "read_file(docs/**)",
+            "everything:echo",
+        ],
+    }
+}
+
+
+async def _never(args: Any, ctx: Any) -> str:
+    raise AssertionError("tools are never run by approval tests")
+
+
+def mcp_tool(display: str, read_only_hint: bool = False) -> ToolDefinition:
+    server, name = display.split(":", 1)
+    return ToolDefinition(name=f"{server}__{name}", description=display, parameters=AnyArgs, execute=_never,
+                          source="mcp", display_name=display, mcp_server=server,
+                          annotations={"readOnlyHint": read_only_hint})
+
+
+def make_project(root: Path, settings: dict | None = None) -> Path:
+    project = root / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "build").mkdir()
+    (project / "src").mkdir()
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".codingcode").mkdir()
+    (project / "docs" / "a.md").write_text("a")
+    (project / ".env").write_text("KEY=1")
+    (project / "link_shadow").symlink_to("/etc/shadow")
+    (project / "keys").symlink_to(os.path.expanduser("~/.ssh"))
+    (project / "docs_escape").symlink_to("/etc")
+    (project / ".codingcode" / "settings.json").write_text(json.dumps(settings if settings is not None else SETTINGS))
+    return project
+
+
+def context(project: Path, events: list | None = None, services: dict | None = None) -> ToolContext:
+    sink = events.append if events is not None else (lambda event: None)
+    return ToolContext(session_id="s1", turn_id=1, project_path=project, tool_use_id="t1", emit=sink,
+                       services=services or {})
+
+
+def call(tool: str | ToolDefinition, tool_input: dict, tool_use_id: str = "t1") -> ToolCall:
+    definition = TOOLS[tool] if isinstance(tool, str) else tool
+    return ToolCall(tool_use_id=tool_use_id, tool=definition, input=tool_input)
+
+
+async def evaluate(project: Path, tool: str | ToolDefinition, tool_input: dict, mode: str = "default", **kwargs):
+    pipeline = ApprovalPipeline(project, mode=mode, python_hooks=[], **kwargs)
+    return await pipeline.evaluate(call(tool, tool_input), context(project))
