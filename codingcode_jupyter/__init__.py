@@ -10,10 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["tool", "ToolDefinition", "ToolContext", "ToolError", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["tool", "pre_tool_use", "on_approval", "Image", "ToolDefinition", "ToolContext", "ToolError", "load_ipython_extension", "unload_ipython_extension"]
 
 _LAZY = {
     "tool": "codingcode_jupyter.engine.tools.custom",
+    "pre_tool_use": "codingcode_jupyter.engine.tools.custom",
+    "on_approval": "codingcode_jupyter.engine.tools.custom",
+    "Image": "codingcode_jupyter.engine.tools.custom",
     "ToolDefinition": "codingcode_jupyter.engine.tools.base",
     "ToolContext": "codingcode_jupyter.engine.tools.base",
     "ToolError": "codingcode_jupyter.engine.tools.base",
@@ -21,7 +24,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .engine.tools.base import ToolContext, ToolDefinition, ToolError
-    from .engine.tools.custom import tool
+    from .engine.tools.custom import Image, on_approval, pre_tool_use, tool
 
 
 def __getattr__(name: str) -> Any:
