@@ -254,9 +254,10 @@ class _Walker:
             else:
                 value = value.replace("${PWD}", self.cwd).replace("$PWD", self.cwd)
         if any(p.kind == "tilde" for p in parts):
-            value = os.path.expanduser(value) if value.startswith("~") else value
             if value == "~" or value.startswith("~/"):
                 value = self.home + value[1:]
+            elif value.startswith("~"):
+                value = os.path.expanduser(value)  # ~user
         return value, dynamic, found
 
     def _redirect(self, node, source: str, *, via: str, depth: int) -> Redirect | None:
