@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ..checkpoints import record_after_write, snapshot_before_write
 from ..paths import is_within
 from ..state import FileStamp
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult, text_block
@@ -385,7 +386,9 @@ async def _write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
     path, before, after = _plan_write(args, ctx)
     label = display_path(ctx, path)
     diff = unified_diff(before, after, label)
+    snapshot_before_write(ctx, path)
     _write(path, after)
+    record_after_write(ctx, path)
     _remember(ctx, path)
     count = after.count("\n") + (1 if after and not after.endswith("\n") else 0)
     verb = "Updated" if existed else "Created"
@@ -454,7 +457,9 @@ async def _edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         _check_fresh(ctx, path)
     path, before, after, replaced = _plan_edit(args, ctx)
     diff = unified_diff(before, after, display_path(ctx, path))
+    snapshot_before_write(ctx, path)
     _write(path, after)
+    record_after_write(ctx, path)
     _remember(ctx, path)
     summary = f"Edited {path} ({replaced} replacement{'s' if replaced != 1 else ''})"
     return ToolResult([text_block(summary + "\n\n" + _cap_diff(diff))], display=diff)
