@@ -546,3 +546,111 @@ def test_redefining_a_hook_replaces_it():
     assert [o for o in hooks.approval_observers() if o.__qualname__ == watch.__qualname__] == [watch]
     with pytest.raises(TypeError, match="glob"):
         pre_tool_use(3)
+
+
+# -- through the approval pipeline ------------------------------------------------------
+
+
+async def test_custom_tools_pass_the_approval_pipeline(fake_api, tmp_path, registry):
+    import json as _json
+
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+
+    (tmp_path / ".codingcode").mkdir()
+    (tmp_path / ".codingcode" / "settings.json").write_text(
+        _json.dumps({"permissions": {"deny": ["word_count(*secret*)"], "ask": ["peek(*)"]}})
+    )
+    ran: list[tuple[str, object]] = []
+
+    @tool(registry=registry)
+    def word_count(text: str) -> int:
+        """Count words."""
+        ran.append(("word_count", text))
+        return len(text.split())
+
+    @tool(read_only=True, registry=registry)
+    def peek(seconds: float = 0.0) -> str:
+        """Peek."""
+        ran.append(("peek", seconds))
+        time.sleep(seconds)
+        return "peeked"
+
+    @tool(read_only=True, registry=registry)
+    def glance() -> str:
+        """Glance."""
+        ran.append(("glance", None))
+        return "glanced"
+
+    @pre_tool_use("word_count")
+    def redact(payload):
+        text_in = payload["tool_input"]["text"]
+        return {"decision": "allow", "modified_input": {"text": text_in.replace("password", "[redacted]")}}
+
+    asked: list[tuple[str, str]] = []
+
+    async def ask(request):
+        asked.append((request.tool, request.layer))
+        return "allow"
+
+    fake_api.add(
+        Reply([
+            tool_use("word_count", {"text": "my password here"}, id="t1"),
+            tool_use("word_count", {"text": "top secret"}, id="t2"),
+        ]),
+        Reply([tool_use("glance", {}, id="t3"), tool_use("peek", {}, id="t4")]),
+        Reply([text("ok")]),
+    )
+    pipeline = ApprovalPipeline(tmp_path)
+    loop, events = make_loop(tmp_path, registry, approver=pipeline)
+    loop.ask = ask
+    await loop.run(Conversation(), "go", 1)
+
+    # the hook's rewritten input is what ran; the deny rule named the custom tool
+    assert ("word_count", "my [redacted] here") in ran and ("word_count", "top secret") not in ran
+    step1 = {b["tool_use_id"]: b for b in fake_api.requests[1]["messages"][-1]["content"]}
+    assert step1["t1"]["content"][0]["text"] == "3"
+    assert step1["t2"]["is_error"] and "word_count(*secret*)" in step1["t2"]["content"][0]["text"]
+    # read-only passes the whitelist layer; an ask rule still asks, by the custom tool's name
+    assert asked == [("peek", "rules")]
+    assert {"glance", "peek"} <= {name for name, _ in ran}
+    audit = (tmp_path / ".codingcode" / "audit.jsonl").read_text()
+    assert '"word_count"' in audit and '"peek"' in audit
+
+
+async def test_a_blocking_sync_tool_does_not_hold_up_an_approval(fake_api, tmp_path, registry):
+    """Two read-only calls run together: the answer for one arrives while the other blocks."""
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+
+    (tmp_path / ".codingcode").mkdir()
+    (tmp_path / ".codingcode" / "settings.json").write_text('{"permissions": {"ask": ["probe(*)"]}}')
+    timeline: list[tuple[str, float]] = []
+
+    @tool(read_only=True, registry=registry)
+    def block(seconds: float) -> str:
+        """Block."""
+        timeline.append(("block start", time.monotonic()))
+        time.sleep(seconds)
+        timeline.append(("block end", time.monotonic()))
+        return "unblocked"
+
+    @tool(read_only=True, registry=registry)
+    def probe() -> str:
+        """Probe."""
+        timeline.append(("probe", time.monotonic()))
+        return "probed"
+
+    async def ask(request):
+        # a person clicks a little later, from "elsewhere" (another task on the loop)
+        await asyncio.sleep(0.2)
+        timeline.append(("clicked", time.monotonic()))
+        return "allow"
+
+    fake_api.add(
+        Reply([tool_use("block", {"seconds": 1.0}, id="b"), tool_use("probe", {}, id="p")]),
+        Reply([text("ok")]),
+    )
+    loop, _ = make_loop(tmp_path, registry, approver=ApprovalPipeline(tmp_path))
+    loop.ask = ask
+    await loop.run(Conversation(), "go", 1)
+    at = dict(timeline)
+    assert at["block start"] < at["clicked"] < at["probe"] < at["block end"]
