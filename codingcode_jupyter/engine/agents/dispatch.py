@@ -1,0 +1,319 @@
+"""dispatch_agent: run a sub-agent under a profile and return its final answer.
+
+The child is an :class:`~..agent.AgentLoop` of its own: its own conversation (it never sees
+the parent's), its own :class:`~..state.SessionState` (its todo list and read stamps are
+its own), its profile's tools through the same resolver, its profile's step limit. What it
+shares with the parent is the project, the session id, the approver (every call passes the
+same approval pipeline, labelled with the child's name) and the front (``emit``, ``ask``),
+so its stream and its approval cards appear in the same cell.
+
+dispatch_agent is read-only, so several calls in one assistant message run concurrently;
+awaiting the child inside the tool means cancelling the parent cancels the child, whose
+loop answers its own unfinished calls before the cancellation goes on up.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from pydantic import BaseModel, Field
+
+from ..agent import AgentLoop, Conversation
+from ..approval.types import Approver, Asker, Decision, ToolCall
+from ..events import ErrorEvent, TurnDone
+from ..models import make_model
+from ..prompts import agent_profiles_section, build_system_prompt
+from ..session import Transcript, sessions_dir
+from ..settings import PermissionMode, Settings
+from ..state import SessionState
+from ..tools.base import ToolContext, ToolDefinition, ToolError
+from ..tools.registry import ToolRegistry
+from ..tools.resolver import SessionToolResolver, ToolVisibilityPolicy
+from .profiles import DISPATCH_TOOL_NAME, AgentProfile, ProfileCatalog, ProfileError, stricter_mode
+
+if TYPE_CHECKING:
+    from ..mcp.manager import McpManager
+
+__all__ = [
+    "MAX_DEPTH",
+    "DEFAULT_SUBAGENT_STEPS",
+    "DispatchArgs",
+    "DispatchEnv",
+    "ModeScopedApprover",
+    "agent_depth",
+    "dispatch_agent_tool",
+    "profile_policy",
+    "profile_resolver",
+    "profile_system_prompt",
+]
+
+# main (0) -> sub-agent (1) -> sub-sub-agent (2); an agent at depth 2 never gets dispatch_agent.
+MAX_DEPTH = 2
+DEFAULT_SUBAGENT_STEPS = 50
+
+
+def agent_depth(agent: str) -> int:
+    """How many dispatches deep an agent label is: "main" 0, "main/explore#1" 1."""
+    return agent.count("/")
+
+
+def profile_policy(profile: AgentProfile, base: ToolVisibilityPolicy | None) -> ToolVisibilityPolicy:
+    """The session's visibility policy narrowed by the profile's mcp_servers (never widened)."""
+    policy = (base or ToolVisibilityPolicy()).model_copy(deep=True)
+    if profile.mcp_servers is not None:
+        wanted = set(profile.mcp_servers)
+        policy.allowed_mcp_servers = wanted if policy.allowed_mcp_servers is None else policy.allowed_mcp_servers & wanted
+    return policy
+
+
+def profile_resolver(
+    registry: ToolRegistry,
+    profile: AgentProfile | None,
+    *,
+    state: SessionState,
+    mcp: "McpManager | None" = None,
+    policy: ToolVisibilityPolicy | None = None,
+    can_dispatch: bool,
+) -> SessionToolResolver:
+    """The tool resolver of an agent running ``profile`` (None: the plain main agent)."""
+    extra = [dispatch_agent_tool()] if can_dispatch else []
+    if profile is None:
+        return SessionToolResolver(registry, state=state, mcp=mcp, policy=policy, extra_tools=extra)
+    return SessionToolResolver(
+        registry,
+        state=state,
+        mcp=mcp,
+        policy=profile_policy(profile, policy),
+        profile_tools=list(profile.tools) if profile.tools is not None else None,
+        extra_tools=extra,
+    )
+
+
+def profile_system_prompt(
+    project: Path,
+    profile: AgentProfile | None,
+    settings: Settings | None,
+    dispatchable: list[AgentProfile],
+    *,
+    agent: str = "main",
+) -> str:
+    """The system prompt of an agent: the profile's body (or the default), the project, the
+    project's instructions, and the sub-agents it may dispatch."""
+    sections = []
+    if agent != "main":
+        sections.append(
+            f"You run as the sub-agent '{agent}'. The agent that dispatched you sees only your final "
+            "message, and nobody can answer questions while you work: finish the task as well as you "
+            "can and put the whole answer in your last message."
+        )
+    listing = agent_profiles_section(dispatchable)
+    if listing:
+        sections.append(listing)
+    return build_system_prompt(
+        project, settings, "\n\n".join(sections), base=profile.system_prompt if profile is not None else None
+    )
+
+
+class ModeScopedApprover:
+    """The session's approver seen by an agent whose profile asks for a stricter mode.
+
+    Plan mode (read-only tools only) is enforced here, before the pipeline; the mode is also
+    put in ``ctx.services["permission_mode"]`` for a pipeline that honours per-agent modes.
+    """
+
+    def __init__(self, inner: Approver, mode: PermissionMode) -> None:
+        self.inner = inner
+        self.mode = mode
+
+    async def decide(self, call: ToolCall, ctx: ToolContext, ask: Asker | None) -> Decision:
+        ctx.services["permission_mode"] = self.mode
+        if self.mode == "plan" and not call.definition.read_only:
+            tool = call.definition.display_name or call.definition.name
+            return Decision(
+                kind="deny",
+                layer="mode",
+                by="mode",
+                reason=(
+                    f"Denied: the agent '{ctx.agent}' runs in plan mode (set by its profile), where only "
+                    f"read-only tools run; describe what {tool} would do instead."
+                ),
+            )
+        return await self.inner.decide(call, ctx, ask)
+
+    def record_outcome(self, call: ToolCall, ctx: ToolContext, decision: Decision, outcome: Any, duration_ms: float) -> None:
+        self.inner.record_outcome(call, ctx, decision, outcome, duration_ms)
+
+
+def scoped_approver(approver: Approver, profile: AgentProfile | None) -> tuple[Approver, PermissionMode]:
+    """The approver an agent under ``profile`` uses, and its effective permission mode."""
+    current: PermissionMode = getattr(approver, "mode", None) or "default"
+    if isinstance(approver, ModeScopedApprover):
+        current = approver.mode
+    mode = stricter_mode(current, profile.permission_mode if profile else None)
+    if mode != current:
+        return ModeScopedApprover(approver, mode), mode
+    return approver, mode
+
+
+@dataclass
+class DispatchEnv:
+    """What dispatch_agent needs from the session that assembled it (``services["dispatch"]``)."""
+
+    project: Path
+    registry: ToolRegistry
+    # Loaded for every dispatch, so a profile file added or fixed mid-session is used at once.
+    catalog: Callable[[], ProfileCatalog]
+    mcp: "McpManager | None" = None
+    policy: ToolVisibilityPolicy | None = None
+    settings: Settings | None = None
+    # Called with a model name; tests substitute a factory, the session uses make_model.
+    model_factory: Callable[[str], Any] = make_model
+    # Keep a JSONL transcript of every sub-agent's conversation next to the session's.
+    keep_transcripts: bool = True
+    _counters: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+
+    def child_name(self, parent: str, profile: str) -> str:
+        """A session-unique label: ``main/explore#1``, ``main/explore#2``, ``main/plan#1/explore#1``."""
+        key = f"{parent}/{profile}"
+        self._counters[key] = self._counters.get(key, 0) + 1
+        return f"{key}#{self._counters[key]}"
+
+    def dispatchable(self, catalog: ProfileCatalog, depth: int, profile: AgentProfile | None) -> list[AgentProfile]:
+        """The profiles an agent at ``depth`` under ``profile`` may dispatch (empty if none)."""
+        if depth >= MAX_DEPTH:
+            return []
+        if profile is not None and profile.tools is not None:
+            allowed = profile.allows_dispatch()
+        else:
+            # No tool list: the main agent gets every tool; a sub-agent must name dispatch_agent.
+            allowed = depth == 0
+        return catalog.available() if allowed else []
+
+
+class DispatchArgs(BaseModel):
+    """Arguments of dispatch_agent."""
+
+    agent: str = Field(min_length=1, description="The sub-agent profile to run (one listed in the system prompt).")
+    prompt: str = Field(
+        min_length=1,
+        description="The complete task: the sub-agent sees nothing of this conversation, so include every detail it needs.",
+    )
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def _transcript(env: DispatchEnv, session_id: str, agent: str) -> Transcript | None:
+    if not env.keep_transcripts:
+        return None
+    # In a directory of its own: list_sessions only globs the top level for sessions.
+    name = _SAFE.sub("-", agent.replace("/", "__"))
+    return Transcript(sessions_dir(env.project) / session_id / "agents" / f"{name}.jsonl")
+
+
+async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
+    env: DispatchEnv | None = ctx.services.get("dispatch")
+    parent: AgentLoop | None = ctx.services.get("agent_loop")
+    if env is None or parent is None:
+        raise ToolError("Sub-agents are not available in this session (no dispatch environment).")
+    depth = agent_depth(parent.agent) + 1
+    if depth > MAX_DEPTH:
+        raise ToolError(f"Sub-agents may be nested at most {MAX_DEPTH} deep; '{parent.agent}' cannot dispatch another.")
+    catalog = env.catalog()
+    try:
+        profile = catalog.get(args.agent.strip())
+    except ProfileError as error:
+        raise ToolError(str(error)) from None
+
+    name = env.child_name(parent.agent, profile.name)
+    state = SessionState()
+    can_dispatch = bool(env.dispatchable(catalog, depth, profile))
+    resolver = profile_resolver(
+        env.registry, profile, state=state, mcp=env.mcp, policy=env.policy, can_dispatch=can_dispatch
+    )
+    approver, mode = scoped_approver(parent.approver, profile)
+    model_name = profile.model or parent.model.name
+    try:
+        model = env.model_factory(model_name)
+    except Exception as error:  # a factory that cannot make the model: the parent's model reads why
+        raise ToolError(f"Cannot start sub-agent '{name}' with model '{model_name}': {error}") from None
+
+    finished: list[TurnDone] = []
+    errors: list[str] = []
+
+    def sink(event: Any) -> None:
+        if getattr(event, "agent", None) == name:
+            if isinstance(event, TurnDone):
+                finished.append(event)
+            elif isinstance(event, ErrorEvent):
+                errors.append(event.message)
+        parent.emit(event)
+
+    transcript = _transcript(env, parent.session_id, name)
+    conversation = Conversation()
+    if transcript is not None:
+        transcript.write(
+            {"type": "subagent", "agent": name, "profile": profile.name, "origin": profile.origin,
+             "parent_tool_use_id": ctx.tool_use_id, "model": model_name, "prompt": args.prompt}
+        )
+        conversation.on_append = lambda message: transcript.write({"type": "message", "message": message})
+
+    child = AgentLoop(
+        model=model,
+        tools=resolver,
+        approver=approver,
+        project=parent.project,
+        session_id=parent.session_id,
+        state=state,
+        system=profile_system_prompt(
+            parent.project, profile, env.settings, env.dispatchable(catalog, depth, profile), agent=name
+        ),
+        agent=name,
+        emit=sink,
+        ask=parent.ask,
+        services={**parent.services, "permission_mode": mode},
+        max_steps=profile.max_steps or DEFAULT_SUBAGENT_STEPS,
+        max_tokens=parent.max_tokens,
+    )
+    # Ties the child's stream (events labelled `name`) to this call in the front.
+    ctx.progress(f"sub-agent {name} started ({model_name})")
+    try:
+        done = await child.run(conversation, args.prompt, ctx.turn_id)
+    finally:
+        # Also on an interrupt: the tokens were spent either way.
+        if finished:
+            parent.add_usage(finished[-1].usage, finished[-1].cost_usd)
+        if transcript is not None and finished:
+            last = finished[-1]
+            transcript.write({"type": "turn", "stop_reason": last.stop_reason, "usage": last.usage.model_dump(),
+                              "cost_usd": last.cost_usd, "steps": last.steps})
+    if done.stop_reason == "error":
+        detail = errors[-1] if errors else "the model request failed"
+        raise ToolError(f"Sub-agent '{name}' failed: {detail}")
+    answer = done.text.strip() or f"(sub-agent '{name}' finished without a final message)"
+    if done.stop_reason == "max_steps":
+        answer += f"\n\n[sub-agent '{name}' stopped at its limit of {child.max_steps} steps; the answer may be incomplete]"
+    elif done.stop_reason == "max_tokens":
+        answer += f"\n\n[sub-agent '{name}' hit the output token limit; the answer may be cut off]"
+    return answer
+
+
+def dispatch_agent_tool() -> ToolDefinition:
+    """The dispatch_agent tool (offered to agents allowed to dispatch; see DispatchEnv.dispatchable)."""
+    return ToolDefinition(
+        name=DISPATCH_TOOL_NAME,
+        description=(
+            "Run a sub-agent (one of the profiles listed in the system prompt) on a self-contained task "
+            "and get its final answer. The sub-agent starts with a fresh context: it sees only the prompt "
+            "you give it, uses only its profile's tools, and its tool calls are approved like yours. "
+            "Several dispatch_agent calls in one message run in parallel."
+        ),
+        parameters=DispatchArgs,
+        execute=_dispatch,
+        read_only=True,
+        source="agent",
+    )
+
