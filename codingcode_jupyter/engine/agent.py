@@ -10,6 +10,7 @@ the conversation is left in a state the API accepts: every tool_use gets its too
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import time
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from .models.pricing import cost_usd
 from .state import SessionState
 from .tools.base import ToolContext, ToolDefinition, ToolError, ToolResult
 
-__all__ = ["Conversation", "ToolSource", "AgentLoop", "INTERRUPTED_RESULT"]
+__all__ = ["Conversation", "ToolSource", "AgentLoop", "INTERRUPTED_RESULT", "with_cache_breakpoints", "running_loop"]
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; nothing more was done."
 CACHE = {"type": "ephemeral"}
@@ -77,16 +78,38 @@ def merge_message(messages: list[dict[str, Any]], message: dict[str, Any]) -> No
         messages.append({"role": message["role"], "content": blocks})
 
 
-def _with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A copy whose last block carries cache_control, so the next step reads its prefix from cache."""
+def with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy whose last block, and the last block of the user message before it, carry cache_control.
+
+    The last one writes this step's prefix to the cache; the earlier one is where the previous
+    step wrote, so the read hits even when a step added more blocks than the API looks back
+    over (about 20: a message with many parallel tool calls). With the system and tools
+    breakpoints that makes four, the API's maximum.
+    """
     if not messages:
         return messages
     out = list(messages)
-    last = copy.deepcopy(out[-1])
-    if last["content"]:
-        last["content"][-1]["cache_control"] = CACHE
-    out[-1] = last
+    marked = [len(out) - 1]
+    for index in range(len(out) - 2, -1, -1):
+        if out[index]["role"] == "user":
+            marked.append(index)
+            break
+    for index in marked:
+        message = copy.deepcopy(out[index])
+        if message["content"] and not isinstance(message["content"], str):
+            message["content"][-1]["cache_control"] = CACHE
+        out[index] = message
     return out
+
+
+_with_cache_breakpoints = with_cache_breakpoints  # the name it had first
+
+_RUNNING: contextvars.ContextVar["AgentLoop | None"] = contextvars.ContextVar("codingcode_running_loop", default=None)
+
+
+def running_loop() -> "AgentLoop | None":
+    """The loop whose turn is running in this task (for code the loop calls: prepare, on_overflow)."""
+    return _RUNNING.get()
 
 
 @dataclass
@@ -111,6 +134,9 @@ class AgentLoop:
     # Called before each request with the request about to be sent; may return a smaller one
     # (context compaction lives outside the loop).
     prepare: Callable[[ModelRequest], Any] | None = None
+    # Called (sync or async) with the request and the error when the API answers that the
+    # prompt is too long; may return a smaller request, which is sent once more.
+    on_overflow: Callable[[ModelRequest, ModelError], Any] | None = None
     # This turn's usage so far: the loop's own requests, and what sub-agents reported (add_usage).
     _own_usage: Usage = field(default_factory=Usage, init=False, repr=False)
     _extra_usage: Usage = field(default_factory=Usage, init=False, repr=False)
@@ -126,6 +152,7 @@ class AgentLoop:
         text = ""
         self._emit(TurnStarted(prompt=prompt if isinstance(prompt, str) else "", model=self.model.name), turn_id)
         conversation.append({"role": "user", "content": prompt})
+        running = _RUNNING.set(self)
         try:
             while True:
                 if steps >= self.max_steps:
@@ -137,7 +164,7 @@ class AgentLoop:
                     return self._done("max_steps", usage, steps, text, turn_id)
                 steps += 1
                 request = await self._request(conversation)
-                response = await self._stream(request, turn_id)
+                response = await self._send(request, turn_id)
                 usage = self._own_usage = usage + response.usage
                 self._emit(
                     UsageUpdated(request=response.usage, turn=usage + self._extra_usage, cost_usd=self._cost(usage)),
@@ -159,6 +186,12 @@ class AgentLoop:
             self._emit(Notice(text="Interrupted."), turn_id)
             self._done("interrupted", usage, steps, text, turn_id)
             raise
+        finally:
+            _RUNNING.reset(running)
+
+    def notify(self, text: str) -> None:
+        """Tell the person something about this turn (a Notice event), e.g. that the context was compacted."""
+        self._emit(Notice(text=text), self._turn_id)
 
     def add_usage(self, usage: Usage, cost: float | None = None) -> None:
         """Count tokens spent on this turn's behalf elsewhere (a sub-agent) into its totals."""
@@ -203,7 +236,7 @@ class AgentLoop:
         request = ModelRequest(
             model=self.model.name,
             system=system,
-            messages=_with_cache_breakpoints(conversation.messages),
+            messages=with_cache_breakpoints(conversation.messages),
             tools=tools,
             max_tokens=self.max_tokens,
         )
@@ -213,6 +246,21 @@ class AgentLoop:
                 prepared = await prepared
             request = prepared or request
         return request
+
+    async def _send(self, request: ModelRequest, turn_id: int) -> ModelResponse:
+        """Stream one step; when the prompt is too long, let ``on_overflow`` shrink it and retry once."""
+        try:
+            return await self._stream(request, turn_id)
+        except ModelError as error:
+            if error.kind != "context_overflow" or self.on_overflow is None:
+                raise
+            self._emit(Notice(text="The conversation no longer fits the context window: compacting it and retrying."), turn_id)
+            smaller = self.on_overflow(request, error)
+            if asyncio.iscoroutine(smaller):
+                smaller = await smaller
+            if smaller is None:
+                raise
+            return await self._stream(smaller, turn_id)
 
     async def _stream(self, request: ModelRequest, turn_id: int) -> ModelResponse:
         def on_text(delta: str) -> None:

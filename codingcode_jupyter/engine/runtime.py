@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .approval.pipeline import ApprovalPipeline
+from .context.compaction import attach_compactor, compact
 from .mcp.manager import McpManager
 from .prompts import build_system_prompt
 from .sandbox import CommandSandbox
@@ -21,7 +22,7 @@ from .tools.builtin import builtin_tools
 from .tools.registry import ToolRegistry
 from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
 
-__all__ = ["global_registry", "merged_settings", "SessionParts", "open_session"]
+__all__ = ["global_registry", "merged_settings", "SessionParts", "open_session", "compact"]
 
 _REGISTRY: ToolRegistry | None = None
 
@@ -115,6 +116,8 @@ def open_session(
     if session_id:
         kwargs["id"] = session_id
     session = Session(**kwargs)
+    # What is sent is kept inside the window; `%agent compact` calls context.compact(session).
+    attach_compactor(session, settings.contextWindow)
     if resume:
         session.load()
     return session, parts

@@ -116,6 +116,8 @@ class Session:
     conversation: Conversation = field(default_factory=Conversation)
     prepare: Callable[[Any], Any] | None = None
     last_model: str | None = None
+    # Shrinks a request the API rejected as too long (context.compaction.Compactor.on_overflow).
+    on_overflow: Callable[[Any, Any], Any] | None = None
 
     def __post_init__(self) -> None:
         self.project = Path(self.project).resolve()
@@ -149,6 +151,13 @@ class Session:
                 self.cost += record.get("cost_usd") or 0.0
             elif kind == "session" and not self.model_name:
                 self.model_name = record.get("model") or None
+            elif kind == "compaction":
+                from .context.compaction import apply_compaction
+
+                self.conversation.messages[:] = apply_compaction(self.conversation.messages, record)
+            elif kind == "usage":
+                self.usage = self.usage + Usage.model_validate(record.get("usage", {}))
+                self.cost += record.get("cost_usd") or 0.0
         _drop_unanswered_tool_use(self.conversation.messages)
 
     # -- one turn -------------------------------------------------------------------------
@@ -187,6 +196,7 @@ class Session:
             services=self.services,
             max_steps=self.max_steps,
             prepare=self.prepare,
+            on_overflow=self.on_overflow,
         )
         done: TurnDone | None = None
         try:
@@ -207,6 +217,12 @@ class Session:
                     "cost_usd": turn_cost,
                 }
             )
+
+    def add_usage(self, usage: Usage, cost: float | None = None, reason: str = "") -> None:
+        """Count tokens spent outside any turn (a forced compaction's summary) into the session totals."""
+        self.usage = self.usage + usage
+        self.cost += cost or 0.0
+        self.transcript.write({"type": "usage", "reason": reason, "usage": usage.model_dump(), "cost_usd": cost or 0.0})
 
 
 def _drop_unanswered_tool_use(messages: list[dict[str, Any]]) -> None:
