@@ -137,6 +137,7 @@ def test_numpy_docstring_and_name_override(registry):
     assert word_count.input_schema["properties"]["text"] == {"description": "The text to count.", "type": "string"}
     assert "wc-2" in registry and "word_count" not in registry
     assert word_count("a b c") == 3  # still callable as the function it was
+    assert repr(word_count) == "<custom tool wc-2(text) [read-only, deferred]: Count.>"
 
 
 def test_a_property_named_title_keeps_its_schema(registry):

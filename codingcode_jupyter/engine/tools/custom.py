@@ -352,7 +352,13 @@ def _make_executor(fn: Callable[..., Any], sig: _Signature, is_async: bool):
             loop = asyncio.get_running_loop()
             # The function runs on another thread; its progress lines go back through the
             # loop, so whoever renders events only ever sees them on the loop's thread.
-            threaded = dataclasses.replace(ctx, emit=lambda event: loop.call_soon_threadsafe(ctx.emit, event))
+            def emit(event: Any) -> None:
+                try:
+                    loop.call_soon_threadsafe(ctx.emit, event)
+                except RuntimeError:  # the loop is gone (a thread left running after a cancel)
+                    pass
+
+            threaded = dataclasses.replace(ctx, emit=emit)
             positional, keywords = call_arguments(args, threaded)
             try:
                 value = await asyncio.to_thread(fn, *positional, **keywords)
@@ -369,7 +375,7 @@ def _make_executor(fn: Callable[..., Any], sig: _Signature, is_async: bool):
 # -- the public surface ---------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(repr=False)
 class FunctionTool(ToolDefinition):
     """A ToolDefinition made from a function; calling it calls the function."""
 
@@ -378,6 +384,15 @@ class FunctionTool(ToolDefinition):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         assert self.function is not None
         return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        # What a cell shows when its last line is the tool: its wire signature, not the dataclass.
+        props = self.input_schema.get("properties", {})
+        required = set(self.input_schema.get("required", []))
+        params = ", ".join(name if name in required else f"{name}=…" for name in props)
+        flags = [flag for flag, on in (("read-only", self.read_only), ("deferred", self.deferred)) if on]
+        extra = f" [{', '.join(flags)}]" if flags else ""
+        return f"<custom tool {self.name}({params}){extra}: {self.short_description}>"
 
 
 def function_tool(
@@ -453,6 +468,9 @@ class _ToolDecorator:
             return made
 
         return decorate if fn is None else decorate(fn)
+
+    def __repr__(self) -> str:
+        return "<codingcode_jupyter.tool: @tool turns a typed function into an agent tool>"
 
     def register(self, definition: ToolDefinition, *, registry: ToolRegistry | None = None) -> ToolDefinition:
         """Add (or replace) a custom tool; a built-in or MCP tool of the same name is refused."""
