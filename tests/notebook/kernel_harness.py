@@ -1,0 +1,153 @@
+"""A real Jupyter kernel driven the way a browser drives it: execute, watch IOPub, click.
+
+The kernel runs a given Python (this venv's, or an ipykernel 6.x venv) through a kernelspec
+written to a temp dir, with its working directory in a temp project and the fake Messages
+API's URL in its environment. Widget state is rebuilt from IOPub comm messages, and a click
+is the comm message the browser sends for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+
+__all__ = ["Kernel"]
+
+
+class Kernel:
+    """One kernel process plus a client; see the module docstring."""
+
+    def __init__(self, python: str, project: Path, env: dict[str, str], spec_dir: Path) -> None:
+        kernel_dir = spec_dir / "kernels" / "cc-test"
+        kernel_dir.mkdir(parents=True, exist_ok=True)
+        (kernel_dir / "kernel.json").write_text(json.dumps({
+            "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "cc-test", "language": "python",
+        }))
+        self.km = KernelManager(kernel_name="cc-test", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir / "kernels")]))
+        full_env = {**os.environ, **env}
+        full_env.pop("JPY_PARENT_PID", None)
+        self.km.start_kernel(cwd=str(project), env=full_env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.messages: list[dict[str, Any]] = []
+        self.widgets: dict[str, dict[str, Any]] = {}
+        self.updates: dict[str, list[dict[str, Any]]] = {}
+        self.stdin_requests: list[dict[str, Any]] = []
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+    # -- IOPub ------------------------------------------------------------------------------
+
+    def _take(self, msg: dict[str, Any]) -> None:
+        self.messages.append(msg)
+        kind = msg["msg_type"]
+        content = msg["content"]
+        if kind == "comm_open":
+            state = dict(content.get("data", {}).get("state", {}))
+            self.widgets[content["comm_id"]] = state
+        elif kind == "comm_msg":
+            data = content.get("data", {})
+            if data.get("method") in ("update", "echo_update") and content["comm_id"] in self.widgets:
+                self.widgets[content["comm_id"]].update(data.get("state", {}))
+                self.updates.setdefault(content["comm_id"], []).append(data.get("state", {}))
+
+    def pump(self, timeout: float = 0.1) -> None:
+        """Read whatever IOPub has (waiting at most ``timeout`` for the first message)."""
+        try:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+        except Exception:
+            return
+        self._take(msg)
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.01)
+            except Exception:
+                return
+            self._take(msg)
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30, what: str = "condition") -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            self.pump()
+        raise AssertionError(f"timed out waiting for {what}; last messages: {[m['msg_type'] for m in self.messages[-15:]]}")
+
+    # -- executing --------------------------------------------------------------------------
+
+    def execute(self, code: str, *, allow_stdin: bool = False) -> str:
+        return self.kc.execute(code, allow_stdin=allow_stdin)
+
+    def reply(self, msg_id: str, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.pump(0.05)
+            try:
+                msg = self.kc.get_shell_msg(timeout=0.05)
+            except Exception:
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                # Drain what the cell published before it went idle.
+                self.wait_for(lambda: self._idle(msg_id), 10, "idle")
+                return msg["content"]
+        raise AssertionError(f"no execute_reply for {msg_id}; last: {[m['msg_type'] for m in self.messages[-15:]]}")
+
+    def _idle(self, msg_id: str) -> bool:
+        return any(
+            m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+            and m["parent_header"].get("msg_id") == msg_id for m in self.messages
+        )
+
+    def run(self, code: str, timeout: float = 60) -> dict[str, Any]:
+        return self.reply(self.execute(code), timeout)
+
+    def text_output(self, msg_id: str) -> str:
+        out = []
+        for m in self.messages:
+            if m["parent_header"].get("msg_id") != msg_id:
+                continue
+            if m["msg_type"] == "stream":
+                out.append(m["content"]["text"])
+            elif m["msg_type"] in ("execute_result", "display_data"):
+                out.append(m["content"]["data"].get("text/plain", ""))
+            elif m["msg_type"] == "error":
+                out.append("\n".join(m["content"]["traceback"]))
+        return "".join(out)
+
+    # -- widgets ----------------------------------------------------------------------------
+
+    def find(self, **match: Any) -> list[str]:
+        return [cid for cid, state in self.widgets.items() if all(state.get(k) == v for k, v in match.items())]
+
+    def with_class(self, name: str) -> list[str]:
+        return [cid for cid, state in self.widgets.items() if name in (state.get("_dom_classes") or [])]
+
+    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        self.kc.session.send(self.kc.shell_channel.socket, "comm_msg", {"comm_id": comm_id, "data": data})
+
+    def click(self, comm_id: str) -> None:
+        """What the browser sends when a person clicks a Button."""
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+    def render(self, comm_id: str) -> None:
+        """What the browser sends when it renders a view of a model that counts its views."""
+        self.send_comm(comm_id, {"method": "update", "state": {"_view_count": 1}, "buffer_paths": []})
+
+    def displayed_models(self, msg_id: str) -> list[str]:
+        return [
+            m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+            for m in self.messages
+            if m["msg_type"] == "display_data" and m["parent_header"].get("msg_id") == msg_id
+            and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+        ]

@@ -1,0 +1,212 @@
+"""%%agent in a real kernel: streaming, approval clicks over the wire, interrupt, magics.
+
+Each test starts a kernel (this venv's ipykernel 7.x, and ipykernel 6.x when
+CODINGCODE_IPYKERNEL6_PYTHON names a Python that has it) in a temp project, with the fake
+Messages API server running in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
+from tests.notebook.kernel_harness import Kernel
+
+pytestmark = pytest.mark.kernel
+
+
+def _pythons() -> list:
+    params = [pytest.param(sys.executable, id="ipykernel7")]
+    six = os.environ.get("CODINGCODE_IPYKERNEL6_PYTHON")
+    reason = "CODINGCODE_IPYKERNEL6_PYTHON is not set (CI sets it to a venv with ipykernel 6.29)"
+    if six and Path(six).exists():
+        reason = ""
+    params.append(pytest.param(six or sys.executable, id="ipykernel6", marks=pytest.mark.skipif(bool(reason), reason=reason)))
+    return params
+
+
+@pytest.fixture(params=_pythons())
+def kernel(request, tmp_path):
+    python = request.param
+    if request.node.callspec.id.endswith("ipykernel6") or "ipykernel6" in request.node.callspec.id:
+        version = subprocess.run([python, "-c", "import ipykernel; print(ipykernel.__version__)"],
+                                 capture_output=True, text=True).stdout.strip()
+        if not version.startswith("6."):
+            pytest.skip(f"{python} has ipykernel {version or 'missing'}, not 6.x")
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeAnthropic().start()
+    env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test"}
+    k = Kernel(python, project, env, tmp_path / "jupyter")
+    k.fake = fake
+    k.project = project
+    reply = k.run("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0\n%config CodingCode.headless_timeout = 4.0")
+    assert reply["status"] == "ok", k.text_output("")
+    try:
+        yield k
+    finally:
+        k.close()
+        fake.stop()
+
+
+def _write_script(k: Kernel, path: str = "notes.txt", content: str = "hello\n") -> None:
+    k.fake.add(
+        Reply([text("I will write the file."), tool_use("write_file", {"path": path, "content": content}, id="toolu_w1")]),
+        Reply([text("All done.")]),
+    )
+
+
+def _audit(k: Kernel) -> list[dict]:
+    path = k.project / ".codingcode" / "audit.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _button(k: Kernel, label: str) -> str:
+    return k.wait_for(lambda: (k.find(_model_name="ButtonModel", description=label) or [None])[0], 30, f"button {label}")
+
+
+def _render(k: Kernel, msg_id: str) -> None:
+    root = k.wait_for(lambda: k.displayed_models(msg_id), 30, "the cell's widget")[0]
+    k.render(root)
+
+
+def _html_text(k: Kernel, css: str) -> str:
+    return "".join(k.widgets[cid].get("value", "") for cid in k.with_class(css))
+
+
+def test_streams_text_throttled(kernel):
+    words = " ".join(f"word{i}" for i in range(600))
+    kernel.fake.add(Reply([text(words)], chunk=3))
+    msg_id = kernel.execute("%%agent\nSay many words")
+    reply = kernel.reply(msg_id)
+    assert reply["status"] == "ok", kernel.text_output(msg_id)
+    segments = kernel.with_class("codingcode-text")
+    assert len(segments) == 1
+    assert "word599" in kernel.widgets[segments[0]]["value"]
+    # 600 words in 3-character deltas is ~1400 deltas; at most ~20 updates a second reach the browser.
+    updates = [u for u in kernel.updates.get(segments[0], []) if "value" in u]
+    started = next(m for m in kernel.messages if m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id)
+    elapsed = time.time() - _ts(started)
+    assert 1 <= len(updates) <= elapsed * 20 + 5, (len(updates), elapsed)
+    assert "codingcode-usage" in _all_html(kernel) and " in / " in _all_html(kernel)
+    request = kernel.fake.requests[-1]
+    assert request["messages"][0]["content"] == "Say many words" or "Say many words" in json.dumps(request["messages"][0])
+
+
+def _ts(msg: dict) -> float:
+    date = msg["header"]["date"]
+    return date.timestamp() if hasattr(date, "timestamp") else time.time()
+
+
+def test_allow_click_writes_file_and_records_audit(kernel):
+    _write_script(kernel)
+    msg_id = kernel.execute("%%agent\nWrite notes.txt")
+    _render(kernel, msg_id)
+    allow = _button(kernel, "Allow")
+    cards = kernel.with_class("codingcode-approval")
+    assert cards, "no approval card"
+    assert not (kernel.project / "notes.txt").exists()
+    kernel.click(allow)
+    reply = kernel.reply(msg_id)
+    assert reply["status"] == "ok", kernel.text_output(msg_id)
+    assert (kernel.project / "notes.txt").read_text() == "hello\n"
+    decisions = [r for r in _audit(kernel) if r.get("event") == "decision"]
+    assert decisions and decisions[-1]["tool"] == "write_file" and decisions[-1]["decision"] == "allow"
+    assert decisions[-1]["by"] == "user"
+    for label in ("Allow", "Deny", "Always allow", "Never allow"):
+        assert kernel.widgets[_button(kernel, label)].get("disabled") is True
+    assert "Allowed" in kernel.wait_for(lambda: "Allowed" in _html_text(kernel, "codingcode-approval") or _all_html(kernel), 5)
+    assert "write_file" in _html_text(kernel, "codingcode-audit")
+    assert "All done." in _html_text(kernel, "codingcode-text")
+
+
+def _all_html(kernel: Kernel) -> str:
+    return "".join(s.get("value", "") for s in kernel.widgets.values() if isinstance(s.get("value"), str))
+
+
+def test_deny_click_leaves_file_alone(kernel):
+    _write_script(kernel)
+    msg_id = kernel.execute("%%agent\nWrite notes.txt")
+    _render(kernel, msg_id)
+    kernel.click(_button(kernel, "Deny"))
+    reply = kernel.reply(msg_id)
+    assert reply["status"] == "ok", kernel.text_output(msg_id)
+    assert not (kernel.project / "notes.txt").exists()
+    decisions = [r for r in _audit(kernel) if r.get("event") == "decision"]
+    assert decisions[-1]["decision"] == "deny" and decisions[-1]["by"] == "user"
+    # The model was told it was denied.
+    assert "declined" in json.dumps(kernel.fake.requests[-1]["messages"][-1])
+    assert "Denied" in _all_html(kernel)
+
+
+def test_interrupt_during_approval_ends_cleanly_and_next_cell_works(kernel):
+    _write_script(kernel)
+    msg_id = kernel.execute("%%agent\nWrite notes.txt")
+    _render(kernel, msg_id)
+    _button(kernel, "Allow")
+    time.sleep(0.3)
+    kernel.km.interrupt_kernel()
+    reply = kernel.reply(msg_id, timeout=20)
+    assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted"
+    assert "Interrupted." in kernel.text_output(msg_id)
+    assert "Traceback" not in kernel.text_output(msg_id)
+    assert not (kernel.project / "notes.txt").exists()
+    assert "Interrupted" in _all_html(kernel)
+    records = _audit(kernel)
+    assert any(r.get("by") == "interrupted" for r in records if r.get("event") == "decision")
+    kernel.fake.script.clear()  # the interrupted turn never asked for its second reply
+    kernel.fake.add(Reply([text("Still here.")]))
+    second = kernel.execute("%%agent\nAre you there?")
+    assert kernel.reply(second)["status"] == "ok", kernel.text_output(second)
+    assert "Still here." in _html_text(kernel, "codingcode-text")
+
+
+def test_stdin_fallback_when_no_widget_view_renders(kernel):
+    _write_script(kernel)
+    msg_id = kernel.execute("%%agent\nWrite notes.txt", allow_stdin=True)
+    request = kernel.kc.get_stdin_msg(timeout=30)
+    assert request["msg_type"] == "input_request"
+    assert "write_file" in request["content"]["prompt"] and "notes.txt" in request["content"]["prompt"]
+    kernel.kc.input("y")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    assert (kernel.project / "notes.txt").read_text() == "hello\n"
+
+
+def test_no_frontend_no_stdin_denies_after_timeout(kernel):
+    _write_script(kernel)
+    start = time.monotonic()
+    msg_id = kernel.execute("%%agent\nWrite notes.txt")
+    reply = kernel.reply(msg_id, timeout=30)
+    assert reply["status"] == "ok"
+    assert 3.5 <= time.monotonic() - start < 25
+    assert not (kernel.project / "notes.txt").exists()
+    assert "nobody could answer" in _all_html(kernel)
+
+
+def test_status_audit_and_bad_input_magics(kernel):
+    _write_script(kernel)
+    msg_id = kernel.execute("%%agent --mode acceptEdits\nWrite notes.txt")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    assert (kernel.project / "notes.txt").exists()  # acceptEdits: no card needed
+    status = kernel.execute("%agent status")
+    kernel.reply(status)
+    out = kernel.text_output(status)
+    assert "session" in out and "mode      default" in out and "claude-test" in out and "sandbox" in out
+    audit = kernel.execute("%agent audit 5")
+    kernel.reply(audit)
+    assert "write_file" in kernel.text_output(audit)
+    bad = kernel.execute("%%agent --mode yolo\nhi")
+    reply = kernel.reply(bad)
+    assert reply["status"] == "error" and "yolo" in kernel.text_output(bad)
+    empty = kernel.execute("%%agent\n   ")
+    assert kernel.reply(empty)["status"] == "error"
+    unknown = kernel.execute("%agent frobnicate")
+    assert kernel.reply(unknown)["status"] == "error"
+    assert "Unknown subcommand" in kernel.text_output(unknown)
