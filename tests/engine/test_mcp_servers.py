@@ -174,27 +174,44 @@ async def test_stdio_concurrent_calls_from_other_tasks_are_bounded(tmp_path):
         await manager.aclose()
 
 
-async def test_server_that_never_starts_does_not_stop_the_others(tmp_path):
+async def test_servers_that_fail_to_start_do_not_stop_the_others(tmp_path):
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
         "fake": STDIO,
-        "mute": {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]},
+        "dies": {"command": sys.executable, "args": ["-c", "import sys; print('bye', file=sys.stderr); sys.exit(1)"]},
         "missing": {"command": str(tmp_path / "no-such-program")},
     }}))
-    manager = McpManager(tmp_path, start_timeout=1.0)
+    manager = McpManager(tmp_path, start_timeout=20)
     await manager.start()
     try:
         status = {s.name: s for s in manager.status()}
         assert status["fake"].state == "running" and status["fake"].tool_count >= 10
-        assert status["mute"].state == "failed" and "did not answer within 1 s" in status["mute"].error
+        assert status["dies"].state == "failed" and status["dies"].error
+        assert "bye" in status["dies"].log_path.read_text()
         assert status["missing"].state == "failed" and "no-such-program" in status["missing"].error
         assert status["missing"].log_path == tmp_path / ".codingcode" / "logs" / "mcp-missing.log"
         assert (await call(manager, "fake:echo", {"text": "ok"}, tmp_path)).text_content == "echo: ok"
         text = manager.describe()
-        assert "mute [stdio] failed" in text and "did not answer within 1 s" in text
-        assert "fake [stdio] running" in text and "fake:echo" in text
-        assert [t.mcp_server for t in manager.tools()] == ["fake"] * status["fake"].tool_count
+        assert "dies [stdio] failed" in text and "fake [stdio] running" in text and "fake:echo" in text
+        assert {t.mcp_server for t in manager.tools()} == {"fake"}
     finally:
         await manager.aclose()
+
+
+async def test_server_that_never_answers_times_out(tmp_path):
+    from codingcode_jupyter.engine.mcp import McpCallError, ServerConnection, StdioServerConfig
+
+    mute = ServerConnection(
+        name="mute", project=tmp_path, start_timeout=1.0,
+        # Reads (and ignores) every request; exits only when its stdin closes.
+        config=StdioServerConfig(command=sys.executable, args=["-c", "import sys; sys.stdin.read()"]),
+    )
+    await mute.start()
+    try:
+        assert mute.state == "failed" and "did not answer within 1 s" in mute.error
+        with pytest.raises(McpCallError, match="not running: did not answer within 1 s"):
+            await mute.call("anything", {})
+    finally:
+        await mute.stop()
 
 
 async def test_invalid_entry_is_a_status_and_the_others_start(tmp_path):

@@ -63,6 +63,8 @@ def _error_text(error: BaseException) -> str:
         error = error.exceptions[0]
     if isinstance(error, MCPError):
         return error.error.message
+    if isinstance(error, McpCallError):
+        return str(error)
     text = str(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
