@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .agents.setup import main_agent_setup
 from .approval.pipeline import ApprovalPipeline
 from .context.compaction import attach_compactor, compact
 from .mcp.manager import McpManager
@@ -89,8 +90,13 @@ def open_session(
     approval_timeout: float | None = None,
     registry: ToolRegistry | None = None,
     policy: ToolVisibilityPolicy | None = None,
+    agent_profile: str | None = None,
 ) -> tuple[Session, SessionParts]:
-    """A new session in ``project`` (or the saved one ``session_id`` when ``resume``)."""
+    """A new session in ``project`` (or the saved one ``session_id`` when ``resume``).
+
+    ``agent_profile`` runs the main agent under that profile (``%%agent --agent NAME``): its
+    prompt, tools, model and step limit; an unusable profile raises ProfileError.
+    """
     project = Path(project).resolve()
     if resume:
         if not session_id or not (sessions_dir(project) / f"{session_id}.jsonl").exists():
@@ -99,19 +105,24 @@ def open_session(
     registry = registry or global_registry()
     state = SessionState()
     mcp = McpManager(project, log_dir=project / ".codingcode" / "logs")
-    resolver = SessionToolResolver(registry, state=state, mcp=mcp, policy=policy)
+    agent = main_agent_setup(
+        project, settings=settings, registry=registry, state=state, mcp=mcp, policy=policy,
+        agent_profile=agent_profile, model=model, mode=mode,
+    )
+    resolver = agent.resolver
     sandbox = CommandSandbox.create(project, settings.sandbox)
     # The pipeline reads the settings' defaultMode itself when no mode is given.
-    pipeline = ApprovalPipeline(project, mode=mode, approval_timeout=approval_timeout)
+    pipeline = ApprovalPipeline(project, mode=agent.mode, approval_timeout=approval_timeout)
     parts = SessionParts(settings, registry, resolver, pipeline, sandbox, mcp)
-    services = {"settings": settings, "sandbox": sandbox, "mcp": mcp, "registry": registry, "parts": parts}
-
-    def system() -> str:
-        return build_system_prompt(project, settings)
+    parts.extra["agent_profile"] = agent.profile
+    services = {
+        "settings": settings, "sandbox": sandbox, "mcp": mcp, "registry": registry, "parts": parts,
+        "dispatch": agent.dispatch,
+    }
 
     kwargs: dict[str, Any] = dict(
-        project=project, tools=resolver, approver=pipeline, model_name=model, system=system,
-        state=state, services=services,
+        project=project, tools=resolver, approver=pipeline, model_name=agent.model, system=agent.system,
+        state=state, services=services, max_steps=agent.max_steps,
     )
     if session_id:
         kwargs["id"] = session_id
