@@ -7,6 +7,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from pydantic import BaseModel
+
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -16,6 +18,8 @@ __all__ = [
     "INSTRUCTION_FILES",
     "MAX_INSTRUCTION_CHARS",
     "project_instructions",
+    "InstructionFile",
+    "loaded_instructions",
     "build_system_prompt",
     "agent_profiles_section",
 ]
@@ -36,20 +40,51 @@ denied, do not retry the same call: adapt, or ask the person what they want.
 - Be concise: the answer is shown in a notebook cell, rendered as Markdown."""
 
 
-def project_instructions(project: Path) -> list[tuple[str, str]]:
-    """(file name, text) of each instruction file present, each cut to the size limit."""
-    found = []
+class InstructionFile(BaseModel):
+    """One project instruction file as it went into the system prompt (for ``%agent status``)."""
+
+    name: str
+    path: str
+    chars: int  # characters of the file
+    used_chars: int  # characters that went into the prompt
+    truncated: bool = False
+
+    def describe(self) -> str:
+        """One line for the person."""
+        cut = f", cut to {self.used_chars:,}" if self.truncated else ""
+        return f"{self.name} ({self.chars:,} characters{cut})"
+
+
+def _read_instructions(project: Path) -> list[tuple[InstructionFile, str]]:
+    found: list[tuple[InstructionFile, str]] = []
     budget = MAX_INSTRUCTION_CHARS
     for name in INSTRUCTION_FILES:
         path = Path(project) / name
         if not path.is_file() or budget <= 0:
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if len(text) > budget:
-            text = text[:budget] + f"\n[... {name} cut at {budget} characters ...]"
-        budget -= len(text)
-        found.append((name, text))
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # unreadable (permissions, a dangling link): the session must still start
+        if not text.strip():
+            continue
+        size, used = len(text), min(len(text), budget)
+        if size > used:
+            text = text[:used] + f"\n[... {name} cut at {used} characters ...]"
+        budget -= used
+        info = InstructionFile(name=name, path=str(path), chars=size, used_chars=used, truncated=size > used)
+        found.append((info, text))
     return found
+
+
+def project_instructions(project: Path) -> list[tuple[str, str]]:
+    """(file name, text) of each instruction file present, each cut to the size limit."""
+    return [(info.name, text) for info, text in _read_instructions(project)]
+
+
+def loaded_instructions(project: Path) -> list[InstructionFile]:
+    """Which instruction files the system prompt takes from the project, with their sizes."""
+    return [info for info, _ in _read_instructions(project)]
 
 
 def agent_profiles_section(profiles: Iterable["AgentProfile"]) -> str:

@@ -14,6 +14,10 @@ PRICES: dict[str, tuple[float, float, float, float]] = {
     "claude-sonnet": (3.0, 15.0, 3.75, 0.30),
     "claude-haiku": (1.0, 5.0, 1.25, 0.10),
     "claude-3-5-haiku": (0.80, 4.0, 1.0, 0.08),
+    "claude-3-haiku": (0.25, 1.25, 0.30, 0.03),
+    "claude-3-5-sonnet": (3.0, 15.0, 3.75, 0.30),
+    "claude-3-7-sonnet": (3.0, 15.0, 3.75, 0.30),
+    "claude-3-opus": (15.0, 75.0, 18.75, 1.50),
     "demo": (0.0, 0.0, 0.0, 0.0),
 }
 
@@ -27,6 +31,7 @@ def _price(model: str) -> tuple[float, float, float, float] | None:
 
 
 def cost_usd(model: str, usage: Usage) -> float | None:
+    """USD for ``usage`` on ``model`` from the table; None when the model is not in it."""
     price = _price(model)
     if price is None:
         return None
