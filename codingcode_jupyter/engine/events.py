@@ -102,6 +102,10 @@ class ApprovalRequested(_Base):
     layer: str = ""
     rule: str | None = None
     reason: str = ""
+    # For execute_command: whether it will run inside the OS sandbox (None: not a command).
+    sandboxed: bool | None = None
+    # MCP tool annotations (readOnlyHint, destructiveHint...): shown, never trusted.
+    annotations: dict[str, Any] | None = None
 
 
 class ApprovalAnswered(_Base):

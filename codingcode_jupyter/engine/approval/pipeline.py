@@ -372,7 +372,8 @@ class ApprovalPipeline:
                                   rule=evaluation.rule, reason=escape_unicode(evaluation.reason), sandboxed=sandboxed,
                                   annotations=getattr(call.tool, "annotations", None))
         ctx.emit(ApprovalRequested(**common, tool_use_id=call.tool_use_id, tool=request.tool, input=request.input,
-                                   preview=preview, layer=request.layer, rule=request.rule, reason=request.reason))
+                                   preview=preview, layer=request.layer, rule=request.rule, reason=request.reason,
+                                   sandboxed=request.sandboxed, annotations=request.annotations))
         try:
             if self.approval_timeout is not None:
                 answer: Answer = await asyncio.wait_for(ask(request), self.approval_timeout)
