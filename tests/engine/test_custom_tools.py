@@ -655,3 +655,23 @@ async def test_a_blocking_sync_tool_does_not_hold_up_an_approval(fake_api, tmp_p
     await loop.run(Conversation(), "go", 1)
     at = dict(timeline)
     assert at["block start"] < at["clicked"] < at["probe"] < at["block end"]
+
+
+def test_the_decorator_registers_into_the_process_registry_by_default():
+    from codingcode_jupyter import tool as exported
+    from codingcode_jupyter.engine.runtime import global_registry
+
+    assert exported is tool
+
+    @tool
+    def cell_defined_tool(n: int) -> int:
+        """Defined in a cell."""
+        return n
+
+    try:
+        assert global_registry().get("cell_defined_tool") is cell_defined_tool
+        assert cell_defined_tool in tool.custom()
+    finally:
+        assert tool.remove("cell_defined_tool") is True
+    assert "cell_defined_tool" not in global_registry()
+    assert global_registry().get("read_file").source == "builtin"

@@ -1,25 +1,20 @@
 """Custom tools defined in a notebook cell, in a real kernel, through the local Messages API server.
 
-A script plays the browser: it watches IOPub for the approval card's "Allow" button and sends
-the same comm message a click sends, while a sync custom tool blocks in the kernel.
+The harness plays the browser: it finds the approval card's "Allow" button on IOPub and sends
+the comm message a click sends, while a sync custom tool blocks in the kernel.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import queue
 import sys
-import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
-
-jupyter_client = pytest.importorskip("jupyter_client")
+from tests.notebook.kernel_harness import Kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -63,74 +58,18 @@ def shout(payload):
 '''
 
 
-class Kernel:
-    """A real kernel and a client that can play the browser's part for widget clicks."""
-
-    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
-        self.manager = jupyter_client.KernelManager()
-        self.manager.kernel_cmd = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-        self.manager.start_kernel(cwd=str(cwd), env=env)
-        self.client = self.manager.client()
-        self.client.start_channels()
-        self.client.wait_for_ready(timeout=60)
-        self.comms: dict[str, dict[str, Any]] = {}
-
-    def click(self, comm_id: str) -> None:
-        message = self.client.session.msg(
-            "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
-        )
-        self.client.shell_channel.send(message)
-
-    def run(self, code: str, *, timeout: float = 60, on_button: dict[str, int] | None = None) -> dict[str, Any]:
-        """Execute a cell; click buttons labelled in ``on_button`` (label → how many times) as they appear."""
-        msg_id = self.client.execute(code, allow_stdin=False)
-        outputs: list[str] = []
-        errors: list[str] = []
-        clicks = dict(on_button or {})
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"cell did not finish in {timeout} s; output so far: {outputs} {errors}")
-            try:
-                msg = self.client.get_iopub_msg(timeout=min(remaining, 1.0))
-            except queue.Empty:
-                continue
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "comm_open":
-                state = content.get("data", {}).get("state", {})
-                self.comms[content["comm_id"]] = state
-                label = state.get("description")
-                if state.get("_model_name") == "ButtonModel" and clicks.get(label, 0) > 0:
-                    clicks[label] -= 1
-                    self.click(content["comm_id"])
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if kind == "stream":
-                outputs.append(content["text"])
-            elif kind in ("execute_result", "display_data"):
-                outputs.append(content["data"].get("text/plain", ""))
-            elif kind == "error":
-                errors.append("\n".join(content["traceback"]))
-            elif kind == "status" and content["execution_state"] == "idle":
-                break
-        return {"output": "".join(outputs), "errors": errors}
-
-    def close(self) -> None:
-        self.client.stop_channels()
-        self.manager.shutdown_kernel(now=True)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    settings = tmp_path / ".codingcode"
-    settings.mkdir()
+    project = tmp_path / "project"
+    settings = project / ".codingcode"
+    settings.mkdir(parents=True)
     # probe is read-only, so only a rule makes it ask: the card shows while slow_sum blocks.
-    (settings / "settings.json").write_text(json.dumps({"permissions": {"ask": ["probe(*)"]}}))
-    return tmp_path
+    # boom is allowed by a rule naming it; greet by the Python hook.
+    (settings / "settings.json").write_text(json.dumps({"permissions": {"ask": ["probe(*)"], "allow": ["boom(*)"]}}))
+    return project
 
 
-def test_cell_defined_tools_in_a_real_kernel(project: Path):
+def test_cell_defined_tools_in_a_real_kernel(project: Path, tmp_path: Path):
     server = FakeAnthropic()
     server.add(
         # two read-only calls run together: slow_sum blocks its thread for 2 s while probe is
@@ -144,28 +83,29 @@ def test_cell_defined_tools_in_a_real_kernel(project: Path):
         Reply([text("All done.")]),
     )
     with server:
-        env = {
-            **os.environ,
-            "ANTHROPIC_BASE_URL": server.base_url,
-            "ANTHROPIC_API_KEY": "test-key",
-            "CODINGCODE_MODEL": "claude-sonnet-4-5",
-            "HOME": str(project),  # no user-level settings leak in
-        }
-        env.pop("CODINGCODE_DEMO", None)
-        kernel = Kernel(project, env)
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test"}
+        kernel = Kernel(sys.executable, project, env, tmp_path / "jupyter")
         try:
-            defined = kernel.run(DEFINE_TOOLS)
-            assert not defined["errors"], defined["errors"]
+            define_id = kernel.execute(DEFINE_TOOLS)
+            assert kernel.reply(define_id)["status"] == "ok", kernel.text_output(define_id)
 
-            listed = kernel.run("%agent tools")
-            assert not listed["errors"], listed["errors"]
-            rows = {line.split()[0]: line for line in listed["output"].splitlines() if line.strip()}
-            assert "custom" in rows["slow_sum"] and "custom" in rows["greet"]
+            listed_id = kernel.execute("%agent tools")
+            assert kernel.reply(listed_id)["status"] == "ok", kernel.text_output(listed_id)
+            rows = {line.split()[0]: line for line in kernel.text_output(listed_id).splitlines() if line.strip()}
+            assert "custom" in rows["slow_sum"] and "custom" in rows["greet"], rows
             assert "read_file" in rows and "custom" not in rows["read_file"]
 
-            turn = kernel.run("%%agent\nAdd 2 and 3, then try the others.", on_button={"Allow": 1})
-            assert not turn["errors"], turn["errors"]
-            log = json.loads(kernel.run("import json; print(json.dumps(log))")["output"])
+            turn_id = kernel.execute("%%agent\nAdd 2 and 3, then try the others.")
+            allow = kernel.wait_for(
+                lambda: (kernel.find(_model_name="ButtonModel", description="Allow") or [None])[0], 30, "the Allow button"
+            )
+            kernel.click(allow)
+            turn = kernel.reply(turn_id)
+            assert turn["status"] == "ok", kernel.text_output(turn_id)
+
+            log_id = kernel.execute("import json; print(json.dumps(log))")
+            kernel.reply(log_id)
+            log = json.loads(kernel.text_output(log_id))
         finally:
             kernel.close()
 
