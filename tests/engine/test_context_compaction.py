@@ -55,6 +55,25 @@ def new_session(tmp_path, tools, **kw) -> Session:
     return session
 
 
+async def test_many_turns_of_large_results_stay_inside_the_window(fake_api, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODINGCODE_CONTEXT_WINDOW", str(WINDOW))
+    fake_api.default = script_reads(42, per_turn=6)
+    session = new_session(tmp_path, [big_read_tool()])
+    for turn in range(7):
+        done = await session.run_turn(f"Turn {turn}: read the next six modules.")
+        assert done.stop_reason == "end_turn" and done.text == f"Turn {turn + 1} done."
+    assert any(is_summary_request(b) for b in fake_api.requests)
+    for body in fake_api.requests:
+        assert estimate_tokens(body) + body["max_tokens"] <= WINDOW and strict_tokens(body) <= WINDOW
+        if not is_summary_request(body):
+            assert_valid_pairing(body["messages"])
+    # the latest turn's prompt is still sent as written
+    assert "Turn 6: read the next six modules." in json.dumps(fake_api.requests[-1]["messages"])
+    resumed = new_session(tmp_path, [big_read_tool()], id=session.id)
+    resumed.load()
+    assert resumed.conversation.messages == session.conversation.messages
+
+
 def assert_valid_pairing(messages: list[dict]) -> None:
     """Every tool_result answers a tool_use of the message just before it; roles alternate."""
     assert messages[0]["role"] == "user"
@@ -73,14 +92,20 @@ def assert_valid_pairing(messages: list[dict]) -> None:
     assert not last_uses
 
 
-def script_reads(count: int):
-    """A model that reads ``count`` files, one per step, then answers; summaries are answered too."""
-    state = {"reads": 0}
+def script_reads(count: int, per_turn: int | None = None):
+    """A model that reads ``count`` files, one per step, then answers; summaries are answered too.
+
+    With ``per_turn`` it answers after every ``per_turn`` reads (one turn each).
+    """
+    state = {"reads": 0, "answered": 0}
 
     def reply(body: dict):
         if is_summary_request(body):
             return Reply([text("SUMMARY: read many files; the task is to review them all.")],
                          usage={"input_tokens": 900, "output_tokens": 40})
+        if per_turn and state["reads"] and state["reads"] % per_turn == 0 and state["answered"] < state["reads"] // per_turn:
+            state["answered"] += 1
+            return Reply([text(f"Turn {state['answered']} done.")], usage={"input_tokens": 1000, "output_tokens": 10})
         if state["reads"] < count:
             state["reads"] += 1
             return Reply([text(f"Reading file {state['reads']}."), tool_use("read_file", {"path": f"src/mod_{state['reads']}.py"})],
@@ -105,6 +130,8 @@ async def test_forty_large_results_finish_inside_a_small_window(fake_api, tmp_pa
     # without compaction the 45 results alone are ~100k tokens: far over the window
     assert 45 * 9_000 / 4 > 3 * WINDOW
     assert summaries, "the summary request reached the server"
+    assert fake_api.count_token_requests, "near the limit the estimate was confirmed with count_tokens"
+    assert len(fake_api.count_token_requests) < len(main)  # but not on every step
     for body in fake_api.requests:
         assert estimate_tokens(body) + body["max_tokens"] <= WINDOW
         assert strict_tokens(body) <= WINDOW
@@ -276,3 +303,34 @@ def test_cut_is_always_a_user_message_and_keeps_the_tail(keep):
     assert messages[drop]["role"] == "user" and drop >= 1
     assert_valid_pairing(apply_compaction(messages, {"summary": "S", "drop": drop}))
     assert len(compactor._old_results(messages)) == 10 - keep
+
+
+async def test_demo_model_compacts_without_any_request(tmp_path):
+    from codingcode_jupyter.engine.agent import Conversation
+
+    conversation = Conversation()
+    for i in range(4):
+        conversation.append({"role": "user", "content": f"question {i}"})
+        conversation.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "read_file", "input": {"path": f"f{i}.py"}}]})
+        conversation.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 3000}]})
+        conversation.append({"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]})
+    records: list[dict] = []
+    compactor = Compactor(conversation, record=records.append)
+    report = await compactor.compact("demo")
+    assert report.summarised_messages and not report.summary_failed
+    first = conversation.messages[0]["content"][0]["text"]
+    assert first.startswith(SUMMARY_HEADER) and "Person asked: question 0" in first
+    assert_valid_pairing(conversation.messages)
+    assert records and records[0]["type"] == "compaction"
+
+
+async def test_a_prepare_hook_never_touches_another_conversation(tmp_path):
+    from codingcode_jupyter.engine.agent import Conversation
+    from codingcode_jupyter.engine.models.base import ModelRequest
+
+    ours = Conversation([{"role": "user", "content": [{"type": "text", "text": "x" * 200_000}]}])
+    compactor = Compactor(ours)
+    other = ModelRequest(model="demo", messages=[{"role": "user", "content": [{"type": "text", "text": "a"}]},
+                                                 {"role": "assistant", "content": [{"type": "text", "text": "b"}]}])
+    assert (await compactor.prepare(other)).messages == other.messages
+    assert len(ours.messages[0]["content"][0]["text"]) == 200_000
