@@ -12,6 +12,7 @@ from typing import Any
 
 from .agents.setup import main_agent_setup
 from .approval.pipeline import ApprovalPipeline
+from .checkpoints import CheckpointStore
 from .context.compaction import attach_compactor, compact
 from .mcp.manager import McpManager
 from .prompts import build_system_prompt
@@ -118,6 +119,8 @@ def open_session(
     services = {
         "settings": settings, "sandbox": sandbox, "mcp": mcp, "registry": registry, "parts": parts,
         "dispatch": agent.dispatch,
+        # File tools snapshot what a turn changes here, for `%agent undo`.
+        "checkpoints": CheckpointStore(project),
     }
 
     kwargs: dict[str, Any] = dict(
