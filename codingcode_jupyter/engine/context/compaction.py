@@ -348,6 +348,7 @@ class Compactor:
     _models: dict[str, Model] = field(default_factory=dict, repr=False)
     _learned_window: dict[str, int] = field(default_factory=dict, repr=False)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    _last_count: tuple[int, int] | None = field(default=None, repr=False)  # (request chars, exact tokens)
 
     # -- sizes ------------------------------------------------------------------------------
 
@@ -386,6 +387,12 @@ class Compactor:
         estimate = int(chars / self.chars_per_token) + 1
         if estimate <= self.near * budget:
             return estimate
+        if self._last_count is not None and chars >= self._last_count[0]:
+            # The conversation only grew since the last exact count: count the growth locally
+            # and ask the API again only when that projection reaches the trigger.
+            projected = self._last_count[1] + int((chars - self._last_count[0]) / self.chars_per_token) + 1
+            if projected <= self.trigger * budget:
+                return projected
         try:
             exact = await self._model(request.model).count_tokens(request)
         except Exception:  # a counter that fails leaves the estimate standing
@@ -394,6 +401,7 @@ class Compactor:
             return estimate
         # Only ever grow more careful: a text that tokenises densely must not be underestimated next time.
         self.chars_per_token = min(self.chars_per_token, max(1.0, chars / exact))
+        self._last_count = (chars, int(exact))
         return int(exact)
 
     # -- the hooks the loop calls ------------------------------------------------------------
@@ -507,6 +515,7 @@ class Compactor:
 
         if len(record) > 3:
             self.conversation.messages[:] = messages
+            self._last_count = None
             if self.record is not None:
                 self.record(record)
         report.after_tokens = current
