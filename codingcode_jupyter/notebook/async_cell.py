@@ -179,7 +179,7 @@ class _ShellPump:
         self.ip = ip
         self.kernel = kernel
         self.held: list[tuple[Any, ...]] = []
-        self.parent = (getattr(kernel, "_parent_ident", None), _parent_of(kernel))
+        self.parent = _shell_parent(kernel)
         self.original = kernel.shell_handlers.get("execute_request")
 
     async def __aenter__(self) -> "_ShellPump":
@@ -219,9 +219,22 @@ class _ShellPump:
         return future.result()
 
 
-def _parent_of(kernel: Any) -> Any:
+def _shell_parent(kernel: Any) -> tuple[Any, Any]:
+    """(ident, header) of the running cell's request, for ``kernel.set_parent``.
+
+    ipykernel 6 keeps both per channel in dicts; passing the whole dict back to
+    ``set_parent`` would nest it and break stdin routing (input() would never be answered).
+    """
+    ident = getattr(kernel, "_parent_ident", None)
+    if isinstance(ident, dict):
+        ident = ident.get("shell")
     getter = getattr(kernel, "get_parent", None)
-    return getter() if getter else getattr(kernel, "_parent_header", None)
+    if getter is not None:
+        try:
+            return ident, getter("shell")
+        except TypeError:
+            return ident, getter()
+    return ident, getattr(kernel, "_parent_header", None)
 
 
 async def _replay(kernel: Any, held: list[tuple[Any, ...]]) -> None:
