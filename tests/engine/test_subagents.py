@@ -364,3 +364,35 @@ async def test_child_model_error_and_step_limit(fake_api, tmp_path):
     assert not results["s"].get("is_error") and "stopped at its limit of 2 steps" in results["s"]["content"][0]["text"]
     assert results["f"]["is_error"] and "Sub-agent 'main/failing#1' failed" in results["f"]["content"][0]["text"]
     assert "claude-haiku-4-5" in results["f"]["content"][0]["text"]  # the profile's model was used
+
+
+async def test_child_calls_pass_the_real_pipeline_labelled_with_the_child(fake_api, tmp_path):
+    from codingcode_jupyter.engine.approval.audit import AuditLog
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+
+    write_profile(tmp_path, "writer", "description: Writes files.\ntools: [write_file]")
+    fake_api.default = router({
+        "PARENT": [Reply([tool_use("dispatch_agent", {"agent": "writer", "prompt": "CHILD: write z.txt"}, id="d1")]), Reply([text("ok")])],
+        "CHILD": [Reply([tool_use("write_file", {"path": "z.txt", "content": "z"}, id="w1")]), Reply([text("denied, stopping")])],
+    })
+    pipeline = ApprovalPipeline(tmp_path, mode="default")
+    parent = Parent(tmp_path, approver=pipeline)
+    asked = []
+
+    async def ask(request):
+        asked.append(request)
+        return "deny"
+
+    parent.loop.ask = ask
+    await parent.run("PARENT: go")
+    assert not (tmp_path / "z.txt").exists()
+    # One card, for the child's write (dispatch_agent itself is read-only), labelled with the child.
+    assert [(r.tool, r.agent, r.session_id) for r in asked] == [("write_file", "main/writer#1", "parent-session")]
+    cards = parent.events.of("approval_requested")
+    assert [c.agent for c in cards] == ["main/writer#1"]
+    # Audit entries carry the sub-agent and the parent session.
+    records = [r for r in AuditLog(tmp_path).read(None) if r.get("tool_use_id") == "w1"]
+    assert {r["event"] for r in records} == {"decision", "outcome"}
+    assert all(r["agent"] == "main/writer#1" and r["session_id"] == "parent-session" for r in records)
+    dispatch_records = [r for r in AuditLog(tmp_path).read(None) if r.get("tool_use_id") == "d1"]
+    assert dispatch_records and all(r["agent"] == "main" for r in dispatch_records)
