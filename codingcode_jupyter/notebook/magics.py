@@ -146,12 +146,20 @@ class AgentMagics(Magics):
             "it cannot be called through run_cell_magic while an event loop is running."
         )
 
-    async def run_cell(self, line: str, body: str) -> None:
-        """The body of a ``%%agent`` cell (the transformer awaits this)."""
+    async def run_cell(self, line: str, body: str, *, expand: bool = True) -> None:
+        """The body of a ``%%agent`` cell (the transformer awaits this).
+
+        ``{name}`` in the body becomes a description of that live variable (``{{`` escapes).
+        """
+        from .references import expand_references
+
         args = parse_argstring(self.agent_cell, line)
         prompt = body.strip()
         if not prompt:
             raise UsageError("%%agent needs a request in the cell body, e.g.\n%%agent\nAdd a test for parse()")
+        expanded = expand_references(prompt, shell=self.shell) if expand else None
+        if expanded is not None:
+            prompt = expanded.text
         if args.approval_timeout is not None and args.approval_timeout <= 0:
             raise UsageError("--approval-timeout must be a positive number of seconds")
         entry = self.entry(self.project(args.project), new=args.new)
@@ -166,6 +174,9 @@ class AgentMagics(Magics):
             pipeline.approval_timeout = args.approval_timeout
         view = self._view(session, timeout)
         view.display()
+        if expanded is not None and expanded.unresolved:
+            names = ", ".join("{" + name + "}" for name in expanded.unresolved)
+            view(_notice(session, f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
         if args.profile:
             view(_notice(session, f"Agent profiles are not available yet; running as the main agent (asked for {args.profile!r})."))
         turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=view.ask, model=args.model or None))
@@ -217,6 +228,9 @@ class AgentMagics(Magics):
         %agent audit [N]         the last N audit records (default 20)
         %agent tools             the tools the agent sees
         %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME
+        %agent fix [NOTE]        ask the agent to fix the last failing cell
+        %agent undo [--dry-run] [--force] [--outside]
+                                 show the diff of, then restore, the last turn's file changes
         """
         coro = self.run_line(line)
         try:
@@ -381,8 +395,45 @@ class AgentMagics(Magics):
             raise UsageError("usage: %agent mcp [add NAME JSON | remove NAME]")
         return _format_servers(mcp.status()) or "no MCP servers (configure them in .mcp.json)"
 
+    async def _cmd_fix(self, rest: list[str]) -> None:
+        from .references import NoErrorToFix, fix_prompt
 
-_COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp")
+        try:
+            prompt = fix_prompt(self.shell, " ".join(rest))
+        except NoErrorToFix as error:
+            raise UsageError(str(error)) from None
+        # The failing cell's own braces are code, not references.
+        await self.run_cell("", prompt, expand=False)
+
+    def _cmd_undo(self, rest: list[str]) -> str:
+        from IPython.display import display
+
+        from ..engine.checkpoints import CheckpointError, CheckpointStore
+
+        flags = set(rest)
+        unknown = flags - {"--dry-run", "--force", "--outside"}
+        if unknown:
+            raise UsageError(f"usage: %agent undo [--dry-run] [--force] [--outside] (unknown: {' '.join(sorted(unknown))})")
+        project = self.current or self.project()
+        entry = self.sessions.get(project)
+        store = entry.session.services.get("checkpoints") if entry is not None else None
+        store = store if isinstance(store, CheckpointStore) else CheckpointStore(project)
+        try:
+            plan = store.plan_undo(allow_outside="--outside" in flags)
+        except CheckpointError as error:
+            raise UsageError(str(error)) from None
+        display(Pretty(plan.render()))
+        if "--dry-run" in flags:
+            return "Dry run: nothing was changed. `%agent undo` restores these files."
+        try:
+            store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags)
+        except CheckpointError as error:
+            raise UsageError(str(error)) from None
+        changed = sum(1 for item in plan.files if item.action != "unchanged")
+        return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
+
+
+_COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo")
 
 
 def _split(line: str) -> list[str]:
@@ -441,6 +492,11 @@ def load(ip: Any) -> None:
     ip.input_transformers_cleanup.append(_line_transformer)
     ip.user_ns[LINE_FUNCTION] = magics.run_line
     ip.user_ns_hidden[LINE_FUNCTION] = magics.run_line
+    # The kernel tools (variables, history, run_python, insert_cell) for sessions opened here.
+    from ..engine.runtime import global_registry
+    from .kernel_tools import register_kernel_tools
+
+    register_kernel_tools(global_registry(), ip)
     setattr(ip, _STATE_KEY, magics)
 
 
@@ -460,4 +516,9 @@ def unload(ip: Any) -> None:
     ip.magics_manager.magics["line"].pop("agent", None)
     if magics.settings in ip.configurables:
         ip.configurables.remove(magics.settings)
+    from ..engine.runtime import global_registry
+    from .kernel_tools import KERNEL_TOOL_NAMES
+
+    for name in KERNEL_TOOL_NAMES:
+        global_registry().remove(name)
     setattr(ip, _STATE_KEY, None)
