@@ -1,0 +1,344 @@
+"""The network allowlist: a host-side HTTP proxy that only lets listed domains through.
+
+A sandboxed command has no network of its own (``--unshare-net``). When
+``sandbox.network.allowedDomains`` is set, :class:`AllowlistProxy` listens on a Unix socket
+in a private directory that is bind-mounted into the sandbox; inside, a tiny forwarder
+(:data:`FORWARDER_SOURCE`) exposes that socket as ``127.0.0.1:PORT`` so the usual
+``HTTP_PROXY`` / ``HTTPS_PROXY`` variables work for curl, pip, git and Python.
+
+The proxy understands ``CONNECT host:port`` (HTTPS and any TLS) and plain-HTTP requests in
+absolute form (``GET http://host/path``). Anything else, and any host not on the list, is
+refused with a 4xx answer that says why. The proxy runs its own event loop in a daemon
+thread so it keeps serving while the kernel's loop is busy with a cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ipaddress
+import os
+import re
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+from urllib.parse import urlsplit
+
+__all__ = [
+    "AllowlistProxy",
+    "ProxyDecision",
+    "FORWARDER_SOURCE",
+    "domain_allowed",
+    "validate_domain_patterns",
+]
+
+_HEAD_LIMIT = 64 * 1024
+_HEAD_TIMEOUT = 30.0
+_CONNECT_TIMEOUT = 15.0
+_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$")
+
+
+def _normalise_host(host: str) -> str:
+    host = host.strip().lower().rstrip(".")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def validate_domain_patterns(patterns: Iterable[str]) -> list[str]:
+    """Problems with allowlist entries (empty when all are usable): hosts, IPs or ``*.domain``."""
+    problems = []
+    for raw in patterns:
+        entry = _normalise_host(raw) if isinstance(raw, str) else ""
+        name = entry[2:] if entry.startswith("*.") else entry
+        if not name:
+            problems.append(f"'{raw}': empty entry")
+        elif _is_ip(name) and not entry.startswith("*."):
+            continue
+        elif "*" in name or "/" in name or ":" in name:
+            problems.append(f"'{raw}': use a host name, an IP address or '*.domain' (no ports, paths or other wildcards)")
+        elif not all(_LABEL.match(label) for label in name.split(".")):
+            problems.append(f"'{raw}': not a valid host name")
+    return problems
+
+
+def domain_allowed(host: str, patterns: Sequence[str]) -> bool:
+    """Whether ``host`` matches an entry: exactly, or as a subdomain of a ``*.domain`` entry."""
+    host = _normalise_host(host)
+    if not host:
+        return False
+    for raw in patterns:
+        pattern = _normalise_host(raw)
+        if pattern.startswith("*."):
+            # "*.example.com" means subdomains only, as in Claude Code's settings.
+            if host.endswith(pattern[1:]) and len(host) > len(pattern) - 1:
+                return True
+        elif host == pattern:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class ProxyDecision:
+    """One request the proxy saw: where it wanted to go and whether it was let through."""
+
+    method: str
+    host: str
+    port: int
+    allowed: bool
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.reason, self.message = status, reason, message
+
+
+def _split_host_port(target: str, default_port: int) -> tuple[str, int]:
+    if target.startswith("["):
+        host, _, rest = target[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+    elif target.count(":") == 1:
+        host, _, port_text = target.partition(":")
+    else:
+        host, port_text = target, ""
+    try:
+        port = int(port_text) if port_text else default_port
+    except ValueError:
+        raise _Refused(400, "Bad Request", f"bad port in '{target}'") from None
+    if not host or not 0 < port < 65536:
+        raise _Refused(400, "Bad Request", f"bad target '{target}'")
+    return host, port
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await reader.read(65536):
+            writer.write(chunk)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        try:
+            if writer.can_write_eof():
+                writer.write_eof()
+        except (OSError, RuntimeError):
+            pass
+
+
+class AllowlistProxy:
+    """An HTTP CONNECT / plain-HTTP proxy on a Unix socket that only reaches listed domains."""
+
+    socket_name = "proxy.sock"
+
+    def __init__(self, allowed_domains: Sequence[str]) -> None:
+        self.allowed_domains = list(allowed_domains)
+        self.decisions: collections.deque[ProxyDecision] = collections.deque(maxlen=500)
+        self._dir: Path | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    @property
+    def socket_dir(self) -> Path:
+        """The private directory holding the socket (bind-mount this into the sandbox)."""
+        if self._dir is None:
+            raise RuntimeError("the proxy is not started")
+        return self._dir
+
+    @property
+    def socket_path(self) -> Path:
+        return self.socket_dir / self.socket_name
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def start(self) -> None:
+        """Listen on a fresh private socket, served from a daemon thread's event loop."""
+        if self._server is not None:
+            return
+        self._dir = Path(tempfile.mkdtemp(prefix="codingcode-proxy-"))
+        os.chmod(self._dir, 0o700)
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="codingcode-sandbox-proxy", daemon=True)
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(
+            asyncio.start_unix_server(self._handle, path=str(self.socket_path), limit=_HEAD_LIMIT), loop
+        )
+        try:
+            self._server = future.result(timeout=10)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Stop serving, drop open tunnels, remove the socket directory (idempotent)."""
+        loop, thread = self._loop, self._thread
+        if loop is not None and not loop.is_closed():
+            if loop.is_running():
+                try:
+                    asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=5)
+                except Exception:
+                    pass
+                loop.call_soon_threadsafe(loop.stop)
+            if thread is not None:
+                thread.join(timeout=5)
+            if not loop.is_running():
+                loop.close()
+        self._loop = self._thread = self._server = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the caller's event loop."""
+        await asyncio.to_thread(self.close)
+
+    async def _shutdown(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        upstream: asyncio.StreamWriter | None = None
+        try:
+            try:
+                upstream_reader, upstream = await self._open(reader, writer)
+            except _Refused as refused:
+                body = (f"codingcode sandbox proxy: {refused.message}\n").encode()
+                writer.write(
+                    f"HTTP/1.1 {refused.status} {refused.reason}\r\nContent-Type: text/plain\r\n"
+                    f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+                )
+                await writer.drain()
+                return
+            await asyncio.gather(_pipe(reader, upstream), _pipe(upstream_reader, writer))
+        except (ConnectionError, OSError, asyncio.CancelledError):
+            pass
+        finally:
+            for stream in (upstream, writer):
+                if stream is not None:
+                    stream.close()
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _open(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT)
+        except asyncio.LimitOverrunError:
+            raise _Refused(431, "Request Header Fields Too Large", "request head too large") from None
+        except (asyncio.IncompleteReadError, TimeoutError):
+            raise _Refused(400, "Bad Request", "incomplete request") from None
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+            raise _Refused(400, "Bad Request", f"malformed request line {lines[0][:100]!r}")
+        method, target, version = parts
+        if method.upper() == "CONNECT":
+            host, port = _split_host_port(target, 443)
+            request = b""
+        else:
+            url = urlsplit(target)
+            if url.scheme != "http" or not url.netloc:
+                raise _Refused(400, "Bad Request", "only CONNECT and absolute http:// URLs go through this proxy")
+            host, port = _split_host_port(url.netloc.rpartition("@")[2], 80)
+            path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+            kept = [
+                line
+                for line in lines[1:]
+                if line
+                and line.split(":", 1)[0].strip().lower()
+                not in {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
+            ]
+            # One request per connection: routing is decided per request line, so a kept-alive
+            # connection must not carry a second request to another host.
+            request = ("\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"]) + "\r\n\r\n").encode(
+                "latin-1"
+            )
+        host = _normalise_host(host)
+        allowed = domain_allowed(host, self.allowed_domains)
+        self.decisions.append(ProxyDecision(method.upper(), host, port, allowed))
+        if not allowed:
+            raise _Refused(403, "Forbidden", f"'{host}' is not in sandbox.network.allowedDomains")
+        try:
+            upstream_reader, upstream = await asyncio.wait_for(asyncio.open_connection(host, port), _CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as error:
+            raise _Refused(502, "Bad Gateway", f"cannot reach {host}:{port}: {error}") from None
+        if request:
+            upstream.write(request)
+            await upstream.drain()
+        else:
+            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            await writer.drain()
+        return upstream_reader, upstream
+
+
+# Runs inside the sandbox with `python -I -S -c SOURCE PORT SOCKET ARGV...`: listens on
+# 127.0.0.1:PORT (the sandbox's own loopback), then execs ARGV; a forked child relays each
+# TCP connection to the host proxy's Unix socket. The child dies with the PID namespace
+# when the command ends. Stdlib only, no site import, so it starts in a few milliseconds.
+FORWARDER_SOURCE = r"""
+import os, socket, sys, threading
+port, path, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", port))
+server.listen(128)
+if os.fork() == 0:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    def pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+    def relay(client):
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(path)
+        except OSError:
+            client.close()
+            return
+        t = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+        t.start()
+        pump(client, upstream)
+        t.join()
+        client.close()
+        upstream.close()
+    while True:
+        client, _ = server.accept()
+        threading.Thread(target=relay, args=(client,), daemon=True).start()
+server.close()
+os.execvp(argv[0], argv)
+"""
