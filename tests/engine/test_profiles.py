@@ -12,7 +12,7 @@ from codingcode_jupyter.engine.agents.profiles import (
     load_profiles,
     stricter_mode,
 )
-from codingcode_jupyter.engine.agents.dispatch import agent_profiles_section
+from codingcode_jupyter.engine.prompts import agent_profiles_section
 
 
 def write(directory: Path, name: str, text: str) -> Path:

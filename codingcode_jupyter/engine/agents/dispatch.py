@@ -25,7 +25,7 @@ from ..agent import AgentLoop, Conversation
 from ..approval.types import Approver, Asker, Decision, ToolCall
 from ..events import ErrorEvent, TurnDone
 from ..models import make_model
-from ..prompts import build_system_prompt
+from ..prompts import agent_profiles_section, build_system_prompt
 from ..session import Transcript, sessions_dir
 from ..settings import PermissionMode, Settings
 from ..state import SessionState
@@ -59,19 +59,6 @@ DEFAULT_SUBAGENT_STEPS = 50
 def agent_depth(agent: str) -> int:
     """How many dispatches deep an agent label is: "main" 0, "main/explore#1" 1."""
     return agent.count("/")
-
-
-def agent_profiles_section(profiles: Iterable[AgentProfile]) -> str:
-    """The part of a system prompt that lists the sub-agents dispatch_agent can run ("" if none)."""
-    lines = [f"- {p.name}: {' '.join(p.description.split())}" for p in profiles]
-    if not lines:
-        return ""
-    return (
-        "Sub-agents: dispatch_agent(agent, prompt) runs one of these in a fresh context and returns its "
-        "final answer. It sees none of this conversation, so put everything it needs in the prompt. "
-        "Several dispatch_agent calls in one message run in parallel; use that for independent "
-        "searches.\n" + "\n".join(lines)
-    )
 
 
 def profile_policy(profile: AgentProfile, base: ToolVisibilityPolicy | None) -> ToolVisibilityPolicy:
