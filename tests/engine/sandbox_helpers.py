@@ -1,0 +1,64 @@
+"""Shared pieces of the sandbox tests: the skip condition, a runner, a fake home."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from codingcode_jupyter.engine.sandbox import CommandSandbox, probe_bwrap
+from codingcode_jupyter.engine.settings import SandboxSettings
+
+BWRAP = shutil.which("bwrap")
+BWRAP_PROBLEM = "bwrap not on PATH" if BWRAP is None else probe_bwrap(BWRAP)
+needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bubblewrap cannot run here: {BWRAP_PROBLEM}")
+
+SECRET = "BEGIN-FAKE-PRIVATE-KEY-7f3a9c"
+
+
+@dataclass
+class Run:
+    returncode: int
+    out: str
+    err: str
+
+
+async def run(sb: CommandSandbox, command: str, cwd: Path | None = None, timeout: float = 20.0) -> Run:
+    """Run ``command`` through the sandbox the way execute_command does (own process group)."""
+    proc = await asyncio.create_subprocess_exec(
+        *sb.argv_for(command, cwd or sb.project),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        raise
+    return Run(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+def make_home(root: Path) -> Path:
+    """A home directory holding the kinds of secrets the sandbox must hide."""
+    home = root / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(SECRET)
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text(SECRET)
+    (home / ".config" / "gcloud").mkdir(parents=True)
+    (home / ".config" / "gcloud" / "token").write_text(SECRET)
+    (home / ".gnupg").mkdir()
+    (home / ".bashrc").write_text("# original\n")
+    return home
+
+
+def make_sandbox(project: Path, home: Path, **settings) -> CommandSandbox:
+    return CommandSandbox.create(project, SandboxSettings.model_validate(settings), home=home)
