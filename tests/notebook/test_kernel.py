@@ -210,3 +210,64 @@ def test_status_audit_and_bad_input_magics(kernel):
     unknown = kernel.execute("%agent frobnicate")
     assert kernel.reply(unknown)["status"] == "error"
     assert "Unknown subcommand" in kernel.text_output(unknown)
+
+
+def test_run_all_keeps_order_while_a_card_waits(kernel):
+    _write_script(kernel)
+    first = kernel.execute("%%agent\nWrite notes.txt")
+    second = kernel.execute("import pathlib\nseen = pathlib.Path('notes.txt').read_text()\nprint('second saw', repr(seen))")
+    _render(kernel, first)
+    allow = _button(kernel, "Allow")
+    time.sleep(0.5)
+    # The queued cell has not run: it would have failed on the missing file.
+    assert not any(m["parent_header"].get("msg_id") == second and m["msg_type"] == "stream" for m in kernel.messages)
+    kernel.click(allow)
+    assert kernel.reply(first)["status"] == "ok"
+    assert kernel.reply(second)["status"] == "ok", kernel.text_output(second)
+    assert "second saw 'hello\\n'" in kernel.text_output(second)
+
+
+def test_line_magic_subcommands(kernel):
+    def run(code: str) -> tuple[str, str]:
+        msg_id = kernel.execute(code)
+        reply = kernel.reply(msg_id)
+        return reply["status"], kernel.text_output(msg_id)
+
+    status, out = run("%agent mode plan")
+    assert status == "ok" and "plan" in out
+    assert "mode      plan" in run("%agent status")[1]
+    assert run("%agent mode yolo")[0] == "error"
+    status, out = run("%agent rules")
+    assert status == "ok" and "builtin" in out and "deny" in out
+    status, out = run("%agent tools")
+    assert status == "ok" and "write_file" in out and "read_file" in out
+    status, out = run("%agent mcp")
+    assert status == "ok" and "no MCP servers" in out
+    assert run("%agent mcp add broken not-json")[0] == "error"
+    old = run("%agent status")[1].split()[1]
+    status, out = run("%agent reset")
+    assert status == "ok" and "new session" in out and old not in out
+    kernel.fake.add(Reply([text("Hello there.")]))
+    assert run("%%agent\nhello")[0] == "ok"
+    status, out = run("%agent sessions")
+    assert status == "ok" and "hello" in out
+    assert run(f"%agent resume {old}")[0] == "ok"
+    assert run("%agent resume nope-123")[0] == "error"
+    assert "audit" in run("%agent")[1]
+    # The same subcommand inside a larger cell runs through the ordinary line magic.
+    status, out = run("x = 1\n%agent mode\nprint('after')")
+    assert status == "ok" and "after" in out
+
+
+def test_help_and_config(kernel):
+    msg_id = kernel.execute("%%agent?")
+    kernel.reply(msg_id)
+    payload = json.dumps([m["content"] for m in kernel.messages if m["parent_header"].get("msg_id") == msg_id])
+    assert "--approval-timeout" in payload or "--approval-timeout" in json.dumps(kernel.run("%%agent?")), payload
+    bad = kernel.execute('%config CodingCode.mode = "nonsense"')
+    kernel.reply(bad)
+    assert "mode must be one of" in kernel.text_output(bad)
+    assert kernel.run('%config CodingCode.model = "claude-x"')["status"] == "ok"
+    kernel.fake.add(Reply([text("ok")]))
+    assert kernel.run("%%agent --new\nhi")["status"] == "ok"
+    assert kernel.fake.requests[-1]["model"] == "claude-x"
