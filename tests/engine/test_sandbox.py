@@ -352,3 +352,23 @@ def test_bad_allowlist_fails_closed(tmp_path: Path) -> None:
     sandbox = CommandSandbox.create(tmp_path, SandboxSettings.model_validate({"network": {"allowedDomains": ["*"]}}))
     assert not sandbox.active
     assert "allowedDomains" in (sandbox.unavailable_reason or "") and "'*'" in (sandbox.unavailable_reason or "")
+
+
+# ----- through the real execute_command tool -----------------------------------------------------
+
+
+async def test_execute_command_tool_runs_confined(sb: CommandSandbox, project: Path, home: Path) -> None:
+    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.shell import execute_command_tool
+
+    tool = execute_command_tool()
+    ctx = ToolContext(session_id="s", turn_id=1, project_path=project, services={"sandbox": sb})
+    result = await tool.run({"command": f"echo inside > made.txt; cat {home}/.ssh/id_rsa; echo x >> ~/.bashrc"}, ctx)
+    assert (project / "made.txt").read_text() == "inside\n"
+    assert SECRET not in result.text_content
+    assert "Read-only file system" in result.text_content
+
+    token = f"33.{uuid.uuid4().int % 10**8}"
+    timed_out = await tool.run({"command": f"setsid sleep {token} & sleep {token}", "timeout_ms": 500}, ctx)
+    assert timed_out.is_error and "timed out" in timed_out.text_content
+    assert await _gone(token)
