@@ -139,3 +139,11 @@ async def test_allowlisted_name_through_the_proxy_works(tmp_path: Path, web_serv
     finally:
         await sandbox.aclose()
     assert sandbox.proxy is None
+
+
+def test_public_names() -> None:
+    import codingcode_jupyter.engine.sandbox as sandbox
+
+    assert set(sandbox.__all__) >= {"CommandSandbox", "SandboxUnavailable", "AllowlistProxy", "domain_allowed"}
+    for name in sandbox.__all__:
+        assert getattr(sandbox, name) is not None
