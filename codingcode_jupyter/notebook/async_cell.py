@@ -251,4 +251,11 @@ async def _replay(kernel: Any, held: list[tuple[Any, ...]]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         kernel._publish_status("idle", "shell") if shell_stream is not None else kernel._publish_status("idle")
+        # What dispatch_shell does after a handler: push the queued execute_reply out now.
+        flush = getattr(stream, "flush", None)
+        if flush is not None:
+            import zmq
+
+            with contextlib.suppress(Exception):
+                flush(zmq.POLLOUT)
         await asyncio.sleep(0.001)

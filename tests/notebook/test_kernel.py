@@ -271,3 +271,19 @@ def test_help_and_config(kernel):
     kernel.fake.add(Reply([text("ok")]))
     assert kernel.run("%%agent --new\nhi")["status"] == "ok"
     assert kernel.fake.requests[-1]["model"] == "claude-x"
+
+
+def test_interrupt_during_stream_stops_the_turn(kernel):
+    kernel.fake.add(Reply([text("slow " * 400)], chunk=5, delay=0.02))
+    msg_id = kernel.execute("%%agent\nTalk slowly")
+    kernel.wait_for(lambda: "slow" in _html_text(kernel, "codingcode-text"), 30, "some streamed text")
+    start = time.monotonic()
+    kernel.km.interrupt_kernel()
+    reply = kernel.reply(msg_id, timeout=20)
+    assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted"
+    assert time.monotonic() - start < 5
+    assert _html_text(kernel, "codingcode-text").count("slow") < 400
+    kernel.fake.script.clear()
+    kernel.fake.add(Reply([text("Next turn.")]))
+    second = kernel.execute("%%agent\nAgain")
+    assert kernel.reply(second)["status"] == "ok", kernel.text_output(second)
