@@ -207,3 +207,13 @@ async def test_cancelled_ask_marks_the_card_interrupted_and_timeout_event_relabe
     assert view.cards["toolu_1"].state == "interrupted"
     view(ApprovalAnswered(tool_use_id="toolu_1", answer="timeout", by="timeout"))
     assert view.cards["toolu_1"].state == "timeout"
+
+
+def test_package_import_stays_light():
+    import subprocess
+    import sys
+
+    code = ("import sys, codingcode_jupyter as c; heavy = [m for m in ('anthropic', 'mcp', 'ipywidgets', 'IPython') "
+            "if m in sys.modules]; print(heavy, callable(c.load_ipython_extension))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] True"
