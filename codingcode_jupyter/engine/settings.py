@@ -15,6 +15,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 __all__ = [
     "PermissionMode",
+    "MODE_STRICTNESS",
+    "stricter_mode",
     "PermissionsSettings",
     "HookCommand",
     "HookMatcher",
@@ -31,6 +33,17 @@ __all__ = [
 ]
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypass"]
+
+# Higher is stricter. A profile may tighten the session's mode, never loosen it: a profile
+# file comes with the project (maybe a cloned, untrusted one) and must not switch approval off.
+MODE_STRICTNESS: dict[str, int] = {"bypass": 0, "acceptEdits": 1, "default": 2, "plan": 3}
+
+
+def stricter_mode(current: PermissionMode, requested: PermissionMode | None) -> PermissionMode:
+    """The stricter of two permission modes (``requested`` None keeps ``current``)."""
+    if requested is None or MODE_STRICTNESS[requested] <= MODE_STRICTNESS[current]:
+        return current
+    return requested
 
 
 class _Model(BaseModel):

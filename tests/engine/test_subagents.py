@@ -396,3 +396,21 @@ async def test_child_calls_pass_the_real_pipeline_labelled_with_the_child(fake_a
     assert all(r["agent"] == "main/writer#1" and r["session_id"] == "parent-session" for r in records)
     dispatch_records = [r for r in AuditLog(tmp_path).read(None) if r.get("tool_use_id") == "d1"]
     assert dispatch_records and all(r["agent"] == "main" for r in dispatch_records)
+
+
+async def test_a_profile_mode_tightens_the_pipeline_never_loosens(tmp_path):
+    """A sub-agent whose profile says plan is denied writes even in a bypass session; bypass never loosens."""
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+    from codingcode_jupyter.engine.approval.types import ToolCall
+    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.builtin import builtin_tools
+
+    write = next(t for t in builtin_tools() if t.name == "write_file")
+    call = ToolCall(tool_use_id="w", tool=write, input={"path": "x.txt", "content": "x"})
+    bypass = ApprovalPipeline(tmp_path, mode="bypass", audit=False)
+    planned = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, services={"permission_mode": "plan"})
+    assert (await bypass.decide(call, planned, None)).kind == "deny"
+    default = ApprovalPipeline(tmp_path, mode="default", audit=False)
+    loosened = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, services={"permission_mode": "bypass"})
+    decision = await default.decide(call, loosened, None)  # nobody to ask: an ask ends as deny
+    assert decision.kind == "deny" and decision.layer == "confirm"

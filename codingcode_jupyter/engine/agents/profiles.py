@@ -33,7 +33,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..settings import PermissionMode
+from ..settings import MODE_STRICTNESS, PermissionMode, stricter_mode
 
 __all__ = [
     "DISPATCH_TOOL_NAME",
@@ -52,18 +52,6 @@ __all__ = [
 DISPATCH_TOOL_NAME = "dispatch_agent"
 MAX_PROFILE_CHARS = 100_000
 ProfileSource = Literal["builtin", "user", "project"]
-
-# Higher is stricter. A profile may tighten the session's mode, never loosen it: a profile
-# file comes with the project (maybe a cloned, untrusted one) and must not switch approval off.
-MODE_STRICTNESS: dict[str, int] = {"bypass": 0, "acceptEdits": 1, "default": 2, "plan": 3}
-
-
-def stricter_mode(current: PermissionMode, requested: PermissionMode | None) -> PermissionMode:
-    """The stricter of two permission modes (``requested`` None keeps ``current``)."""
-    if requested is None or MODE_STRICTNESS[requested] <= MODE_STRICTNESS[current]:
-        return current
-    return requested
-
 
 class ProfileError(ValueError):
     """A profile that cannot be used; the message names the file and the field."""

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, Field
 
 from ..events import ApprovalAnswered, ApprovalRequested, AuditRecorded
-from ..settings import PermissionMode, Settings, SettingsError, load_settings, settings_paths
+from ..settings import PermissionMode, Settings, SettingsError, load_settings, settings_paths, stricter_mode
 from . import hooks as hooks_module
 from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES, check_builtin
@@ -165,6 +165,11 @@ class ApprovalPipeline:
             settings["project"].permissions.defaultMode or settings["project"].defaultMode
         self.mode: PermissionMode = mode or configured or "default"
 
+    def mode_for(self, ctx: Any) -> PermissionMode:
+        """The session's mode, tightened (never loosened) by a sub-agent profile's mode."""
+        services = getattr(ctx, "services", None) or {}
+        return stricter_mode(self.mode, services.get("permission_mode"))
+
     # -- settings ------------------------------------------------------------------------
 
     def _settings(self) -> tuple[dict[str, Settings], list[Rule]]:
@@ -183,7 +188,7 @@ class ApprovalPipeline:
 
     # -- layers 1-3 ------------------------------------------------------------------------
 
-    def _layers_1_3(self, subject: Subject, rules: list[Rule]) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
+    def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
         layers: list[LayerVerdict] = []
         sticky: _Ask | None = None
         read_only = subject.read_only or (subject.source == "builtin" and subject.name in READ_ONLY_TOOLS)
@@ -225,7 +230,7 @@ class ApprovalPipeline:
                             "so choose another approach or ask the user.", "rule"), None, layers
             if verdict.action == "ask":
                 sticky = sticky or _Ask("rules", verdict.rule.text, f"Because {verdict.reason}", False)
-            elif sticky is None and not (self.mode == "plan" and not read_only):
+            elif sticky is None and not (mode == "plan" and not read_only):
                 return Evaluation(kind="allow", input=subject.input, layer="rules", rule=verdict.rule.text,
                                   reason=verdict.reason, by="rule", layers=layers), None, layers
 
@@ -239,7 +244,6 @@ class ApprovalPipeline:
             layers.append(LayerVerdict(layer="readonly", verdict="continue"))
 
         # Layer 3: the permission mode.
-        mode = self.mode
         if mode == "plan" and not read_only:
             layers.append(LayerVerdict(layer="mode", verdict="deny", reason="plan mode"))
             return deny("mode", None, f"Denied: the session is in plan mode, where only read-only tools run; "
@@ -270,14 +274,14 @@ class ApprovalPipeline:
                               layers=[LayerVerdict(layer="settings", verdict="deny", reason=str(error))])
         rules = self.session_rules + rules
         subject = build_subject(call.tool, call.input, self.project)
-        final, sticky, layers = self._layers_1_3(subject, rules)
+        final, sticky, layers = self._layers_1_3(subject, rules, self.mode_for(ctx))
         if final is not None:
             return self._sandbox_check(final, subject, ctx)
 
         # Layer 4: PreToolUse hooks.
         python_hooks = hooks_module.pre_tool_use_hooks() if self._python_hooks is None else self._python_hooks
         shell_hooks = settings["project"].hooks.PreToolUse + settings["local"].hooks.PreToolUse
-        payload = {"session_id": getattr(ctx, "session_id", ""), "cwd": str(self.project), "permission_mode": self.mode,
+        payload = {"session_id": getattr(ctx, "session_id", ""), "cwd": str(self.project), "permission_mode": self.mode_for(ctx),
                    "tool_name": subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
         result = await hooks_module.run_pre_tool_use(payload, tool=subject.tool, python_hooks=python_hooks,
                                                      shell_hooks=shell_hooks, cwd=str(self.project))
@@ -288,7 +292,7 @@ class ApprovalPipeline:
         if result.modified_input is not None and result.modified_input != call.input:
             # The modified input is what will run: judge it afresh (the original no longer matters).
             subject = build_subject(call.tool, result.modified_input, self.project)
-            rerun, sticky, again = self._layers_1_3(subject, rules)
+            rerun, sticky, again = self._layers_1_3(subject, rules, self.mode_for(ctx))
             layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
                                        reason=v.reason) for v in again)
             if rerun is not None and rerun.kind == "deny":
@@ -439,7 +443,7 @@ class ApprovalPipeline:
             "input": clip_input(decision.input or call.input), "original_input": clip_input(call.input)
             if decision.input and decision.input != call.input else None,
             "decision": decision.kind, "layer": decision.layer, "rule": decision.rule, "reason": decision.reason,
-            "by": decision.by, "mode": self.mode, "layers": layers,
+            "by": decision.by, "mode": self.mode_for(ctx), "layers": layers,
         }, ctx)
 
     def record_outcome(self, call: ToolCall, ctx: Any, decision: Decision, outcome: Outcome, duration_ms: float) -> None:
