@@ -15,6 +15,16 @@ duration), and the tool turns it into a cancelled turn; a timeout (SIGALRM) boun
 nobody interrupts. The event loop is paused while synchronous code runs, just as during a
 normal cell. Code with top-level ``await`` is compiled as a coroutine and awaited on the
 loop instead, so it stays responsive and the turn's own cancellation stops it.
+
+The read-only tools never run a user-defined property or ``__getattr__`` (looked up with
+``inspect.getattr_static``; array and frame libraries are trusted for ``shape`` and the
+like); they do call ``repr`` and ``len``, as ``%whos`` and Jupyter's display do.
+
+``insert_cell`` uses ``shell.set_next_input(code, replace=False)``: the kernel cannot add a
+cell itself, it attaches a ``set_next_input`` payload to the ``%%agent`` cell's
+execute_reply, and JupyterLab / Notebook insert a new, unrun cell below it when that cell
+finishes (only when it finishes without an error). A reply carries one such payload, so
+the proposals of one agent cell are joined into a single new cell.
 """
 
 from __future__ import annotations
@@ -144,8 +154,26 @@ def _short_repr(obj: Any, limit: int = MAX_REPR) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# Array and frame libraries whose `shape`/`nbytes` properties only compute metadata.
+_TRUSTED_LIBRARIES = frozenset({"numpy", "pandas", "polars", "pyarrow", "torch", "xarray", "scipy", "jax", "jaxlib",
+                                "tensorflow", "dask", "cupy", "sparse"})
+
+
+def _plain_attr(obj: Any, name: str) -> Any:
+    """``obj.name`` unless getting it would run a user-defined property or ``__getattr__``."""
+    if (type(obj).__module__ or "").split(".")[0] in _TRUSTED_LIBRARIES:
+        return _safe(lambda: getattr(obj, name, None))
+    try:
+        raw = inspect.getattr_static(obj, name)
+    except AttributeError:
+        return None
+    if isinstance(raw, (property, functools.cached_property)):
+        return None
+    return _safe(lambda: getattr(obj, name))
+
+
 def _shape(obj: Any) -> str:
-    shape = _safe(lambda: getattr(obj, "shape", None))
+    shape = _plain_attr(obj, "shape")
     if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
         return "×".join(str(n) for n in shape) if shape else "scalar"
     if isinstance(obj, (str, bytes, list, tuple, dict, set, frozenset)) or (
@@ -161,7 +189,7 @@ def _size(obj: Any) -> int | None:
     if _is_kind(obj, "pandas", "DataFrame", "Series"):
         return _safe(lambda: int(obj.memory_usage(index=True, deep=False).sum()) if hasattr(obj, "columns")
                      else int(obj.memory_usage(index=True, deep=False)))
-    nbytes = _safe(lambda: getattr(obj, "nbytes", None))
+    nbytes = _plain_attr(obj, "nbytes")
     if isinstance(nbytes, int):
         return nbytes
     return _safe(lambda: sys.getsizeof(obj))
@@ -264,10 +292,25 @@ def _lookup(access: KernelAccess, path: str) -> Any:
     obj = ns[head]
     walked = head
     for part in rest:
+        # Looked up statically first: this tool is read-only, so it must not run a property's
+        # or a __getattr__'s code (which could change something) without approval.
+        try:
+            raw = inspect.getattr_static(obj, part)
+        except AttributeError:
+            raise ToolError(
+                f"{walked} has no plain attribute {part!r} (it may be computed by __getattr__; "
+                "run_python can evaluate it)."
+            ) from None
+        trusted = (type(obj).__module__ or "").split(".")[0] in _TRUSTED_LIBRARIES
+        if isinstance(raw, (property, functools.cached_property)) and not trusted:
+            raise ToolError(
+                f"{walked}.{part} is a property: reading it runs code, so inspect_variable does not; "
+                "run_python can evaluate it."
+            )
         try:
             obj = getattr(obj, part)
         except Exception as error:
-            raise ToolError(f"{walked} has no attribute {part!r} ({type(error).__name__}: {error}).") from None
+            raise ToolError(f"{walked}.{part} could not be read ({type(error).__name__}: {error}).") from None
         walked += "." + part
     return obj
 

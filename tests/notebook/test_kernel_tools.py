@@ -160,7 +160,28 @@ async def test_inspect_dotted_path_and_errors(ip, tools, ctx):
     code = await call(tools, "inspect_variable", ctx, name="__import__('os').system('true')")
     assert code.is_error and "not a variable name" in code.text_content
     attr = await call(tools, "inspect_variable", ctx, name="cfg.nope")
-    assert attr.is_error and "no attribute 'nope'" in attr.text_content
+    assert attr.is_error and "no plain attribute 'nope'" in attr.text_content
+
+
+async def test_inspect_never_runs_properties_or_getattr(ip, tools, ctx):
+    ip.run_cell(
+        "effects = []\n"
+        "class Lazy:\n"
+        "    @property\n"
+        "    def data(self): effects.append('property'); return 1\n"
+        "    def __getattr__(self, name): effects.append(name); return 2\n"
+        "lazy = Lazy()\n"
+    )
+    prop = await call(tools, "inspect_variable", ctx, name="lazy.data")
+    assert prop.is_error and "is a property" in prop.text_content and "run_python" in prop.text_content
+    dynamic = await call(tools, "inspect_variable", ctx, name="lazy.anything")
+    assert dynamic.is_error and "__getattr__" in dynamic.text_content
+    assert "lazy: __main__.Lazy" in await text(tools, "list_variables", ctx)
+    assert ip.user_ns["effects"] == []
+    # C-level attributes (numpy's shape, pandas' columns) still read fine.
+    ip.user_ns["frame"] = pd.DataFrame({"a": [1]})
+    assert "Index" in await text(tools, "inspect_variable", ctx, name="frame.columns")
+    assert "(1, 1)" in await text(tools, "inspect_variable", ctx, name="frame.shape")
 
 
 # ---------------------------------------------------------------- notebook_history

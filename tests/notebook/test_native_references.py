@@ -39,9 +39,10 @@ def test_code_spans_and_fences_are_left_alone():
     assert out.text.count("numpy.ndarray") == 1
 
 
-def test_dotted_reference_and_no_code_runs():
+def test_dotted_reference_reads_plain_attributes_but_never_runs_properties():
     class Config:
         calls = 0
+        rate = 0.5
 
         @property
         def boom(self):
@@ -49,10 +50,10 @@ def test_dotted_reference_and_no_code_runs():
             return 1
 
     ns = {"cfg": Config()}
-    out = expand_references("{cfg.boom} {cfg.__class__}", ns)
-    # A dotted path reads an attribute (a property runs, as with any getattr) but a
-    # dunder-free path is all it can be: no calls, no indexing.
-    assert out.references == ["cfg.boom", "cfg.__class__"]
+    out = expand_references("{cfg.rate} {cfg.boom}", ns)
+    assert out.references == ["cfg.rate"] and out.unresolved == ["cfg.boom"]
+    assert "`cfg.rate` (float" in out.text and "{cfg.boom}" in out.text
+    assert Config.calls == 0
     hostile = expand_references("{__import__('os')}", ns)
     assert hostile.text == "{__import__('os')}" and hostile.references == []
 
