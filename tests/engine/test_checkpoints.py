@@ -247,3 +247,35 @@ def test_damaged_manifest_is_a_clear_error(project, store):
 def test_unsafe_session_ids_are_rejected(project, store, session):
     with pytest.raises(CheckpointError, match="Invalid session id"):
         store.before_change(session, 1, project / "f.txt")
+
+
+# ---------------------------------------------------------------- through a real session
+
+
+async def test_session_turns_are_checkpointed_by_turn_and_undone_newest_first(fake_api, project):
+    from codingcode_jupyter.engine.runtime import open_session
+    from tests.fakes.anthropic_server import Reply, text, tool_use
+
+    (project / "f.txt").write_text("v0\n")
+    session, parts = open_session(project, mode="bypass")
+    try:
+        assert isinstance(session.services["checkpoints"], CheckpointStore)
+        fake_api.add(
+            Reply([tool_use("read_file", {"path": "f.txt"})]),
+            Reply([tool_use("write_file", {"path": "f.txt", "content": "v1\n"})]),
+            Reply([text("one")]),
+            Reply([tool_use("write_file", {"path": "f.txt", "content": "v2\n"}),
+                   tool_use("write_file", {"path": "g.txt", "content": "new\n"})]),
+            Reply([text("two")]),
+        )
+        await session.run_turn("first")
+        await session.run_turn("second")
+    finally:
+        await parts.aclose()
+    turns = [(c.session_id, c.turn_id, len(c.files)) for c in CheckpointStore(project).checkpoints()]
+    assert turns == [(session.id, 1, 1), (session.id, 2, 2)]
+    store = CheckpointStore(project)
+    store.undo()
+    assert (project / "f.txt").read_text() == "v1\n" and not (project / "g.txt").exists()
+    store.undo()
+    assert (project / "f.txt").read_text() == "v0\n"
