@@ -82,6 +82,8 @@ class AgentMagics(Magics):
         self.settings = config
         self.sessions: dict[Path, _Entry] = {}
         self.current: Path | None = None
+        # Session id -> what `%agent undo` reverted, told to the model with its next prompt.
+        self.undo_notes: dict[str, list[str]] = {}
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -164,6 +166,9 @@ class AgentMagics(Magics):
             raise UsageError("--approval-timeout must be a positive number of seconds")
         entry = self.entry(self.project(args.project), new=args.new)
         session, parts = entry.session, entry.parts
+        notes = self.undo_notes.pop(session.id, None)
+        if notes:
+            prompt = "\n".join(notes) + "\n\n" + prompt
         await parts.start()
         pipeline = parts.pipeline
         saved = {"mode": pipeline.mode, "approval_timeout": getattr(pipeline, "approval_timeout", None)}
@@ -430,6 +435,12 @@ class AgentMagics(Magics):
         except CheckpointError as error:
             raise UsageError(str(error)) from None
         changed = sum(1 for item in plan.files if item.action != "unchanged")
+        if entry is not None and entry.session.id == plan.checkpoint.session_id:
+            files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
+            self.undo_notes.setdefault(entry.session.id, []).append(
+                f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
+                f"as they were before it: {files}. Read them again before changing them.)"
+            )
         return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
 
 

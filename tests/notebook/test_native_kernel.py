@@ -155,6 +155,16 @@ def test_undo_after_kernel_restart_restores_files_and_audits(kernel):
     again = kernel.execute("%agent undo")
     assert kernel.reply(again)["status"] == "error" and "Nothing to undo" in kernel.text_output(again)
 
+    # Undo within the same session: the model hears of it with the next prompt.
+    kernel.fake.add(Reply([tool_use("write_file", {"path": "x.txt", "content": "x\n"}, id="w2")]), Reply([text("ok")]))
+    ok(kernel, "%%agent --mode acceptEdits\nWrite x.txt")
+    ok(kernel, "%agent undo")
+    assert not (kernel.project / "x.txt").exists()
+    kernel.fake.add(Reply([text("Understood.")]))
+    ok(kernel, "%%agent\nWhat now?")
+    sent = json.dumps(kernel.fake.requests[-1]["messages"][-1]["content"])
+    assert "the user undid your file changes" in sent and "x.txt" in sent and "What now?" in sent
+
 
 def test_interrupt_stops_run_python_and_the_kernel_goes_on(kernel):
     marker = kernel.project / "started"
