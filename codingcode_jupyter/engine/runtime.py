@@ -105,13 +105,13 @@ def open_session(
     settings = merged_settings(project)
     registry = registry or global_registry()
     state = SessionState()
-    mcp = McpManager(project, log_dir=project / ".codingcode" / "logs")
+    sandbox = CommandSandbox.create(project, settings.sandbox)
+    mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
     agent = main_agent_setup(
         project, settings=settings, registry=registry, state=state, mcp=mcp, policy=policy,
         agent_profile=agent_profile, model=model, mode=mode,
     )
     resolver = agent.resolver
-    sandbox = CommandSandbox.create(project, settings.sandbox)
     # The pipeline reads the settings' defaultMode itself when no mode is given.
     pipeline = ApprovalPipeline(project, mode=agent.mode, approval_timeout=approval_timeout)
     parts = SessionParts(settings, registry, resolver, pipeline, sandbox, mcp)
@@ -134,6 +134,9 @@ def open_session(
     attach_compactor(session, settings.contextWindow)
     if resume:
         session.load()
+    if sandbox.enabled and not sandbox.active:
+        # Said once, at the session's first turn; the pipeline then asks for every command.
+        session.pending_notices.append(f"Command sandbox {sandbox.describe()}")
     return session, parts
 
 

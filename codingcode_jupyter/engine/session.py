@@ -116,6 +116,8 @@ class Session:
     conversation: Conversation = field(default_factory=Conversation)
     prepare: Callable[[Any], Any] | None = None
     last_model: str | None = None
+    # One-time notices (e.g. the sandbox is unavailable) shown at the start of the next turn.
+    pending_notices: list[str] = field(default_factory=list)
     # Shrinks a request the API rejected as too long (context.compaction.Compactor.on_overflow).
     on_overflow: Callable[[Any, Any], Any] | None = None
 
@@ -181,8 +183,9 @@ class Session:
                 self.transcript.write({"type": "todo", "items": [i.model_dump() for i in event.items]})
             emit(event)
 
-        if notice:
-            sink(Notice(session_id=self.id, turn_id=turn_id, text=notice))
+        for text in ([notice] if notice else []) + self.pending_notices:
+            sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
+        self.pending_notices.clear()
         loop = AgentLoop(
             model=make_model(name),
             tools=self.tools,

@@ -230,8 +230,9 @@ async def test_shell_hook_failure_fails_closed(project, script, timeout):
 
 
 class Sandbox:
-    def __init__(self, enabled, active):
-        self.enabled, self.active = enabled, active
+    def __init__(self, enabled, active, fail_if_unavailable=False):
+        self.enabled, self.active, self.fail_if_unavailable = enabled, active, fail_if_unavailable
+        self.unavailable_reason = None if active else "bubblewrap not found"
 
 
 async def test_sandbox_unavailable_turns_allow_into_ask(project):
@@ -247,6 +248,17 @@ async def test_sandbox_unavailable_turns_allow_into_ask(project):
     deny = await pipeline.evaluate(call("execute_command", {"command": "sudo id"}),
                                    context(project, services={"sandbox": Sandbox(True, False)}))
     assert deny.kind == "deny"
+
+
+async def test_sandbox_unavailable_with_fail_if_unavailable_refuses_every_command(project):
+    pipeline = ApprovalPipeline(project, python_hooks=[])
+    strict = {"sandbox": Sandbox(True, False, fail_if_unavailable=True)}
+    for command in ("pytest -q", "make"):  # one an allow rule covers, one that would be asked
+        result = await pipeline.evaluate(call("execute_command", {"command": command}), context(project, services=strict))
+        assert result.kind == "deny" and "failIfUnavailable" in result.reason and "bubblewrap not found" in result.reason
+    # other tools are not the sandbox's business
+    read = await pipeline.evaluate(call("read_file", {"path": "README.md"}), context(project, services=strict))
+    assert read.kind == "allow"
 
 
 async def test_mode_is_changeable_between_turns(project):

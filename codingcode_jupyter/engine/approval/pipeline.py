@@ -313,21 +313,32 @@ class ApprovalPipeline:
             sticky = _Ask("hooks", hook_label, result.reason or f"{hook_label} asks", result.reason.endswith("(hooks fail closed)"))
         if sticky is None:
             sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
-        return Evaluation(kind="ask", input=subject.input, layer=sticky.layer, rule=sticky.rule, reason=sticky.reason,
-                          by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact)
+        asked = Evaluation(kind="ask", input=subject.input, layer=sticky.layer, rule=sticky.rule, reason=sticky.reason,
+                           by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact)
+        return self._sandbox_check(asked, subject, ctx)
 
     def _sandbox_check(self, evaluation: Evaluation, subject: Subject, ctx: Any) -> Evaluation:
-        """A command that would run unsandboxed although a sandbox is wanted is asked, not allowed."""
-        if evaluation.kind != "allow" or subject.source != "builtin" or subject.name not in COMMAND_TOOLS:
+        """A command that would run unsandboxed although a sandbox is wanted is asked, not allowed
+        (or refused outright when the settings say failIfUnavailable)."""
+        if evaluation.kind == "deny" or subject.source != "builtin" or subject.name not in COMMAND_TOOLS:
             return evaluation
         sandbox = getattr(ctx, "services", {}).get("sandbox") if ctx is not None else None
-        if sandbox is not None and getattr(sandbox, "enabled", False) and not getattr(sandbox, "active", False):
-            reason = "the sandbox is enabled but unavailable, so this command would run unconfined"
-            evaluation.layers.append(LayerVerdict(layer="sandbox", verdict="ask", reason=reason))
-            return Evaluation(kind="ask", input=evaluation.input, layer="sandbox", rule=evaluation.rule,
-                              reason=reason[0].upper() + reason[1:], by="sandbox", layers=evaluation.layers,
-                              forced=True, exact_rules=exact_rules(subject))
-        return evaluation
+        if sandbox is None or not getattr(sandbox, "enabled", False) or getattr(sandbox, "active", False):
+            return evaluation
+        why = getattr(sandbox, "unavailable_reason", None) or "it could not start"
+        if getattr(sandbox, "fail_if_unavailable", False):
+            reason = (f"Denied: the command sandbox is unavailable ({why}) and the settings say failIfUnavailable, "
+                      "so no command runs; tell the user what you wanted to run.")
+            evaluation.layers.append(LayerVerdict(layer="sandbox", verdict="deny", reason=reason))
+            return Evaluation(kind="deny", input=evaluation.input, layer="sandbox", rule=evaluation.rule,
+                              reason=reason, by="sandbox", layers=evaluation.layers)
+        if evaluation.kind != "allow":
+            return evaluation
+        reason = f"The sandbox is enabled but unavailable ({why}), so this command would run unconfined"
+        evaluation.layers.append(LayerVerdict(layer="sandbox", verdict="ask", reason=reason))
+        return Evaluation(kind="ask", input=evaluation.input, layer="sandbox", rule=evaluation.rule,
+                          reason=reason, by="sandbox", layers=evaluation.layers,
+                          forced=True, exact_rules=exact_rules(subject))
 
     # -- layers 5 and 6 ------------------------------------------------------------------------
 

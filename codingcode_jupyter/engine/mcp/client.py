@@ -96,6 +96,8 @@ class ServerConnection:
     protocol_mode: str = "auto"
     # Called (with no arguments) after the tool list changed.
     on_tools_changed: Callable[[], None] = lambda: None
+    # The session's CommandSandbox, for stdio servers whose entry says "sandbox": true.
+    sandbox: Any = None
 
     state: ConnectionState = field(default="stopped", init=False)
     error: str | None = field(default=None, init=False)
@@ -162,7 +164,14 @@ class ServerConnection:
         config = self.config
         if isinstance(config, StdioServerConfig):
             cwd = self.project / config.cwd if config.cwd else self.project
-            params = StdioServerParameters(command=config.command, args=config.args, env=config.env or None, cwd=cwd)
+            argv = [config.command, *config.args]
+            if config.sandbox:
+                # Fail closed: a server that asked for the sandbox never starts without it.
+                if self.sandbox is None or not self.sandbox.active:
+                    reason = getattr(self.sandbox, "unavailable_reason", None) or "no sandbox is configured"
+                    raise RuntimeError(f"server '{self.name}' asks for the sandbox, which is unavailable: {reason}")
+                argv = self.sandbox.wrap(argv, cwd)
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=config.env or None, cwd=cwd)
             # A real file: under ipykernel sys.stderr may have no file descriptor (FINDINGS §4).
             if self.log_path is not None:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -56,6 +56,8 @@ class StdioServerConfig(_Common):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    # Opt in to the same OS sandbox as execute_command (read-only filesystem, no network).
+    sandbox: bool = False
 
 
 class HttpServerConfig(_Common):
@@ -135,7 +137,10 @@ def parse_config(
 
 def _read(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        # An empty file means no servers: the sandbox leaves an empty placeholder while it
+        # protects a .mcp.json that does not exist yet.
+        return json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
         raise McpConfigError(f"{path}: not valid JSON: {error}") from None
     except OSError as error:

@@ -56,8 +56,10 @@ class McpManager:
         max_concurrency: int = 4,
         start_timeout: float = 30.0,
         reserved_names: Callable[[], set[str]] | None = None,
+        sandbox: Any = None,
     ) -> None:
         self.project = Path(project)
+        self.sandbox = sandbox
         self.log_dir = Path(log_dir) if log_dir is not None else self.project / ".codingcode" / "logs"
         self.call_timeout = call_timeout
         self.max_concurrency = max_concurrency
@@ -103,6 +105,7 @@ class McpManager:
             start_timeout=self.start_timeout,
             max_concurrency=self.max_concurrency,
             on_tools_changed=self._tools_changed,
+            sandbox=self.sandbox,
         )
 
     def reserve_names(self, provider: Callable[[], set[str]]) -> None:
