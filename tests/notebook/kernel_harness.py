@@ -41,6 +41,7 @@ class Kernel:
         self.widgets: dict[str, dict[str, Any]] = {}
         self.updates: dict[str, list[dict[str, Any]]] = {}
         self.stdin_requests: list[dict[str, Any]] = []
+        self.replies: dict[str, dict[str, Any]] = {}
 
     def close(self) -> None:
         self.kc.stop_channels()
@@ -93,11 +94,16 @@ class Kernel:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.pump(0.05)
-            try:
-                msg = self.kc.get_shell_msg(timeout=0.05)
-            except Exception:
-                continue
-            if msg["parent_header"].get("msg_id") == msg_id:
+            if msg_id not in self.replies:
+                try:
+                    msg = self.kc.get_shell_msg(timeout=0.05)
+                except Exception:
+                    continue
+                # Replies may come in another order than the requests (ipykernel 6 replays
+                # cells held back during a wait before the waiting cell's reply): keep them all.
+                self.replies[msg["parent_header"].get("msg_id")] = msg
+            if msg_id in self.replies:
+                msg = self.replies[msg_id]
                 # Drain what the cell published before it went idle.
                 self.wait_for(lambda: self._idle(msg_id), 10, "idle")
                 return msg["content"]
