@@ -45,3 +45,46 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
         fn()
         samples.append(time.perf_counter() - start)
     return samples
+
+
+def kernel_cpu(pid: int) -> float:
+    """User + system CPU seconds of a process and its children (psutil, else /proc)."""
+    try:
+        import psutil
+    except ImportError:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        import os
+
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    process = psutil.Process(pid)
+    total = sum(process.cpu_times()[:2])
+    for child in process.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    return total
+
+
+def start_kernel(project, env: dict[str, str]):
+    """A real ipykernel (this venv's Python) in ``project``, driven as a browser drives it.
+
+    Returns the test harness's ``Kernel`` (execute, IOPub messages, widget state, clicks).
+    The kernelspec is written next to the project; the caller closes the kernel.
+    """
+    import sys
+    from pathlib import Path
+
+    from tests.notebook.kernel_harness import Kernel
+
+    project = Path(project)
+    return Kernel(sys.executable, project, env, project.parent / "jupyter")
+
+
+def kernel_pid(kernel) -> int:
+    """The kernel process id behind a harness ``Kernel``."""
+    provisioner = getattr(kernel.km, "provisioner", None)
+    process = getattr(provisioner, "process", None)
+    if process is not None:
+        return process.pid
+    return kernel.km.kernel.pid
