@@ -17,7 +17,7 @@ from common import Row, spread
 
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.files import read_file_tool
-from codingcode_jupyter.engine.tools.search import find_rg, search_code_tool
+from codingcode_jupyter.engine.tools.search import find_rg, search_code_tool, search_files_tool
 
 WORDS = "alpha beta gamma delta epsilon zeta theta lambda sigma omega value result index count buffer".split()
 
@@ -89,6 +89,33 @@ def measure(quick: bool) -> list[Row]:
             ours=spread(ours_s), baseline=spread(rg_s) + " rg direct",
             result=f"{ratio:.2f}x", target="<= 1.3x", met=ratio <= 1.3,
             method="tool.run(search_code) vs subprocess rg with the same flags",
+        ))
+
+        # search_files (issue row 2): the glob matches every 7th folder, a few thousand files.
+        finder = search_files_tool()
+        files_query = {"pattern": "**/mod3/*.py", "max_results": 50}
+
+        def ours_files() -> None:
+            result = loop.run_until_complete(finder.run(files_query, ctx))
+            assert not result.is_error and "match" in result.text_content, result.text_content[:200]
+
+        def direct_files() -> None:
+            subprocess.run([rg, "--files", "--no-require-git", "--glob", files_query["pattern"], "--", "."], cwd=root,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, check=False)
+
+        ours_files(), direct_files()
+        files_s, rg_files_s = [], []
+        for _ in range(repeat):
+            files_s += _timed_once(ours_files)
+            rg_files_s += _timed_once(direct_files)
+        matched = len(subprocess.run([rg, "--files", "--no-require-git", "--glob", files_query["pattern"], "--", "."],
+                                     cwd=root, stdout=subprocess.PIPE, check=False).stdout.splitlines())
+        files_ratio = sorted(files_s)[len(files_s) // 2] / sorted(rg_files_s)[len(rg_files_s) // 2]
+        rows.append(Row(
+            name=f"search_files, {files} files ({matched} match)",
+            ours=spread(files_s), baseline=spread(rg_files_s) + " rg --files -g",
+            result=f"{files_ratio:.2f}x", target="<= 1.5x", met=files_ratio <= 1.5,
+            method="tool.run(search_files) (rg --files, then newest first by mtime) vs subprocess rg --files --glob on the same tree",
         ))
 
         big = Path(tmp) / "big.log"
