@@ -20,9 +20,10 @@ import bashlex
 
 __all__ = ["SimpleCommand", "Redirect", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "yash"})
 INTERPRETERS = frozenset(
-    {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "deno", "bun", "osascript"}
+    {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
+     "deno", "bun", "osascript", "tclsh", "wish", "expect", "Rscript", "julia", "pwsh", "irb"}
 )
 DOWNLOADERS = frozenset(
     {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat", "netcat", "socat",
@@ -33,6 +34,16 @@ _INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-p", "-r", "-m", "--eval", 
 _MAX_DEPTH = 6
 _KNOWN_VARS = ("HOME", "PWD")
 _GLOB_CHARS = re.compile(r"[*?\[]")
+# `${name<op>` before an expansion's operand.
+_PARAM_HEAD = re.compile(r"[#!]?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[[^\]]*\])?(?::?[-=+?]|##?|%%?|//?|\^\^?|,,?|:)?")
+# Variables whose value a program runs as a shell command.
+_COMMAND_VARS = frozenset({"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
+                           "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "LESSOPEN", "LESSCLOSE",
+                           "PROMPT_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"})
+# Variables that make a program load code from a file of the caller's choosing.
+_LOADER_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "PYTHONSTARTUP",
+                          "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL",
+                          "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_DIR"})
 
 
 @dataclass
@@ -70,6 +81,8 @@ class SimpleCommand:
     container: bool = False
     via: str = ""
     text: str = ""
+    # Paths named inside inline interpreter code (`python -c "open('/etc/shadow')"`).
+    inline_paths: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -96,6 +109,8 @@ class ParsedCommand:
     source: str
     commands: list[SimpleCommand] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
+    # Network connections bash opens itself (`/dev/tcp/host/port` redirects).
+    network: list[str] = field(default_factory=list)
 
 
 def parse_command(source: str, *, cwd: str | None = None, home: str | None = None) -> ParsedCommand:
@@ -103,7 +118,7 @@ def parse_command(source: str, *, cwd: str | None = None, home: str | None = Non
     home = home or os.path.expanduser("~")
     walker = _Walker(home=home)
     walker.parse(source, cwd=cwd, via="", depth=0)
-    return ParsedCommand(source=source, commands=walker.commands, unresolved=walker.unresolved)
+    return ParsedCommand(source=source, commands=walker.commands, unresolved=walker.unresolved, network=walker.network)
 
 
 # bashlex does not implement the `time` keyword; blank it out (same length keeps positions)
@@ -113,6 +128,92 @@ _TIME_KEYWORD = re.compile(r"(^|[;&|(){}\n]\s*|!\s+)time(\s+-p)?(?=\s)")
 
 def _blank_time(source: str) -> str:
     return _TIME_KEYWORD.sub(lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), source)
+
+
+def _dequote(raw: str) -> str | None:
+    """Bash quote removal of a word without expansions; None when its quotes do not close."""
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == "\\":
+            if i + 1 < n and raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+        elif ch == "'":
+            end = raw.find("'", i + 1)
+            if end < 0:
+                return None
+            out.append(raw[i + 1:end])
+            i = end + 1
+        elif ch == '"':
+            i += 1
+            while i < n and raw[i] != '"':
+                if raw[i] == "\\" and i + 1 < n and raw[i + 1] in '$`"\\\n':
+                    if raw[i + 1] != "\n":
+                        out.append(raw[i + 1])
+                    i += 2
+                else:
+                    out.append(raw[i])
+                    i += 1
+            if i >= n:
+                return None
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def expand_braces(word: str, limit: int = 64) -> list[str]:
+    """Bash brace expansion (`{a,b}`, `{a..c}`, `{1..3}`), capped at ``limit`` words."""
+    depth, start = 0, -1
+    for i, ch in enumerate(word):
+        if ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                inner = word[start + 1:i]
+                parts, level, last = [], 0, 0
+                for j, c in enumerate(inner):
+                    if c == "{":
+                        level += 1
+                    elif c == "}":
+                        level -= 1
+                    elif c == "," and level == 0:
+                        parts.append(inner[last:j])
+                        last = j + 1
+                parts.append(inner[last:])
+                if len(parts) < 2:
+                    parts = _sequence(inner)
+                    if parts is None:
+                        continue
+                out: list[str] = []
+                for part in parts:
+                    for tail in expand_braces(part + word[i + 1:], limit):
+                        out.append(word[:start] + tail)
+                        if len(out) >= limit:
+                            return out
+                return out
+    return [word]
+
+
+def _sequence(inner: str) -> list[str] | None:
+    match = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])", inner)
+    if not match:
+        return None
+    a, b = match.groups()
+    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+        lo, hi = int(a), int(b)
+        step = 1 if hi >= lo else -1
+        return [str(v) for v in range(lo, hi + step, step)][:64]
+    if a.isalpha() and b.isalpha():
+        step = 1 if ord(b) >= ord(a) else -1
+        return [chr(v) for v in range(ord(a), ord(b) + step, step)][:64]
+    return None
 
 
 def _unquote_raw(text: str) -> str:
@@ -152,7 +253,38 @@ _WRAPPERS: dict[str, tuple[str, frozenset[str], int]] = {
     "chronic": ("", frozenset(), 0),
     "nocache": ("", frozenset(), 0),
     "flock": ("wEnc", frozenset({"--wait", "--timeout", "--conflict-exit-code", "--command"}), 1),
+    "strace": ("abeEIoOpPsSuUX", frozenset({"--output", "--trace", "--signal", "--user", "--env", "--attach"}), 0),
+    "ltrace": ("abDeEFlLnoOpsSuwxAT", frozenset({"--output", "--library", "--indent"}), 0),
+    "chroot": ("", frozenset({"--userspec", "--groups"}), 1),
+    "unshare": ("SGRw", frozenset({"--setuid", "--setgid", "--root", "--wd"}), 0),
+    "nsenter": ("tSGrwaUe", frozenset({"--target", "--setuid", "--setgid", "--root", "--wd"}), 0),
+    "busybox": ("", frozenset(), 0),
+    "watch": ("nq", frozenset({"--interval", "--equexit", "--differences"}), 0),
+    "ssh": ("BbcDEeFIiJLlmOoPpQRSWw", frozenset(), 1),
 }
+# Wrappers that join the rest of their words into one string a shell runs.
+_JOINING_WRAPPERS = frozenset({"watch", "ssh"})
+_INTERPRETER_FAMILY = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk", "tclsh", "wish", "expect", "jimsh",
+                                 "Rscript", "julia", "pwsh", "irb", "jshell", "groovy", "guile", "racket", "sbcl"})
+# Code that starts other programs or builds code at run time.
+_SHELL_OUT = re.compile(
+    r"\b(system|exec\w*|popen\w*|spawn\w*|subprocess|child_process|Popen|check_output|check_call|call|run|"
+    r"shell_exec|passthru|proc_open|qx|eval|compile|__import__|importlib|getattr|ctypes|pty|os\.fork|fork|"
+    r"Function|getline|Deno\.Command|Runtime)\b|`|\|\s*\"|\|&")
+_CODE_LITERAL = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`")
+_DELETE_WORDS = re.compile(r"\b(rmtree|remove|unlink|rmdir|rm_rf|rm_r|rmSync|rimraf|delete)\b")
+# git settings whose value is a command git runs.
+_GIT_COMMAND_KEYS = re.compile(
+    r"(core\.(pager|editor|sshcommand|fsmonitor|askpass)|alias\..+|pager\..+|diff\..*(command|textconv)|"
+    r"diff\.external|difftool\..+\.cmd|mergetool\..+\.cmd|merge\..+\.driver|filter\..+\.(clean|smudge|process)|"
+    r"credential(\..+)?\.helper|gpg(\..+)?\.program|sequence\.editor|uploadpack\.packobjectshook|"
+    r"sendemail\..*(cccmd|tocmd|sendmailcmd)|web\.browser|browser\..+\.cmd|man\..+\.cmd|remote\..+\.(uploadpack|receivepack|vcs))$",
+    re.IGNORECASE)
+_GIT_CODE_PATH_KEYS = re.compile(r"(core\.hookspath|include\.path|includeif\..+\.path|core\.worktree|"
+                                 r"core\.gitproxy|init\.templatedir|protocol\..*allow)$", re.IGNORECASE)
+_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list",
+                               "--show-origin", "--show-scope", "--name-only", "--get-color", "--get-colorbool"})
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 
 
 class _Walker:
@@ -160,7 +292,10 @@ class _Walker:
         self.home = home
         self.commands: list[SimpleCommand] = []
         self.unresolved: list[str] = []
+        self.network: list[str] = []
         self.cwd: str | None = None
+        # Variables assigned earlier on the same line (`F=/etc/shadow; cat $F`); None: unknown value.
+        self.vars: dict[str, str | None] = {}
 
     # -- entry points ---------------------------------------------------------------
 
@@ -236,16 +371,34 @@ class _Walker:
                 found.extend(self.commands[start:])
                 self.cwd = saved
             elif part.kind == "parameter":
-                if getattr(part, "value", None) not in _KNOWN_VARS:
+                value = getattr(part, "value", None) or ""
+                if value not in _KNOWN_VARS and self.vars.get(value) is None:
                     dynamic = True
+                found.extend(self._parameter_operand(value, via=via, depth=depth))
             elif part.kind == "tilde":
                 continue
         return dynamic, found
+
+    def _parameter_operand(self, value: str, *, via: str, depth: int) -> list[SimpleCommand]:
+        """Commands hidden in an expansion's operand: `${x:-$(sudo id)}` runs `sudo id`."""
+        if not any(mark in value for mark in ("$(", "`", "<(", ">(")):
+            return []
+        match = _PARAM_HEAD.match(value)
+        operand = value[match.end():] if match else value
+        start = len(self.commands)
+        self.parse(f": {operand}", cwd=self.cwd, via=f"{via} ${{...}}".strip(), depth=depth + 1)
+        added = [c for c in self.commands[start:] if c.argv[:1] != [":"]]
+        self.commands[start:] = added
+        return added
 
     def _word(self, node, source: str, *, via: str, depth: int) -> tuple[str, bool, list[SimpleCommand]]:
         dynamic, found = self._substitutions(node, source, via=via, depth=depth)
         value = node.word
         parts = getattr(node, "parts", []) or []
+        raw = source[node.pos[0]:node.pos[1]] if node.pos[1] <= len(source) else ""
+        if not parts and raw and "$" not in raw and "`" not in raw:
+            # bashlex mis-reads adjacent quotes (`"/etc/"'shadow'` -> `/etc/'shadow'`).
+            value = _dequote(raw) or value
         if any(p.kind == "parameter" and getattr(p, "value", None) == "HOME" for p in parts):
             value = value.replace("${HOME}", self.home).replace("$HOME", self.home)
         if any(p.kind == "parameter" and getattr(p, "value", None) == "PWD" for p in parts):
@@ -253,6 +406,10 @@ class _Walker:
                 dynamic = True
             else:
                 value = value.replace("${PWD}", self.cwd).replace("$PWD", self.cwd)
+        for part in parts:
+            name = getattr(part, "value", None)
+            if part.kind == "parameter" and self.vars.get(name) is not None:
+                value = value.replace("${%s}" % name, self.vars[name]).replace(f"${name}", self.vars[name])
         if any(p.kind == "tilde" for p in parts):
             if value == "~" or value.startswith("~/"):
                 value = self.home + value[1:]
@@ -260,18 +417,21 @@ class _Walker:
                 value = os.path.expanduser(value)  # ~user
         return value, dynamic, found
 
-    def _redirect(self, node, source: str, *, via: str, depth: int) -> Redirect | None:
+    def _redirect(self, node, source: str, *, via: str, depth: int) -> tuple[Redirect | None, list[SimpleCommand]]:
         target = node.output
         if node.type in ("<<", "<<-"):
             heredoc = getattr(node, "heredoc", None)
             text = getattr(heredoc, "value", "") if heredoc is not None else ""
             # bashlex keeps the terminator line in the value.
             body = text.rsplit("\n", 1)[0] if "\n" in text else ""
-            return Redirect(op=node.type, target=body)
+            return Redirect(op=node.type, target=body), []
         if isinstance(target, int) or target is None:
-            return None
-        value, dynamic, _ = self._word(target, source, via=via, depth=depth)
-        return Redirect(op=node.type, target=value, dynamic=dynamic)
+            return None, []
+        value, dynamic, found = self._word(target, source, via=via, depth=depth)
+        if re.match(r"/dev/(tcp|udp)/", value):
+            self.network.append(value)
+            self.unresolved.append(f"the redirect `{node.type} {value}` opens a network connection")
+        return Redirect(op=node.type, target=value, dynamic=dynamic), found
 
     def _command(self, node, source: str, *, via: str, depth: int, piped: bool, upstream: list[SimpleCommand]) -> None:
         assignments: list[str] = []
@@ -280,28 +440,50 @@ class _Walker:
         dynamic: list[bool] = []
         substituted: list[SimpleCommand] = []
         redirects: list[Redirect] = []
+        static_assignments: dict[str, str | None] = {}
         for part in node.parts:
             if part.kind == "assignment":
                 dyn, found = self._substitutions(part, source, via=via, depth=depth)
                 substituted.extend(found)
                 assignments.append(part.word)
+                name, _, value = part.word.partition("=")
+                raw = source[part.pos[0]:part.pos[1]] if part.pos[1] <= len(source) else ""
+                static = not dyn and "$" not in raw and "`" not in raw
+                static_assignments[name.rstrip("+")] = (_dequote(raw.partition("=")[2]) if static else None)
             elif part.kind == "word":
                 value, dyn, found = self._word(part, source, via=via, depth=depth)
                 substituted.extend(found)
-                words.append(value)
-                raws.append(_unquote_raw(source[part.pos[0]:part.pos[1]]) if part.pos[1] <= len(source) else value)
-                dynamic.append(dyn)
+                raw_text = source[part.pos[0]:part.pos[1]] if part.pos[1] <= len(source) else value
+                for expanded in (expand_braces(value) if "$" not in raw_text and not dyn else [value]):
+                    words.append(expanded)
+                    raws.append(_unquote_raw(raw_text) if expanded == value else expanded)
+                    dynamic.append(dyn)
             elif part.kind == "redirect":
-                redirect = self._redirect(part, source, via=via, depth=depth)
+                redirect, found = self._redirect(part, source, via=via, depth=depth)
+                substituted.extend(found)
                 if redirect is not None:
                     redirects.append(redirect)
         text = source[node.pos[0]:node.pos[1]]
+        for assignment in assignments:
+            name, _, value = assignment.partition("=")
+            self._assignment_value(name.rstrip("+"), static_assignments.get(name.rstrip("+")), via=via, depth=depth)
         if not words:
+            self.vars.update(static_assignments)
             return
         self._emit(
             words, raws, dynamic, assignments=assignments, redirects=redirects, substituted=substituted,
             via=via, depth=depth, piped=piped, upstream=upstream, text=text,
         )
+
+    def _assignment_value(self, name: str, value: str | None, *, via: str, depth: int) -> None:
+        """Variables whose value some program later runs as a command (PAGER, GIT_SSH_COMMAND...)."""
+        if name in _COMMAND_VARS:
+            if value is None:
+                self.unresolved.append(f"`{name}` is set to a command that is only known when it runs")
+            else:
+                self.parse(value, cwd=self.cwd, via=f"{via} {name}=".strip(), depth=depth + 1)
+        elif name in _LOADER_VARS:
+            self.unresolved.append(f"`{name}` makes programs load or run code from elsewhere")
 
     # -- one simple command -----------------------------------------------------------
 
@@ -313,6 +495,11 @@ class _Walker:
             words, raws, dynamic, assignments, wrappers, dynamic_tail
         )
         if words is None:
+            return
+        joining = [w for w in wrappers if w in _JOINING_WRAPPERS]
+        if joining and words:
+            # `watch 'sudo id'`, `ssh host sudo id`: the words are joined and run by a shell.
+            self.parse(" ".join(words), cwd=self.cwd, via=f"{via} {joining[-1]}".strip(), depth=depth + 1)
             return
         names = {words[0], raws[0]} | extra_names if words else set()
         command = SimpleCommand(
@@ -334,8 +521,39 @@ class _Walker:
             self._cd(words, dynamic)
         elif name in SHELLS or name == "eval" or name in INTERPRETERS or name in (".", "source"):
             self._code_runner(command, raws, via=via, depth=depth)
+        elif name in _INTERPRETER_FAMILY or name == "sed":
+            self._inline_code(command, _program_of(command), via=via, depth=depth)
         elif name == "find":
             self._find(command, via=via, depth=depth, piped=piped, upstream=upstream)
+        elif name == "trap":
+            actions = [w for w in words[1:] if not w.startswith("-")][:1]
+            if actions and not dynamic[words.index(actions[0])]:
+                self.parse(actions[0], cwd=self.cwd, via=f"{via} trap".strip(), depth=depth + 1)
+            elif actions:
+                self.unresolved.append("`trap` runs a command that is only known when it runs")
+        elif name == "alias":
+            for word in words[1:]:
+                if "=" in word:
+                    self.parse(word.split("=", 1)[1], cwd=self.cwd, via=f"{via} alias".strip(), depth=depth + 1)
+        elif name in ("export", "declare", "typeset", "local", "readonly"):
+            for word, dyn in zip(words[1:], dynamic[1:]):
+                if "=" in word and not word.startswith("-"):
+                    var, _, value = word.partition("=")
+                    self.vars[var] = None if dyn else value
+                    self._assignment_value(var, None if dyn else value, via=via, depth=depth)
+        elif name == "git":
+            self._git(command, via=via, depth=depth)
+        elif name == "script":
+            for i, word in enumerate(words[1:], start=1):
+                value = None
+                if word in ("-c", "--command") and i + 1 < len(words):
+                    value = words[i + 1]
+                elif word.startswith("--command="):
+                    value = word.split("=", 1)[1]
+                elif re.fullmatch(r"-[a-zA-Z]*c", word) and i + 1 < len(words):
+                    value = words[i + 1]
+                if value is not None:
+                    self.parse(value, cwd=self.cwd, via=f"{via} script -c".strip(), depth=depth + 1)
 
     def _peel(self, words, raws, dynamic, assignments, wrappers, dynamic_tail):
         extra_names: set[str] = set()
@@ -427,8 +645,10 @@ class _Walker:
             self.parse(" ".join(args), cwd=command.cwd, via=f"{label}", depth=depth + 1)
             return
         if name in (".", "source"):
-            if any(command.dynamic[1:2]) and not command.substituted:
-                self.unresolved.append(f"`{name}` reads a script whose name is only known when it runs")
+            if any(command.dynamic[1:2]):
+                self.unresolved.append(f"`{name}` reads a script that is only known when it runs")
+            elif args[:1] and args[0] in _STDIN_FILES:
+                self._stdin_script(command, name, label, depth)
             return
         if name in SHELLS:
             index = _option_cluster_has(args, "c")
@@ -445,21 +665,107 @@ class _Walker:
                 command.container = True
                 self.parse(args[script_at], cwd=command.cwd, via=f"{label} -c", depth=depth + 1)
                 return
+        if name in INTERPRETERS:
+            code = _inline_option_code(args)
+            if code is not None:
+                self._inline_code(command, code, via=via, depth=depth)
+                return
+        script = next((i for i, a in enumerate(args) if not a.startswith("-") and not a.startswith("+")), None)
+        if script is not None and command.dynamic[script + 1]:
+            self.unresolved.append(f"`{name}` runs a script that is only known when it runs")
+            return
+        if script is not None and args[script] in _STDIN_FILES - {"-"}:
+            self._stdin_script(command, name, label, depth)
+            return
         reads_stdin = _reads_code_from_stdin(name, args)
         if not reads_stdin:
             return
+        self._stdin_script(command, name, label, depth)
+
+    def _stdin_script(self, command: SimpleCommand, name: str, label: str, depth: int) -> None:
+        """Judge a script a shell, `source` or interpreter reads from its stdin."""
         for redirect in command.redirects:
-            if redirect.op in ("<<", "<<-", "<<<") and name in SHELLS:
+            if redirect.op in ("<<", "<<-", "<<<") and name not in SHELLS and name not in (".", "source"):
+                self._inline_code(command, redirect.target, via=command.via, depth=depth)
+                return
+            if redirect.op in ("<", "<&") and redirect.dynamic:
+                self.unresolved.append(f"`{name}` runs a script produced by a command when it runs")
+                return
+            if redirect.op in ("<<", "<<-", "<<<"):
                 command.container = True
                 self.parse(redirect.target, cwd=command.cwd, via=f"{label} <<", depth=depth + 1)
                 return
-            if redirect.op in ("<<", "<<-", "<<<"):
-                return  # an interpreter's inline here-doc: static text, like a script file
             if redirect.op == "<":
                 return  # a script file
         if command.piped_stdin or command.dynamic_tail:
             self.unresolved.append(f"`{command.text.strip() or name}` runs code piped into {name}; what it runs is only known when it runs")
 
+
+    def _inline_code(self, command: SimpleCommand, code: str | None, *, via: str, depth: int) -> None:
+        """Judge code an interpreter runs from its command line or a here-document.
+
+        Inline code cannot be judged like shell, so: paths in its string literals are reached;
+        if it starts programs, its literals are judged as shell commands and the call is asked.
+        """
+        if not code:
+            return
+        name = command.name
+        label = f"{via} {name}".strip()
+        if name == "sed":
+            if re.search(r"(^|[;\n{}])\s*e(\s|$)|s(.).*\3.*\3[gpiImM0-9w]*e", code):
+                self.unresolved.append("the `sed` script runs shell commands (the `e` command)")
+            for target in re.findall(r"(?:^|[;\n}])\s*[wW]\s+(\S+)|s(?:.).*(?:.).*(?:.)[gpiImM0-9]*w\s*(\S+)", code):
+                command.inline_paths.extend(t for t in target if t)
+            return
+        if name in ("tclsh", "wish", "expect", "jimsh"):
+            self.parse(code, cwd=command.cwd, via=f"{label} code", depth=depth + 1)
+        literals = [next(g for g in m.groups() if g is not None) for m in _CODE_LITERAL.finditer(code)]
+        for literal in literals:
+            text = literal.strip()
+            if text.startswith(("/", "~", "./", "../")) or re.match(r"\.?[\w.-]+/", text) or text.startswith(".env") \
+                    or text in (".", ".."):
+                command.inline_paths.append(text)
+        starts_programs = bool(_SHELL_OUT.search(code))
+        if starts_programs:
+            for literal in literals:
+                self.parse(literal, cwd=command.cwd, via=f"{label} code", depth=depth + 1)
+            self.unresolved.append(f"the {name} code starts other programs; what they run is only known when it runs")
+        elif _DELETE_WORDS.search(code) and any(p.strip() in ("/", "~", "~/") for p in literals):
+            self.unresolved.append(f"the {name} code deletes files under / or the home directory")
+
+    def _git(self, command: SimpleCommand, *, via: str, depth: int) -> None:
+        """`git -c key=value`, `git config key value`: settings whose value git runs as a command."""
+        words = command.argv
+        i = 1
+        settings: list[tuple[str, str]] = []
+        while i < len(words) and words[i].startswith("-"):
+            if words[i] == "-c" and i + 1 < len(words):
+                key, _, value = words[i + 1].partition("=")
+                settings.append((key, value))
+                i += 2
+            elif words[i] in ("-C", "--git-dir", "--work-tree", "--namespace", "--config-env") and i + 1 < len(words):
+                if words[i] == "--config-env":
+                    self.unresolved.append("`git --config-env` sets configuration from a variable")
+                i += 2
+            elif words[i].startswith(("--exec-path=", "--git-dir=", "--config-env=")):
+                self.unresolved.append(f"`git {words[i]}` changes where git finds its programs or configuration")
+                i += 1
+            else:
+                i += 1
+        sub = words[i] if i < len(words) else ""
+        rest = words[i + 1:]
+        if sub == "config" and not any(w in _GIT_CONFIG_READS for w in rest):
+            positional = [w for w in rest if not w.startswith("-")]
+            if len(positional) >= 2:
+                settings.append((positional[0], positional[1]))
+        for key, value in settings:
+            if _GIT_COMMAND_KEYS.match(key):
+                script = value[1:] if key.lower().startswith("alias.") and value.startswith("!") else value
+                if key.lower().startswith("alias.") and not value.startswith("!"):
+                    continue
+                self.parse(script, cwd=command.cwd, via=f"{via} git {key}".strip(), depth=depth + 1)
+            elif _GIT_CODE_PATH_KEYS.match(key):
+                self.unresolved.append(f"the git setting `{key}` makes git run or load files from elsewhere")
 
     def _find(self, command: SimpleCommand, *, via: str, depth: int, piped: bool, upstream) -> None:
         args = command.argv[1:]
@@ -500,3 +806,43 @@ def _reads_code_from_stdin(name: str, args: list[str]) -> bool:
         if not arg.startswith("-") and not arg.startswith("+"):
             return False  # a script file
     return True
+
+
+def _inline_option_code(args: list[str]) -> str | None:
+    """The code given with `-c` / `-e` / `-r` / `--eval` (also glued: `-e'code'`), if any."""
+    for i, arg in enumerate(args):
+        if arg in _INLINE_CODE_OPTIONS or arg in ("-pe", "-ne", "-le", "-lne", "-lpe"):
+            return args[i + 1] if i + 1 < len(args) else ""
+        if arg.startswith("--eval=") or arg.startswith("--print="):
+            return arg.split("=", 1)[1]
+        if re.fullmatch(r"-[a-zA-Z]*[ceErp]", arg) and i + 1 < len(args):
+            return args[i + 1]
+        if not arg.startswith("-"):
+            return None
+    return None
+
+
+def _program_of(command: SimpleCommand) -> str | None:
+    """The program text of awk / sed / tcl-like commands (first non-option word, or -e / --expression)."""
+    args = command.argv[1:]
+    name = command.name
+    with_value = {"awk": "fvF", "gawk": "fvFiEl", "mawk": "fvF", "nawk": "fvF", "sed": "fl"}.get(name, "")
+    i = 0
+    scripts: list[str] = []
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-e", "--expression") and i + 1 < len(args):
+            scripts.append(args[i + 1])
+            i += 2
+            continue
+        if arg.startswith("--expression="):
+            scripts.append(arg.split("=", 1)[1])
+        elif arg.startswith("-") and len(arg) == 2 and arg[1] in with_value:
+            if arg == "-f":
+                return "\n".join(scripts) or None  # the program is a file
+            i += 2
+            continue
+        elif not arg.startswith("-"):
+            return "\n".join(scripts) if scripts else arg
+        i += 1
+    return "\n".join(scripts) or None
