@@ -178,9 +178,17 @@ class Session:
         self.turns += 1
         turn_id = self.turns
 
+        recorded = False
+
         def sink(event: Any) -> None:
+            nonlocal recorded
             if isinstance(event, TodoUpdated) and event.agent == "main":
                 self.transcript.write({"type": "todo", "items": [i.model_dump() for i in event.items]})
+            if isinstance(event, TurnDone) and event.agent == "main" and not recorded:
+                # Counted before the front sees the event, so the totals it shows include this turn
+                # (an interrupted turn's tokens too).
+                recorded = True
+                self._record_turn(turn_id, name, event)
             emit(event)
 
         for text in ([notice] if notice else []) + self.pending_notices:
@@ -201,25 +209,25 @@ class Session:
             prepare=self.prepare,
             on_overflow=self.on_overflow,
         )
-        done: TurnDone | None = None
         try:
-            done = await loop.run(self.conversation, prompt, turn_id)
-            return done
+            return await loop.run(self.conversation, prompt, turn_id)
         finally:
-            turn_usage = done.usage if done else Usage()
-            turn_cost = (done.cost_usd if done else None) or 0.0
-            self.usage = self.usage + turn_usage
-            self.cost += turn_cost
-            self.transcript.write(
-                {
-                    "type": "turn",
-                    "turn_id": turn_id,
-                    "model": name,
-                    "stop_reason": done.stop_reason if done else "interrupted",
-                    "usage": turn_usage.model_dump(),
-                    "cost_usd": turn_cost,
-                }
-            )
+            if not recorded:
+                self._record_turn(turn_id, name, TurnDone(stop_reason="interrupted", usage=Usage()))
+
+    def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
+        self.usage = self.usage + done.usage
+        self.cost += done.cost_usd or 0.0
+        self.transcript.write(
+            {
+                "type": "turn",
+                "turn_id": turn_id,
+                "model": model,
+                "stop_reason": done.stop_reason,
+                "usage": done.usage.model_dump(),
+                "cost_usd": done.cost_usd or 0.0,
+            }
+        )
 
     def add_usage(self, usage: Usage, cost: float | None = None, reason: str = "") -> None:
         """Count tokens spent outside any turn (a forced compaction's summary) into the session totals."""

@@ -125,7 +125,8 @@ def test_agent_cell_in_jupyterlab(lab, tmp_path):
 
             expect(page.get_by_text("All done: greeting.txt is written.")).to_be_visible(timeout=30_000)
             assert (project / "greeting.txt").read_text() == "hello from the agent\n"
-            expect(page.get_by_text("Write the greeting file").first).to_be_visible()
+            # the todo widget beside the output (the tool line's collapsed input holds the same words, hidden)
+            expect(page.locator("text=Write the greeting file >> visible=true").first).to_be_visible()
             expect(allow).to_be_disabled()
             page.screenshot(path=str(tmp_path / "e2e.png"), full_page=True)
         except Exception:

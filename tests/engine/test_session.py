@@ -87,3 +87,30 @@ async def test_no_key_falls_back_to_the_demo_with_a_notice(tmp_path, monkeypatch
     notice = events.of("notice")[0].text
     assert "ANTHROPIC_API_KEY" in notice and session.last_model == "demo"
     assert done.stop_reason == "end_turn"
+
+
+async def test_totals_include_the_turn_when_turn_done_is_emitted(fake_api, tmp_path):
+    """A front rendering TurnDone shows session totals that already include that turn."""
+    fake_api.add(Reply([text("hi")], usage={"input_tokens": 7, "output_tokens": 3}))
+    session = new_session(tmp_path)
+    seen = []
+    await session.run_turn("x", emit=lambda e: seen.append(session.usage.output_tokens) if e.type == "turn_done" else None)
+    assert seen == [3] and session.usage.input_tokens == 7
+
+
+async def test_interrupted_turn_still_counts_its_tokens(fake_api, tmp_path):
+    import asyncio
+
+    fake_api.add(Reply([tool_use("echo", {"text": "x", "delay": 30})], usage={"input_tokens": 11, "output_tokens": 2}))
+    session = new_session(tmp_path)
+    started = asyncio.Event()
+    task = asyncio.create_task(session.run_turn("x", emit=lambda e: started.set() if e.type == "tool_call_started" else None))
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    assert session.usage.input_tokens == 11
+    turns = [r for r in session.transcript.records() if r.get("type") == "turn"]
+    assert turns[-1]["stop_reason"] == "interrupted" and turns[-1]["usage"]["input_tokens"] == 11
