@@ -143,9 +143,10 @@ def measure(quick: bool) -> list[Row]:
         env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test"}
         kernel = start_kernel(project, env)
         try:
-            setup = kernel.run(SETUP)
+            setup_id = kernel.execute(SETUP)
+            setup = kernel.reply(setup_id)
             if setup["status"] != "ok":
-                raise RuntimeError(f"kernel setup failed: {kernel.text_output('')[-2000:]}")
+                raise RuntimeError(f"kernel setup failed: {setup.get('ename')}: {setup.get('evalue')} {kernel.text_output(setup_id)[-2000:]}")
             _baseline_sample(kernel)  # warm-up: imports, first session, first card
             _card_sample(kernel, fake)
             for _ in range(repeat):

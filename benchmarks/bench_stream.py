@@ -109,9 +109,10 @@ def measure(quick: bool) -> list[Row]:
         env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test"}
         kernel = start_kernel(project, env)
         try:
-            setup = kernel.run("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0\n" + BARE_CELL)
+            setup_id = kernel.execute("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0\n" + BARE_CELL)
+            setup = kernel.reply(setup_id)
             if setup["status"] != "ok":
-                raise RuntimeError(f"kernel setup failed: {kernel.text_output('')[-2000:]}")
+                raise RuntimeError(f"kernel setup failed: {setup.get('ename')}: {setup.get('evalue')} {kernel.text_output(setup_id)[-2000:]}")
             pid = kernel_pid(kernel)
             # Warm both paths (imports, first connection) before measuring.
             _bare_sample(kernel, fake, 200, pid)
