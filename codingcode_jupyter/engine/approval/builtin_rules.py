@@ -103,6 +103,28 @@ def _deletes_dangerous(command: SimpleCommand, raw: str) -> str | None:
     return None
 
 
+_DELETERS = frozenset({"rm", "shred", "unlink", "rmdir", "srm", "wipe"})
+
+
+def _find_execs_delete(argv: list[str]) -> bool:
+    """`find ... -exec rm {} +`: each found file is deleted, whatever the clause's options."""
+    return any(op in ("-exec", "-execdir", "-ok", "-okdir") and i + 1 < len(argv)
+               and os.path.basename(argv[i + 1]) in _DELETERS for i, op in enumerate(argv))
+
+
+_DISK = re.compile(r"/dev/(sd[a-z]+|hd[a-z]+|vd[a-z]+|xvd[a-z]+|nvme\d+n\d+|mmcblk\d+|dm-\d+|md\d+|loop\d+|disk/.+|mapper/.+)(p?\d+)?$")
+
+
+def _wipes_disk(command: SimpleCommand) -> bool:
+    args = command.argv[1:]
+    if command.name.startswith("mkfs") or command.name in ("wipefs", "mkswap", "blkdiscard", "sgdisk", "fdisk",
+                                                               "sfdisk", "parted", "shred"):
+        return any(_DISK.match(a) for a in args)
+    if command.name == "dd":
+        return any(a.startswith("of=") and _DISK.match(a[3:]) for a in args)
+    return any(r.op in (">", ">|", "1>") and _DISK.match(r.target) for r in command.redirects)
+
+
 def _check_rm_root(subject: Subject) -> list[Hit]:
     hits: list[Hit] = []
     for command in subject.command.commands if subject.command else []:
@@ -120,9 +142,20 @@ def _check_rm_root(subject: Subject) -> list[Hit]:
                         verdict = found
                 if command.dynamic_tail and verdict is None:
                     verdict = "ask"
-        elif command.name == "find" and "-delete" in command.argv:
+        elif command.name == "find" and ("-delete" in command.argv or _find_execs_delete(command.argv)):
             roots = [w for w in command.argv[1:] if not w.startswith("-") and w not in ("(", "!", ")")][:1] or ["."]
             verdict = _deletes_dangerous(command, roots[0])
+        elif command.name == "mv":
+            # Moving / or the home directory away deletes it from where everything expects it.
+            sources = [w for w in command.argv[1:] if not w.startswith("-")][:-1]
+            verdict = None
+            for raw in sources:
+                if _deletes_dangerous(command, raw) == "deny" and not re.search(r"[*?\[]", raw):
+                    verdict = "deny"
+        elif _wipes_disk(command):
+            hits.append(Hit("builtin:rm-root", "deny", f"`{_short(command.text or command.rule_text())}` would overwrite "
+                            "a whole disk device and everything on it; work with files inside the project instead."))
+            continue
         else:
             continue
         if verdict == "deny":
@@ -137,7 +170,7 @@ def _check_rm_root(subject: Subject) -> list[Hit]:
 
 # -- 2. running as another user --------------------------------------------------------------
 
-_PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "su", "sudoedit", "run0", "sudo-rs", "please"})
+_PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "su", "sudoedit", "run0", "sudo-rs", "please", "runuser"})
 
 
 def _check_privilege(subject: Subject) -> list[Hit]:
@@ -159,11 +192,54 @@ def _downloads(commands: list[SimpleCommand]) -> bool:
     return any(c.basenames & DOWNLOADERS for c in commands)
 
 
+def _downloaded_files(commands: list[SimpleCommand]) -> set[str]:
+    """Files a downloader in this command line writes (`curl -o f`, `wget -O f`, `curl x > f`)."""
+    files: set[str] = set()
+    for command in commands:
+        if not command.basenames & DOWNLOADERS:
+            continue
+        targets = [r.target for r in command.redirects if r.op in (">", ">>", ">|", "&>")]
+        args = command.argv[1:]
+        for i, arg in enumerate(args):
+            if arg in ("-o", "-O", "--output", "--output-document") and i + 1 < len(args):
+                targets.append(args[i + 1])
+            elif arg.startswith(("--output=", "--output-document=")):
+                targets.append(arg.split("=", 1)[1])
+            elif re.fullmatch(r"-[A-Za-z]*[oO]", arg) and i + 1 < len(args):
+                targets.append(args[i + 1])
+            elif re.fullmatch(r"-[oO].+", arg):
+                targets.append(arg[2:])
+        for target in targets:
+            base = command.cwd or ""
+            files.add(os.path.normpath(os.path.join(base, os.path.expanduser(target))))
+    return files
+
+
+def _runs_file(command: SimpleCommand) -> str | None:
+    """The script file a shell, interpreter or `source` runs, or the program path run directly."""
+    if command.basenames & _CODE_RUNNERS:
+        script = next((a for a in command.argv[1:] if not a.startswith("-")), None)
+    elif "/" in command.argv[0]:
+        script = command.argv[0]
+    else:
+        return None
+    if script is None:
+        return None
+    return os.path.normpath(os.path.join(command.cwd or "", os.path.expanduser(script)))
+
+
 def _check_download_exec(subject: Subject) -> list[Hit]:
-    for command in subject.command.commands if subject.command else []:
+    commands = subject.command.commands if subject.command else []
+    downloaded = _downloaded_files(commands)
+    for command in commands:
+        if downloaded and _runs_file(command) in downloaded:
+            return [Hit("builtin:download-exec", "deny", f"`{_short(subject.command.source)}` runs a file it has just "
+                        "downloaded without anyone reading it; download it in one step, show it, and run it only "
+                        "after the user has approved its contents.")]
         if not command.basenames & _CODE_RUNNERS:
             continue
-        if (command.piped_stdin and _downloads(command.upstream)) or _downloads(command.substituted):
+        network = bool(subject.command.network) and (command.piped_stdin or any(r.op == "<&" for r in command.redirects))
+        if (command.piped_stdin and _downloads(command.upstream)) or _downloads(command.substituted) or network:
             return [Hit("builtin:download-exec", "deny", f"`{_short(subject.command.source)}` runs code downloaded from "
                         "the network without anyone reading it; download the file, show it, and run it only "
                         "after the user has approved its contents.")]
@@ -217,10 +293,31 @@ _POWER = frozenset({"shutdown", "reboot", "poweroff", "halt"})
 _POWER_VERBS = frozenset({"poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "rescue", "emergency"})
 
 
+_POWER_TARGETS = re.compile(r"(reboot|poweroff|halt|kexec|shutdown|rescue|emergency|ctrl-alt-del|runlevel[06]|"
+                            r"exit|soft-reboot)\.target$")
+
+
+def _kill_pids(argv: list[str]) -> list[str]:
+    """The process ids `kill` signals (a first `-9` / `-KILL` / `-s X` is the signal)."""
+    args = argv[1:]
+    if args[:1] and args[0] in ("-s", "-n", "--signal"):
+        args = args[2:]
+    elif len(args) > 1 and args[0].startswith("-") and args[0] != "--":
+        args = args[1:]
+    return [a for a in args if a != "--"]
+
+
 def _check_shutdown(subject: Subject) -> list[Hit]:
+    for ref in subject.paths:
+        if ref.resolved == Path("/proc/sysrq-trigger") and ref.access in ("write", "unknown"):
+            return [Hit("builtin:shutdown", "deny", f"{ref.via} `{_short(ref.raw)}` writes the kernel's SysRq trigger, "
+                        "which can reboot or halt the machine at once; stop only the processes you started.")]
     for command in subject.command.commands if subject.command else []:
         args = [a for a in command.argv[1:] if not a.startswith("-")]
         if (command.basenames & _POWER
+                or (command.name in ("systemctl", "loginctl") and any(_POWER_TARGETS.match(a) for a in args))
+                or (command.name == "kill" and any(p in ("1", "-1") for p in _kill_pids(command.argv)))
+                or command.name == "killall5"
                 or (command.name in ("systemctl", "loginctl") and args[:1] and args[0] in _POWER_VERBS)
                 or (command.name in ("init", "telinit") and args[:1] and args[0] in ("0", "6"))):
             return [Hit("builtin:shutdown", "deny", f"`{_short(command.text or command.rule_text())}` would shut down or "
@@ -239,7 +336,7 @@ def _account_file_rule(name: str, files: tuple[str, ...], what: str) -> Callable
                 continue
             for target in files:
                 reached = same_file(ref.resolved, target) or (
-                    ref.access == "tree" and Path(target).is_relative_to(ref.resolved)
+                    (ref.access == "tree" or ref.recursive) and Path(target).is_relative_to(ref.resolved)
                 )
                 if reached:
                     return [Hit(f"builtin:{name}", "deny", f"{ref.via} `{_short(ref.raw)}` reaches {target}, {what}, "
@@ -259,8 +356,11 @@ def _components(ref) -> list[list[str]]:
 
 
 def _check_ssh(subject: Subject) -> list[Hit]:
+    keys = [_home() / ".ssh", Path("/root/.ssh")]
     for ref in subject.paths:
-        if any(".ssh" in parts for parts in _components(ref)):
+        covers = ref.resolved is not None and (ref.access == "tree" or ref.recursive) and any(
+            key.is_relative_to(ref.resolved) for key in keys)
+        if covers or any(".ssh" in parts for parts in _components(ref)):
             return [Hit("builtin:ssh", "ask", f"{ref.via} `{_short(ref.raw)}` touches an SSH directory (keys, "
                         "known hosts, config).")]
     return []

@@ -8,6 +8,7 @@ is a way around the approval pipeline, so writing them always asks, in every mod
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -19,7 +20,21 @@ __all__ = ["canonical", "protected_reason", "protected_roots", "relative_to_proj
 def canonical(project: Path, path: str, cwd: str | None = None) -> Path:
     """``path`` resolved (``~``, ``..``, ``//``, symlinks) against ``cwd`` or the project."""
     base = cwd if cwd is not None else str(project)
-    return resolve_path(base, path)
+    if "\x00" in path:
+        raise ValueError("a path cannot hold a NUL byte")
+    # /proc/<pid>/root is another process's view of /; the kernel follows it even where realpath cannot.
+    written = os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+    match = _PROC_ROOT.match(written)
+    if match:
+        return resolve_path("/", "/" + (match.group(1) or "").lstrip("/"))
+    resolved = resolve_path(base, path)
+    match = _PROC_ROOT.match(str(resolved))
+    if match:
+        resolved = resolve_path("/", "/" + (match.group(1) or "").lstrip("/"))
+    return resolved
+
+
+_PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/root(/.*)?$")
 
 
 def relative_to_project(project: Path, path: Path) -> str | None:
@@ -57,15 +72,30 @@ def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
         (ipython, True, "IPython profiles and startup files"),
         (jupyter, True, "Jupyter configuration"),
         (home / ".config" / "ipython", True, "IPython configuration"),
+        (home / ".gitconfig", False, "the user's git configuration"),
+        (home / ".config" / "git", True, "the user's git configuration"),
+        (Path("/etc/gitconfig"), False, "the system git configuration"),
     ]
+    for name in (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_logout"):
+        roots.append((home / name, False, "a shell start-up file, run by every new shell"))
     for extra in (Path(sys.prefix) / "etc" / "jupyter", Path("/etc/jupyter"), Path("/usr/local/etc/jupyter")):
         roots.append((Path(os.path.realpath(extra)), True, "Jupyter configuration"))
     return roots
 
 
 def protected_reason(project: Path, path: Path) -> str | None:
-    """What the protected file at ``path`` is, or None when writing it needs no special care."""
+    """What the protected file at ``path`` is, or None when writing it needs no special care.
+
+    A directory holding a protected file (`.git`, `.codingcode`'s parent excluded) counts too:
+    moving or replacing it replaces what it holds.
+    """
+    project_root = Path(os.path.realpath(project))
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    broad = {Path("/"), home, home.parent, project_root, project_root.parent}
     for root, tree, what in protected_roots(project):
         if path == root or (tree and is_within(path, root)):
             return what
+        if path not in broad and root != path and is_within(root, path) and (
+                is_within(path, project_root) or is_within(path, home)):
+            return f"a directory holding {what}"
     return None

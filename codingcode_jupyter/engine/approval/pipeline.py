@@ -212,6 +212,11 @@ class ApprovalPipeline:
                 reason = "Cannot be judged before it runs: " + "; ".join(problems)
                 layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:unresolved", reason=reason))
                 sticky = sticky or _Ask("rules", "builtin:unresolved", reason, True)
+        hidden = next((ref for ref in subject.paths if has_invisible(ref.raw)), None)
+        if hidden is not None and subject.command is None:
+            reason = f"{hidden.via} `{escape_unicode(hidden.raw)}` holds invisible Unicode characters"
+            layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:unresolved", reason=reason))
+            sticky = sticky or _Ask("rules", "builtin:unresolved", reason, True)
         for ref in subject.paths:
             if ref.access in ("write", "unknown") and ref.resolved is not None:
                 what = protected_reason(subject.project, ref.resolved)

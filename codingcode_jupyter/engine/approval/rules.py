@@ -193,6 +193,23 @@ def _command_texts(command) -> set[str]:
     return texts
 
 
+_HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+
+def _writes_outside(subject: Subject, command) -> bool:
+    """True when a redirect of ``command`` writes a file outside the project (or one only known at run time)."""
+    for redirect in command.redirects:
+        if redirect.op not in _WRITE_OPS or redirect.target.isdigit() or redirect.target in _HARMLESS_SINKS:
+            continue
+        if redirect.dynamic or command.cwd is None:
+            return True
+        target = Path(os.path.realpath(os.path.join(command.cwd, os.path.expanduser(redirect.target))))
+        if relative_to_project(subject.project, target) is None:
+            return True
+    return False
+
+
 def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
     """The deciding rule for ``subject``, or None when no rule applies."""
     candidates: list[tuple[int, int, Rule, str]] = []
@@ -208,8 +225,10 @@ def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
             else:
                 regex = _command_regex(rule.pattern)
                 if rule.action == "allow":
-                    # Allow looks at the peeled command only: `timeout *` must not allow `timeout 5 curl x`.
-                    matched = [i for i, c in enumerate(commands) if regex.fullmatch(c.rule_text())]
+                    # Allow looks at the peeled command only: `timeout *` must not allow `timeout 5 curl x`;
+                    # and it never covers writing a file outside the project through a redirect.
+                    matched = [i for i, c in enumerate(commands) if regex.fullmatch(c.rule_text())
+                               and not _writes_outside(subject, c)]
                 else:
                     matched = [i for i, c in enumerate(commands) if any(regex.fullmatch(t) for t in _command_texts(c))]
                     if regex.fullmatch(subject.command.source.strip()):

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from .paths import canonical
-from .shell_parse import ParsedCommand, SimpleCommand, parse_command
+from .shell_parse import ParsedCommand, SimpleCommand, expand_braces, parse_command
 
 __all__ = ["PathRef", "Subject", "build_subject", "READ_ONLY_TOOLS", "EDIT_TOOLS", "COMMAND_TOOLS", "expand_braces"]
 
@@ -38,6 +38,10 @@ _READERS = frozenset({"cat", "less", "more", "head", "tail", "grep", "egrep", "f
                       "md5sum", "sha256sum", "sha1sum", "cmp", "tac", "base64", "readlink", "realpath", "du", "tree",
                       "echo", "printf", "test", "[", "pytest", "python", "python3", "git", "cd", "pwd", "which", "type"})
 _TREE_READERS = frozenset({"rg", "ag", "tree", "du"})
+# git subcommands that only read the working tree and repository.
+_GIT_READS = frozenset({"status", "log", "diff", "show", "blame", "grep", "ls-files", "ls-tree", "rev-parse", "describe",
+                        "shortlog", "cat-file", "rev-list", "reflog", "whatchanged", "annotate", "", "help", "version"})
+_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 Access = Literal["read", "write", "tree", "list", "unknown"]
 
@@ -50,6 +54,8 @@ class PathRef:
     resolved: Path | None
     access: Access
     via: str
+    # The command walks the whole tree under the path (`cp -r`, `tar c`, `zip -r`).
+    recursive: bool = False
 
 
 @dataclass
@@ -74,40 +80,6 @@ class Subject:
     def judged_commands(self) -> list[SimpleCommand]:
         """Simple commands an allow rule must cover (`bash -c` shells are covered by their script)."""
         return [c for c in self.command.commands if not c.container] if self.command else []
-
-
-def expand_braces(word: str, limit: int = 64) -> list[str]:
-    """Bash brace expansion of comma lists (`/etc/{shadow,passwd}`), capped at ``limit`` words."""
-    depth, start = 0, -1
-    for i, ch in enumerate(word):
-        if ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                inner = word[start + 1:i]
-                parts, level, last = [], 0, 0
-                for j, c in enumerate(inner):
-                    if c == "{":
-                        level += 1
-                    elif c == "}":
-                        level -= 1
-                    elif c == "," and level == 0:
-                        parts.append(inner[last:j])
-                        last = j + 1
-                parts.append(inner[last:])
-                if len(parts) < 2:
-                    continue
-                out: list[str] = []
-                for part in parts:
-                    for tail in expand_braces(part + word[i + 1:], limit):
-                        out.append(word[:start] + tail)
-                        if len(out) >= limit:
-                            return out
-                return out
-    return [word]
 
 
 _GLOB = re.compile(r"[*?\[]")
@@ -143,6 +115,46 @@ def _resolve_all(project: Path, raw: str, cwd: str | None, access: Access, via: 
     return refs
 
 
+def _short_flag(args: list[str], letters: str, longs: tuple[str, ...] = ()) -> bool:
+    return any((a.startswith("-") and not a.startswith("--") and any(ch in a[1:] for ch in letters)) or a in longs
+               for a in args)
+
+
+def _copies_tree(name: str, args: list[str]) -> bool:
+    """Commands that read everything under a directory argument (copies, archives)."""
+    if name in ("tar", "bsdtar", "rsync", "cpio", "7z", "7za", "rclone", "restic", "borg"):
+        return True
+    if name in ("cp", "scp", "zip", "chmod", "chown", "chgrp"):
+        return _short_flag(args, "rRa", ("--recursive", "--archive"))
+    return False
+
+
+def _git_access(args: list[str]) -> Access:
+    sub = next((a for a in args if not a.startswith("-")), "")
+    return "read" if sub in _GIT_READS else "unknown"
+
+
+def _git_config_target(project: Path, command: SimpleCommand) -> list[PathRef]:
+    """`git config key value` writes the repository's (or the user's) git configuration."""
+    args = command.argv[1:]
+    if "config" not in args or any(a in _GIT_CONFIG_READS for a in args):
+        return []
+    rest = args[args.index("config") + 1:]
+    positional = [a for a in rest if not a.startswith("-")]
+    writes = len(positional) >= 2 or any(a in ("--unset", "--unset-all", "--add", "--replace-all", "--edit", "-e",
+                                               "--rename-section", "--remove-section", "set", "unset", "edit")
+                                         for a in rest)
+    if not writes:
+        return []
+    if "--global" in rest:
+        target = Path(os.path.realpath(os.path.expanduser("~/.gitconfig")))
+    elif "--system" in rest:
+        target = Path("/etc/gitconfig")
+    else:
+        target = Path(os.path.realpath(project)) / ".git" / "config"
+    return [PathRef(str(target), target, "write", "`git config`")]
+
+
 def _command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
     refs: list[PathRef] = []
     for command in parsed.commands:
@@ -151,6 +163,10 @@ def _command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
             name in ("grep", "egrep", "fgrep") and any(a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a) or a in ("--recursive", "--dereference-recursive") for a in command.argv[1:])
         )
         access: Access = ("tree" if recursive else "read") if name in _READERS else "unknown"
+        if name == "git":
+            access = _git_access(command.argv[1:])
+            refs.extend(_git_config_target(project, command))
+        start = len(refs)
         for index, word in enumerate(command.argv[1:], start=1):
             dynamic = command.dynamic[index] if index < len(command.dynamic) else False
             for piece in _candidates(word):
@@ -158,6 +174,11 @@ def _command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
                     refs.append(PathRef(piece, None, access, f"`{name}` argument"))
                 else:
                     refs.extend(_resolve_all(project, piece, command.cwd, access, f"`{name}` argument"))
+        if _copies_tree(name, command.argv[1:]):
+            for ref in refs[start:]:
+                ref.recursive = True
+        for text in command.inline_paths:
+            refs.extend(_resolve_all(project, text, command.cwd, "unknown", f"path in `{name}` code"))
         for assignment in command.assignments:
             value = assignment.split("=", 1)[1] if "=" in assignment else ""
             if value:
