@@ -151,3 +151,26 @@ async def test_decision(project, tool_name, tool_input, mode, expected):
     if expected == "deny":
         assert result.reason.startswith("Denied"), result.reason
         assert result.reason.rstrip().endswith("."), result.reason
+
+
+@pytest.mark.parametrize("asked, other", [
+    ("pytest -k 'a or b'", "pytest -k a or b"),
+    ("ls 'a b'", "ls a b"),
+    ("pytest -k 'a or b'", "pytest -k \"'a\" or \"b'\""),
+    ("ls *", "ls anything"),
+    ("echo a?b", "echo axb"),
+    ("ls [ab]", "ls a"),
+    ("echo '(x)'", "echo (y)"),
+    ("git log --format=%h", "git log --format=%H"),
+])
+def test_an_always_rule_covers_only_its_own_command(tmp_path, asked, other):
+    from codingcode_jupyter.engine.approval.rules import exact_rules, judge, parse_rule
+    from codingcode_jupyter.engine.approval.subject import build_subject
+
+    from .approval_helpers import TOOLS
+
+    project = make_project(tmp_path, settings={})
+    subject = build_subject(TOOLS[C], {"command": asked}, project)
+    rules = [parse_rule(text, "allow", "local") for text in exact_rules(subject)]
+    assert judge(subject, rules).action == "allow"
+    assert judge(build_subject(TOOLS[C], {"command": other}, project), rules) is None

@@ -95,11 +95,15 @@ class SimpleCommand:
         return {os.path.basename(n) for n in self.names | {self.argv[0] if self.argv else ""}} - {""}
 
     def rule_text(self) -> str:
-        """What rule patterns are matched against: assignments, then the peeled argv."""
-        return " ".join([*self.assignments, *self.argv])
+        """What rule patterns are matched against: assignments, then the peeled argv.
+
+        A word holding blanks or quotes is shell-quoted, so word boundaries survive the join:
+        an exact rule for `pytest -k 'a or b'` must not cover `pytest -k a or b`.
+        """
+        return " ".join([*self.assignments, *map(_quote_word, self.argv)])
 
     def wrapped_text(self) -> str:
-        return " ".join([*self.assignments, *self.full_argv])
+        return " ".join([*self.assignments, *map(_quote_word, self.full_argv)])
 
 
 @dataclass
@@ -128,6 +132,13 @@ _TIME_KEYWORD = re.compile(r"(^|[;&|(){}\n]\s*|!\s+)time(\s+-p)?(?=\s)")
 
 def _blank_time(source: str) -> str:
     return _TIME_KEYWORD.sub(lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), source)
+
+
+def _quote_word(word: str) -> str:
+    return shlex.quote(word) if _AMBIGUOUS.search(word) else word
+
+
+_AMBIGUOUS = re.compile(r"[\s'\"\\]")
 
 
 def _dequote(raw: str) -> str | None:
