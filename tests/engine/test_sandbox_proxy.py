@@ -147,3 +147,11 @@ def test_public_names() -> None:
     assert set(sandbox.__all__) >= {"CommandSandbox", "SandboxUnavailable", "AllowlistProxy", "domain_allowed"}
     for name in sandbox.__all__:
         assert getattr(sandbox, name) is not None
+
+
+@pytest.mark.parametrize("host", [
+    "evil.com/.allowed.com", "evil.com\x00.allowed.com", "evil.com%2e.allowed.com", "a..allowed.com",
+    "evil.com .allowed.com", "evil.com@x.allowed.com", "allowed.com.evil.com", "x.allowed.com:80",
+])
+def test_hosts_that_only_end_like_an_allowed_domain_are_refused(host: str) -> None:
+    assert not domain_allowed(host, ["*.allowed.com", "allowed.com"])

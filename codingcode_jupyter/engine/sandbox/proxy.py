@@ -76,7 +76,9 @@ def validate_domain_patterns(patterns: Iterable[str]) -> list[str]:
 def domain_allowed(host: str, patterns: Sequence[str]) -> bool:
     """Whether ``host`` matches an entry: exactly, or as a subdomain of a ``*.domain`` entry."""
     host = _normalise_host(host)
-    if not host:
+    # Only a real host name or IP is judged: `evil.com/.allowed.com`, `evil.com\x00.allowed.com` or
+    # `a..allowed.com` end like an allowed domain but name something else (or nothing) to the resolver.
+    if not host or not (_is_ip(host) or all(_LABEL.match(label) for label in host.split("."))):
         return False
     for raw in patterns:
         pattern = _normalise_host(raw)
