@@ -19,6 +19,8 @@ class Row:
     target: str
     met: bool | None
     method: str
+    # Why a target was missed and what would fix it (measured where the module can).
+    note: str = ""
 
     @staticmethod
     def table(rows: list["Row"]) -> str:

@@ -77,8 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     table = Row.table(rows)
     methods = "\n".join(f"- **{row.name}**: {row.method}" for row in rows)
+    notes = "\n".join(f"- **{row.name}**: {row.note}" for row in rows if row.note)
     text = f"# Benchmark results\n\n{header}{table}\n\n## Method\n\n{methods}\n"
+    if notes:
+        text += f"\n## Notes on missed targets\n\n{notes}\n"
     print(table)
+    if notes:
+        print("\n" + notes)
     args.output.write_text(text)
     if failures:
         print(f"benchmarks that failed to run: {', '.join(failures)}", file=sys.stderr)
