@@ -82,6 +82,9 @@ class AgentMagics(Magics):
         self.settings = config
         self.sessions: dict[Path, _Entry] = {}
         self.current: Path | None = None
+        # `%%agent --agent NAME` runs the profile as the main agent: its own system prompt and
+        # tools, so its own conversation, continued across cells that name the same profile.
+        self.profile_sessions: dict[tuple[Path, str], _Entry] = {}
         # Session id -> what `%agent undo` reverted, told to the model with its next prompt.
         self.undo_notes: dict[str, list[str]] = {}
 
@@ -110,6 +113,29 @@ class AgentMagics(Magics):
             )
             entry = self.sessions[project] = _Entry(session, parts)
         self.current = project
+        return entry
+
+    def profile_entry(self, project: Path, profile: str, *, new: bool = False) -> _Entry:
+        """The session that runs ``profile`` as the main agent in ``project``."""
+        from ..engine.agents.profiles import ProfileError
+        from ..engine.runtime import open_session
+
+        key = (project, profile)
+        entry = self.profile_sessions.get(key)
+        if entry is None or new:
+            if entry is not None:
+                self._close_later(entry)
+            try:
+                session, parts = open_session(
+                    project,
+                    model=self.settings.model or None,
+                    mode=self.settings.mode or None,  # type: ignore[arg-type]
+                    approval_timeout=self.settings.approval_timeout,
+                    agent_profile=profile,
+                )
+            except ProfileError as error:
+                raise UsageError(str(error)) from None
+            entry = self.profile_sessions[key] = _Entry(session, parts)
         return entry
 
     def _close_later(self, entry: _Entry) -> None:
@@ -164,7 +190,11 @@ class AgentMagics(Magics):
             prompt = expanded.text
         if args.approval_timeout is not None and args.approval_timeout <= 0:
             raise UsageError("--approval-timeout must be a positive number of seconds")
-        entry = self.entry(self.project(args.project), new=args.new)
+        project = self.project(args.project)
+        if args.profile:
+            entry = self.profile_entry(project, args.profile, new=args.new)
+        else:
+            entry = self.entry(project, new=args.new)
         session, parts = entry.session, entry.parts
         notes = self.undo_notes.pop(session.id, None)
         if notes:
@@ -182,8 +212,6 @@ class AgentMagics(Magics):
         if expanded is not None and expanded.unresolved:
             names = ", ".join("{" + name + "}" for name in expanded.unresolved)
             view(_notice(session, f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
-        if args.profile:
-            view(_notice(session, f"Agent profiles are not available yet; running as the main agent (asked for {args.profile!r})."))
         turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=view.ask, model=args.model or None))
         interrupted = False
         try:

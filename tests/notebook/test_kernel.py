@@ -287,3 +287,29 @@ def test_interrupt_during_stream_stops_the_turn(kernel):
     kernel.fake.add(Reply([text("Next turn.")]))
     second = kernel.execute("%%agent\nAgain")
     assert kernel.reply(second)["status"] == "ok", kernel.text_output(second)
+
+
+def test_agent_profile_runs_as_the_main_agent(kernel):
+    agents = kernel.project / ".codingcode" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews code without changing it.\ntools: [read_file, search_code]\n---\n"
+        "You are the reviewer. You never edit files.\n"
+    )
+    kernel.fake.add(Reply([text("Looks fine.")]), Reply([text("Main agent here.")]))
+    msg_id = kernel.execute("%%agent --agent reviewer\nReview cli.py")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    profiled = kernel.fake.requests[-1]
+    system = " ".join(block["text"] for block in profiled["system"])
+    assert "You are the reviewer." in system
+    assert sorted(tool["name"] for tool in profiled["tools"]) == ["read_file", "search_code"]
+    # the main session is untouched: its own prompt, its own tools, no trace of the review
+    main = kernel.execute("%%agent\nHello")
+    assert kernel.reply(main)["status"] == "ok", kernel.text_output(main)
+    request = kernel.fake.requests[-1]
+    assert "You are the reviewer." not in json.dumps(request["system"])
+    assert "write_file" in [tool["name"] for tool in request["tools"]]
+    assert "Review cli.py" not in json.dumps(request["messages"])
+    unknown = kernel.execute("%%agent --agent nobody\nhi")
+    assert kernel.reply(unknown)["status"] == "error"
+    assert "nobody" in kernel.text_output(unknown)
