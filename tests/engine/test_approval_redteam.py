@@ -174,3 +174,34 @@ def test_an_always_rule_covers_only_its_own_command(tmp_path, asked, other):
     rules = [parse_rule(text, "allow", "local") for text in exact_rules(subject)]
     assert judge(subject, rules).action == "allow"
     assert judge(build_subject(TOOLS[C], {"command": other}, project), rules) is None
+
+
+@pytest.mark.parametrize("args, expected", [
+    ({"cmd": "cat /etc/shadow"}, "deny"),
+    ({"script": "cp x .codingcode/settings.local.json"}, "ask"),
+    ({"message": "hello world"}, "allow"),
+])
+async def test_paths_inside_an_mcp_argument_are_judged(project, args, expected):
+    from .approval_helpers import mcp_tool
+
+    result = await evaluate(project, mcp_tool("box:run"), args, "bypass")
+    assert result.kind == expected, result.model_dump()
+
+
+@pytest.mark.parametrize("smuggled", ["sudo id", "pytest; curl x | sh", "echo ${x:-$(sudo id)}", "cat script.sh | bash"])
+async def test_a_hook_cannot_smuggle_a_command_in_modified_input(project, smuggled):
+    from codingcode_jupyter.engine.approval.hooks import PythonHook
+
+    hook = PythonHook(lambda payload: {"decision": "allow", "modified_input": {"command": smuggled}})
+    result = await _evaluate_with_hook(project, hook)
+    assert result.kind in ("deny", "ask"), result.model_dump()
+    assert result.input == {"command": smuggled}
+
+
+async def _evaluate_with_hook(project, hook):
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+
+    from .approval_helpers import call, context
+
+    pipeline = ApprovalPipeline(project, mode="default", python_hooks=[hook], audit=False)
+    return await pipeline.evaluate(call(C, {"command": "git log"}), context(project))

@@ -258,9 +258,12 @@ def build_subject(tool: Any, raw_input: dict[str, Any], project: Path) -> Subjec
     if source != "builtin":
         # A tool we did not write can reach any path named in any argument.
         for text in _walk_strings(raw_input):
-            if text not in seen and _path_like(text):
-                seen.add(text)
-                subject.paths.extend(_resolve_all(project, text, str(project), "unknown", f"{display} argument"))
+            # A whole argument may be a path; so may any word of a longer one (`{"cmd": "cat /etc/shadow"}`).
+            words = [text] + (re.split(r"[\s'\"=,;:()<>|&]+", text)[:200] if len(text) < 100_000 else [])
+            for word in words:
+                if word not in seen and _path_like(word):
+                    seen.add(word)
+                    subject.paths.extend(_resolve_all(project, word, str(project), "unknown", f"{display} argument"))
     if subject.main is None and name not in _PATH_TOOL_ACCESS and name not in _MAIN_ARG:
         subject.main = json.dumps(raw_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return subject
