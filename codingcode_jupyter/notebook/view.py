@@ -13,6 +13,7 @@ denied after a timeout with a message — a cell never hangs on a question nobod
 from __future__ import annotations
 
 import asyncio
+import io
 import sys
 import time
 from typing import Any, Callable
@@ -170,6 +171,10 @@ class TurnView:
         self._flush_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
         self.flushes = 0
+        # A plain-text record of the turn, printed at the end when no frontend ever rendered
+        # the widgets (nbconvert, papermill): the saved notebook then still says what happened.
+        self._record = io.StringIO()
+        self._mirror = TextView(session=session, out=self._record)
 
     def display(self) -> None:
         """Put the widgets in the cell's output."""
@@ -216,6 +221,7 @@ class TurnView:
 
     def __call__(self, event: Any) -> None:
         try:
+            self._mirror(event)
             self._handle(event)
         except Exception as error:  # a rendering bug must not kill the agent's turn
             self._section("main").add(widgets.HTML(f'<div style="color:#cf222e">display error: {h(error)}</div>'))
@@ -345,6 +351,9 @@ class TurnView:
 
     def finish(self, *, interrupted: bool = False) -> None:
         """Final flush; pending cards are marked interrupted; running tools too."""
+        self._mirror.finish(interrupted=interrupted)
+        if not self.frontend_seen:
+            print(self._record.getvalue(), end="")
         self._flush_now()
         for card in self.cards.values():
             if card.state == "pending":
