@@ -262,6 +262,7 @@ class AgentMagics(Magics):
         %agent tools             the tools the agent sees
         %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME
         %agent fix [NOTE]        ask the agent to fix the last failing cell
+        %agent compact           summarise older turns now to free context
         %agent undo [--dry-run] [--force] [--outside]
                                  show the diff of, then restore, the last turn's file changes
         """
@@ -297,7 +298,9 @@ class AgentMagics(Magics):
         return Pretty(result) if isinstance(result, str) else result
 
     def _cmd_status(self, rest: list[str]) -> str:
+        from ..engine.context import context_status
         from ..engine.models import resolve_model_name
+        from ..engine.prompts import loaded_instructions
 
         entry = self._current()
         session, parts = entry.session, entry.parts
@@ -311,11 +314,21 @@ class AgentMagics(Magics):
             f"tokens    {usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out",
             f"cost      ${session.cost:.4f}",
             f"sandbox   {parts.sandbox.describe()}",
+            f"{context_status(session).describe()}",
+            "instructions " + (", ".join(f.describe() for f in loaded_instructions(session.project)) or "none (AGENTS.md, CLAUDE.md)"),
         ]
         servers = parts.mcp.status()
         if servers:
             lines.append("mcp       " + ", ".join(f"{s.name} ({s.state})" for s in servers))
         return "\n".join(lines)
+
+    async def _cmd_compact(self, rest: list[str]) -> str:
+        """Shorten what is sent to the model now (the transcript on disk keeps everything)."""
+        from ..engine.context import compact
+
+        entry = self._current()
+        report = await compact(entry.session, force=True)
+        return report.describe()
 
     def _cmd_mode(self, rest: list[str]) -> str:
         if len(rest) != 1:
@@ -472,7 +485,7 @@ class AgentMagics(Magics):
         return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
 
 
-_COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo")
+_COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo", "compact")
 
 
 def _split(line: str) -> list[str]:

@@ -257,6 +257,20 @@ def test_line_magic_subcommands(kernel):
     # The same subcommand inside a larger cell runs through the ordinary line magic.
     status, out = run("x = 1\n%agent mode\nprint('after')")
     assert status == "ok" and "after" in out
+    # Long sessions: the context gauge and instruction files in status; a forced compaction
+    # asks the model for a summary of the older turns.
+    (kernel.project / "AGENTS.md").write_text("Use tabs.\n")
+    status, out = run("%agent status")
+    assert "context:" in out and "AGENTS.md" in out
+    for i in range(3):
+        kernel.fake.add(Reply([text(f"Answer {i}.")]))
+        assert run(f"%%agent\nquestion {i}")[0] == "ok"
+    kernel.fake.add(Reply([text("Summary: three questions were answered.")]))
+    before = len(kernel.fake.requests)
+    status, out = run("%agent compact")
+    assert status == "ok", out
+    summary_requests = kernel.fake.requests[before:]
+    assert summary_requests and not summary_requests[-1].get("tools")
 
 
 def test_help_and_config(kernel):
