@@ -112,6 +112,26 @@ def running_loop() -> "AgentLoop | None":
     return _RUNNING.get()
 
 
+_SHOWN_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+_SHOWN_IMAGE_BYTES = 4_000_000
+
+
+def _images(result: ToolResult) -> list[dict[str, str]]:
+    """The result's base64 images a front may show (raster types only, bounded in size)."""
+    shown, total = [], 0
+    for block in result.content:
+        source = block.get("source") or {}
+        if block.get("type") != "image" or source.get("type") != "base64":
+            continue
+        if source.get("media_type") not in _SHOWN_IMAGE_TYPES:
+            continue
+        total += len(source.get("data", ""))
+        if total > _SHOWN_IMAGE_BYTES:
+            break
+        shown.append({"media_type": source["media_type"], "data": source["data"]})
+    return shown
+
+
 @dataclass
 class AgentLoop:
     """Runs turns of one agent (the main one or a sub-agent) over a conversation."""
@@ -370,6 +390,7 @@ class AgentLoop:
                     status=status,  # type: ignore[arg-type]
                     result=result.display or result.text_content,
                     duration_ms=(time.perf_counter() - started) * 1000,
+                    images=_images(result),
                 ),
                 turn_id,
             )

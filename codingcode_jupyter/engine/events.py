@@ -91,6 +91,9 @@ class ToolCallFinished(_Base):
     status: Literal["ok", "error", "denied", "interrupted"]
     result: str = ""
     duration_ms: float = 0.0
+    # Images the result carries (MCP tools, custom tools, read_file): {"media_type", "data"}
+    # with base64 data, for the front to show beside the call.
+    images: list[dict[str, str]] = Field(default_factory=list)
 
 
 class ApprovalRequested(_Base):

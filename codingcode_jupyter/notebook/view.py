@@ -248,7 +248,7 @@ class TurnView:
                 line.set_progress(event.text)
         elif isinstance(event, ToolCallFinished):
             line = self._tool_line(agent, event.tool_use_id, event.tool, {})
-            line.finish(event.status, event.result, event.duration_ms)
+            line.finish(event.status, event.result, event.duration_ms, event.images)
         elif isinstance(event, ApprovalRequested):
             self._tool_line(agent, event.tool_use_id, event.tool, event.input).set_status("waiting")
         elif isinstance(event, ApprovalAnswered):

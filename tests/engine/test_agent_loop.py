@@ -208,3 +208,27 @@ async def test_cancel_mid_stream(fake_api, tmp_path):
     done = await loop.run(conversation, "retry", 2)
     assert done.text == "again"
     assert [m["role"] for m in fake_api.requests[-1]["messages"]] == ["user"]
+
+
+async def test_images_in_a_result_reach_the_front(fake_api, tmp_path):
+    from pydantic import BaseModel
+
+    from codingcode_jupyter.engine.tools.base import ToolDefinition, ToolResult
+
+    class NoArgs(BaseModel):
+        pass
+
+    png = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    svg = {"type": "image", "source": {"type": "base64", "media_type": "image/svg+xml", "data": "PHN2Zz4="}}
+
+    async def plot(args, ctx):
+        return ToolResult([{"type": "text", "text": "a plot"}, png, svg])
+
+    tool = ToolDefinition(name="plot", description="Plot.", parameters=NoArgs, execute=plot, read_only=True)
+    fake_api.add(Reply([tool_use("plot", {}, id="p")]), Reply([text("ok")]))
+    loop, events = make_loop(tmp_path, [tool])
+    await loop.run(Conversation(), "plot it", 1)
+    finished = events.of("tool_call_finished")[0]
+    assert finished.images == [{"media_type": "image/png", "data": "iVBORw0KGgo="}]  # no SVG: scripts hide there
+    sent = fake_api.requests[1]["messages"][-1]["content"][0]["content"]
+    assert png in sent and svg in sent  # the model still gets every block

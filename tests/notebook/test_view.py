@@ -217,3 +217,12 @@ def test_package_import_stays_light():
             "if m in sys.modules]; print(heavy, callable(c.load_ipython_extension))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] True"
+
+
+def test_tool_line_shows_result_images():
+    from codingcode_jupyter.notebook.widgets.tool_line import ToolLine
+
+    line = ToolLine("everything:image", {})
+    line.finish("ok", "[image]", 12.0, [{"media_type": "image/png", "data": "iVBORw0KGgo="}])
+    assert '<img src="data:image/png;base64,iVBORw0KGgo="' in line.value
+    assert line.value.index("<img") > line.value.index("</details>")  # visible without expanding

@@ -37,6 +37,7 @@ class ToolLine(widgets.HTML):
         self.input = tool_input
         self.status = "running"
         self.result = ""
+        self.images: list[dict[str, str]] = []
         self.progress: list[str] = []
         self.duration_ms: float | None = None
         self._render()
@@ -50,9 +51,10 @@ class ToolLine(widgets.HTML):
         self.status = status
         self._render()
 
-    def finish(self, status: str, result: str, duration_ms: float) -> None:
-        """The call ended (ok, error, denied, interrupted)."""
+    def finish(self, status: str, result: str, duration_ms: float, images: list[dict[str, str]] = ()) -> None:
+        """The call ended (ok, error, denied, interrupted); images in its result are shown under it."""
         self.status, self.result, self.duration_ms = status, result, duration_ms
+        self.images = list(images)
         self._render()
 
     def _render(self) -> None:
@@ -68,4 +70,10 @@ class ToolLine(widgets.HTML):
         if self.result:
             result = self.result if len(self.result) <= _RESULT_LIMIT else self.result[:_RESULT_LIMIT] + "\n…"
             body += f"<div><b>result</b><pre>{h(result)}</pre></div>"
-        self.value = f'<details><summary style="cursor:pointer">{summary}</summary>{body}</details>'
+        pictures = "".join(
+            # The engine passes raster types only; the media type is still escaped into the URL.
+            f'<img src="data:{h(image["media_type"])};base64,{h(image["data"])}" '
+            'style="max-width:100%;max-height:24em;display:block;margin:4px 0">'
+            for image in self.images
+        )
+        self.value = f'<details><summary style="cursor:pointer">{summary}</summary>{body}</details>{pictures}'
