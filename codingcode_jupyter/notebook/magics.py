@@ -87,6 +87,7 @@ class AgentMagics(Magics):
         self.profile_sessions: dict[tuple[Path, str], _Entry] = {}
         # Session id -> what `%agent undo` reverted, told to the model with its next prompt.
         self.undo_notes: dict[str, list[str]] = {}
+        self._kernel_tools: list[Any] = []
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -97,9 +98,19 @@ class AgentMagics(Magics):
             raise UsageError(f"Project directory {raw!r} does not exist")
         return path
 
+    def _engine(self) -> Any:
+        """The engine's runtime, imported on first use; the kernel tools join its registry then."""
+        from ..engine import runtime
+
+        if not self._kernel_tools:
+            from .kernel_tools import register_kernel_tools
+
+            self._kernel_tools = register_kernel_tools(runtime.global_registry(), self.shell)
+        return runtime
+
     def entry(self, project: Path, *, new: bool = False) -> _Entry:
         """The project's session, opened on first use (or anew)."""
-        from ..engine.runtime import open_session
+        open_session = self._engine().open_session
 
         entry = self.sessions.get(project)
         if entry is None or new:
@@ -118,7 +129,8 @@ class AgentMagics(Magics):
     def profile_entry(self, project: Path, profile: str, *, new: bool = False) -> _Entry:
         """The session that runs ``profile`` as the main agent in ``project``."""
         from ..engine.agents.profiles import ProfileError
-        from ..engine.runtime import open_session
+
+        open_session = self._engine().open_session
 
         key = (project, profile)
         entry = self.profile_sessions.get(key)
@@ -355,7 +367,7 @@ class AgentMagics(Magics):
         return "\n".join(rows)
 
     def _cmd_resume(self, rest: list[str]) -> str:
-        from ..engine.runtime import open_session
+        open_session = self._engine().open_session
 
         if len(rest) != 1:
             raise UsageError("usage: %agent resume ID   (see %agent sessions)")
@@ -544,11 +556,12 @@ def load(ip: Any) -> None:
     ip.input_transformers_cleanup.append(_line_transformer)
     ip.user_ns[LINE_FUNCTION] = magics.run_line
     ip.user_ns_hidden[LINE_FUNCTION] = magics.run_line
-    # The kernel tools (variables, history, run_python, insert_cell) for sessions opened here.
-    from ..engine.runtime import global_registry
-    from .kernel_tools import register_kernel_tools
+    # Errors are recorded from now on (for notebook_history and %agent fix); the kernel tools
+    # themselves are registered with the first session, so loading the extension stays cheap
+    # (the engine, the SDKs and MCP are imported by the first %%agent cell, not here).
+    from .kernel_tools import install_error_recorder
 
-    register_kernel_tools(global_registry(), ip)
+    install_error_recorder(ip)
     setattr(ip, _STATE_KEY, magics)
 
 
@@ -568,9 +581,9 @@ def unload(ip: Any) -> None:
     ip.magics_manager.magics["line"].pop("agent", None)
     if magics.settings in ip.configurables:
         ip.configurables.remove(magics.settings)
-    from ..engine.runtime import global_registry
-    from .kernel_tools import KERNEL_TOOL_NAMES
+    if magics._kernel_tools:
+        from ..engine.runtime import global_registry
 
-    for name in KERNEL_TOOL_NAMES:
-        global_registry().remove(name)
+        for tool in magics._kernel_tools:
+            global_registry().remove(tool.name)
     setattr(ip, _STATE_KEY, None)
