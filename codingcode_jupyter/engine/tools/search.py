@@ -263,9 +263,13 @@ async def _rg_files(rg: str, pattern: str, root: Path) -> list[str]:
 
 def _by_mtime(root: Path, rels: list[str]) -> list[tuple[float, str]]:
     stamped = []
+    # Plain strings, not a Path per file: on thousands of matches the pathlib objects cost
+    # as much as the stat calls themselves (benchmarks/bench_search.py).
+    prefix = os.path.join(str(root), "")
+    stat = os.stat
     for rel in rels:
         try:
-            stamped.append((os.stat(root / rel).st_mtime, rel))
+            stamped.append((stat(prefix + rel).st_mtime, rel))
         except OSError:
             continue
     stamped.sort(key=lambda item: (-item[0], item[1]))
