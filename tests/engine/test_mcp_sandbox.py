@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 from codingcode_jupyter.engine.mcp import McpManager
 from codingcode_jupyter.engine.sandbox import CommandSandbox
-from codingcode_jupyter.engine.settings import SandboxSettings
+from codingcode_jupyter.engine.settings import SandboxFilesystem, SandboxSettings
 from tests.engine.test_mcp_servers import STDIO, call
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -20,7 +22,11 @@ def _config(tmp_path, sandbox: bool) -> None:
 
 
 async def test_opted_in_server_runs_confined(tmp_path):
-    sandbox = CommandSandbox.create(tmp_path, SandboxSettings())
+    # The sandbox gives the command a private /tmp; a checkout (and its venv, which runs the
+    # fake server) may itself live under /tmp, so it is bound in explicitly.
+    checkout = Path(__file__).resolve().parents[2]
+    settings = SandboxSettings(filesystem=SandboxFilesystem(allowWrite=[str(checkout), sys.prefix]))
+    sandbox = CommandSandbox.create(tmp_path, settings)
     assert sandbox.active, sandbox.unavailable_reason
     _config(tmp_path, True)
     manager = McpManager(tmp_path, start_timeout=20, sandbox=sandbox)
