@@ -20,7 +20,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from .approval.audit import AuditLog
+from .atomic import atomic_write
 from .paths import is_within
 
 if TYPE_CHECKING:
@@ -72,24 +72,6 @@ def _sha256_file(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".undo")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 class FileSnapshot(BaseModel):
@@ -216,7 +198,7 @@ class CheckpointStore:
             raise CheckpointError(f"Damaged checkpoint manifest {path}: {error}") from None
 
     def _save(self, turn_dir: Path, checkpoint: TurnCheckpoint) -> None:
-        _atomic_write(self._manifest(turn_dir), checkpoint.model_dump_json(indent=1).encode(), 0o600)
+        atomic_write(self._manifest(turn_dir), checkpoint.model_dump_json(indent=1).encode(), 0o600)
 
     # -- recording ----------------------------------------------------------------------------
 
@@ -234,7 +216,7 @@ class CheckpointStore:
                     raise CheckpointError(f"{path} is not a regular file; it cannot be snapshotted.")
                 blob = str(len(checkpoint.files))
                 data = path.read_bytes()
-                _atomic_write(turn_dir / "blobs" / blob, data, 0o600)
+                atomic_write(turn_dir / "blobs" / blob, data, 0o600)
                 snapshot.mode = stat.S_IMODE(path.stat().st_mode)
                 snapshot.blob = blob
                 snapshot.sha256 = hashlib.sha256(data).hexdigest()
@@ -373,7 +355,7 @@ class CheckpointStore:
             if restore.action == "delete":
                 target.unlink(missing_ok=True)
             elif restore.action == "restore":
-                _atomic_write(target, self._blob(checkpoint, item), item.mode if item.mode is not None else 0o644)
+                atomic_write(target, self._blob(checkpoint, item), item.mode if item.mode is not None else 0o644)
             elif restore.action == "unchanged" and item.existed and item.mode is not None and target.exists():
                 os.chmod(target, item.mode)
             done.append({"path": restore.path, "action": restore.action, "conflict": restore.conflict})

@@ -15,7 +15,6 @@ from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context.compaction import attach_compactor, compact
 from .mcp.manager import McpManager
-from .prompts import build_system_prompt
 from .sandbox import CommandSandbox
 from .session import Session, Transcript, sessions_dir
 from .settings import PermissionMode, Settings, load_settings

@@ -220,7 +220,6 @@ def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
         allow_rules: list[Rule | None] = [None] * len(commands)
         for rule in applicable:
             if rule.pattern is None:
-                matched_all = True
                 matched = list(range(len(commands)))
             else:
                 regex = _command_regex(rule.pattern)
@@ -233,7 +232,6 @@ def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
                     matched = [i for i, c in enumerate(commands) if any(regex.fullmatch(t) for t in _command_texts(c))]
                     if regex.fullmatch(subject.command.source.strip()):
                         matched = matched or list(range(len(commands)))
-                matched_all = len(matched) == len(commands)
             if rule.action == "allow":
                 for i in matched:
                     if coverage[i] is None or rule.priority > coverage[i]:
@@ -241,7 +239,6 @@ def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
             elif matched:
                 text = commands[matched[0]].text if commands else subject.command.source
                 candidates.append((rule.priority, _SEVERITY[rule.action], rule, text))
-            del matched_all
         if commands and all(c is not None for c in coverage) and not subject.command.unresolved:
             weakest = min(range(len(commands)), key=lambda i: coverage[i])
             candidates.append((coverage[weakest], 0, allow_rules[weakest], subject.command.source))

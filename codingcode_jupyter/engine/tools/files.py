@@ -12,12 +12,11 @@ import base64
 import difflib
 import mimetypes
 import os
-import stat
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ..atomic import atomic_write
 from ..checkpoints import record_after_write, snapshot_before_write
 from ..paths import is_within
 from ..state import FileStamp
@@ -310,31 +309,6 @@ def _cap_diff(diff: str) -> str:
     if len(diff) <= MAX_DIFF_CHARS:
         return diff
     return diff[:MAX_DIFF_CHARS] + f"\n[... diff cut: {len(diff) - MAX_DIFF_CHARS} more characters ...]\n"
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write through a temp file in the same directory and rename, keeping the file's mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _write(path: Path, text: str) -> None:
