@@ -12,6 +12,7 @@ from typing import Any
 
 from .agents.setup import main_agent_setup
 from .approval.pipeline import ApprovalPipeline
+from .approval.rules import RuleError, parse_rule
 from .checkpoints import CheckpointStore
 from .context.compaction import attach_compactor, compact
 from .mcp.manager import McpManager
@@ -54,6 +55,24 @@ def merged_settings(project: Path) -> Settings:
     for settings in load_settings(project).values():
         merged = _deep_merge(merged, settings.model_dump(exclude_unset=True))
     return Settings.model_validate(merged)
+
+
+def allowed_env_files(settings: Settings) -> list[str]:
+    """The `.env` files a person allowed with a rule (``read_file(.env.example)``).
+
+    The sandbox hides every other `.env*` file of the project from commands.
+    """
+    allowed = []
+    for text in settings.permissions.allow:
+        try:
+            rule = parse_rule(text)
+        except RuleError:
+            continue  # the settings loader reports bad rules; this only reads good ones
+        if rule.tool == "read_file" and rule.pattern:
+            pattern = rule.pattern.replace("\\", "")
+            if pattern.rsplit("/", 1)[-1].startswith(".env"):
+                allowed.append(pattern)
+    return allowed
 
 
 @dataclass
@@ -104,7 +123,7 @@ def open_session(
     settings = merged_settings(project)
     registry = registry or global_registry()
     state = SessionState()
-    sandbox = CommandSandbox.create(project, settings.sandbox)
+    sandbox = CommandSandbox.create(project, settings.sandbox, allowed_env_files=allowed_env_files(settings))
     mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
     agent = main_agent_setup(
         project, settings=settings, registry=registry, state=state, mcp=mcp, policy=policy,
