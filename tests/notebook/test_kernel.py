@@ -327,3 +327,29 @@ def test_agent_profile_runs_as_the_main_agent(kernel):
     unknown = kernel.execute("%%agent --agent nobody\nhi")
     assert kernel.reply(unknown)["status"] == "error"
     assert "nobody" in kernel.text_output(unknown)
+
+
+def test_interrupt_during_a_command_kills_it_and_records_the_outcome(kernel):
+    marker = kernel.project / "still-running.txt"
+    # A command with a background child; both must die with the interrupt.
+    command = f"(sleep 4; touch {marker}) & sleep 30"
+    kernel.fake.add(Reply([tool_use("execute_command", {"command": command}, id="toolu_cmd")]))
+    msg_id = kernel.execute("%%agent --mode bypass\nRun the long thing")
+    _render(kernel, msg_id)
+    kernel.wait_for(lambda: any(r.get("tool") == "execute_command" for r in _audit(kernel)), 30, "the decision record")
+    time.sleep(0.5)
+    kernel.km.interrupt_kernel()
+    reply = kernel.reply(msg_id, timeout=20)
+    assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted"
+    outcomes = [r for r in _audit(kernel) if r.get("event") == "outcome" and r.get("tool_use_id") == "toolu_cmd"]
+    assert outcomes and outcomes[-1]["outcome"] == "interrupted"
+    time.sleep(5)  # past the background child's sleep: had it survived, the marker would exist
+    assert not marker.exists()
+    kernel.fake.script.clear()
+    kernel.fake.add(Reply([text("Ready again.")]))
+    second = kernel.execute("%%agent\nStill there?")
+    assert kernel.reply(second)["status"] == "ok", kernel.text_output(second)
+    # the model learns the command was interrupted: its tool_use was answered
+    sent = kernel.fake.requests[-1]["messages"]
+    answered = [b for m in sent if m["role"] == "user" for b in m["content"] if b.get("tool_use_id") == "toolu_cmd"]
+    assert answered and answered[0]["is_error"]
