@@ -34,6 +34,7 @@ from .models.base import Model, ModelError, ModelRequest, ModelResponse
 from .models.pricing import cost_usd
 from .state import SessionState
 from .tools.base import ToolContext, ToolDefinition, ToolError, ToolResult
+from .tools.web import server_side_tools
 
 __all__ = ["Conversation", "ToolSource", "AgentLoop", "INTERRUPTED_RESULT", "with_cache_breakpoints", "running_loop"]
 
@@ -249,7 +250,8 @@ class AgentLoop:
     # -- one model request ----------------------------------------------------------------
 
     async def _request(self, conversation: Conversation) -> ModelRequest:
-        tools = [tool.to_api() for tool in self.tools.offered()]
+        server = server_side_tools(self.services.get("settings"), self.model.name)
+        tools = [server.get(tool.name) or tool.to_api() for tool in self.tools.offered()]
         if tools:
             tools[-1] = {**tools[-1], "cache_control": CACHE}
         system = [{"type": "text", "text": self.system, "cache_control": CACHE}] if self.system else []

@@ -232,3 +232,35 @@ async def test_images_in_a_result_reach_the_front(fake_api, tmp_path):
     assert finished.images == [{"media_type": "image/png", "data": "iVBORw0KGgo="}]  # no SVG: scripts hide there
     sent = fake_api.requests[1]["messages"][-1]["content"][0]["content"]
     assert png in sent and svg in sent  # the model still gets every block
+
+
+async def test_server_side_web_search_replaces_the_client_tool(fake_api, tmp_path):
+    """With webSearch.backend "anthropic", web_search is the API's own tool; its blocks pass through."""
+    from codingcode_jupyter.engine.settings import Settings
+    from codingcode_jupyter.engine.tools.web import web_search_tool
+
+    search_use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "ipykernel 7.4"}}
+    search_result = {
+        "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://example.org/a", "title": "A", "encrypted_content": "x"}],
+    }
+    fake_api.add(Reply([search_use, search_result, text("It was released.")], stop_reason="end_turn"))
+    loop, events = make_loop(tmp_path, [web_search_tool()], services={"settings": Settings(webSearch={"backend": "anthropic"})})
+    conversation = Conversation()
+    done = await loop.run(conversation, "what's new in ipykernel?", 1)
+    assert fake_api.requests[0]["tools"][0] == {
+        "type": "web_search_20250305", "name": "web_search", "max_uses": 5, "cache_control": {"type": "ephemeral"},
+    }
+    assert done.stop_reason == "end_turn" and done.text == "It was released."
+    assert events.of("tool_call_started") == []  # nothing ran on our side
+    kinds = [b["type"] for b in conversation.messages[-1]["content"]]
+    assert kinds == ["server_tool_use", "web_search_tool_result", "text"]
+
+
+async def test_client_web_search_without_the_setting(fake_api, tmp_path):
+    from codingcode_jupyter.engine.tools.web import web_search_tool
+
+    fake_api.add(Reply([text("ok")]))
+    loop, _ = make_loop(tmp_path, [web_search_tool()])
+    await loop.run(Conversation(), "hi", 1)
+    assert fake_api.requests[0]["tools"][0]["name"] == "web_search" and "input_schema" in fake_api.requests[0]["tools"][0]

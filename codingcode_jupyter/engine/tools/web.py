@@ -33,6 +33,8 @@ __all__ = [
     "html_to_markdown",
     "fetch_url_tool",
     "web_search_tool",
+    "ANTHROPIC_WEB_SEARCH",
+    "server_side_tools",
 ]
 
 FETCH_DEFAULT, FETCH_MAX = 100_000, 500_000
@@ -266,6 +268,23 @@ NOT_CONFIGURED = (
     '{"backend": "searxng", "url": "https://your-searxng/search"}, or '
     '{"backend": "brave", "apiKeyEnv": "BRAVE_API_KEY"}.'
 )
+
+
+# The Messages API's server-side web search (FINDINGS §3): the API runs the searches itself and
+# returns server_tool_use / web_search_tool_result blocks; nothing runs on our side.
+ANTHROPIC_WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+
+
+def server_side_tools(settings: Any, model: str) -> dict[str, dict[str, Any]]:
+    """Client tools the request should replace with a server-side tool, by name.
+
+    With ``webSearch.backend == "anthropic"`` and a Claude model, ``web_search`` is sent as the
+    API's own web search tool. The offline demo model has no server side.
+    """
+    config = getattr(settings, "webSearch", None)
+    if getattr(config, "backend", None) == "anthropic" and model != "demo":
+        return {"web_search": ANTHROPIC_WEB_SEARCH}
+    return {}
 
 
 async def _web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
