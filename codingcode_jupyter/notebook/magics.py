@@ -108,45 +108,40 @@ class AgentMagics(Magics):
             self._kernel_tools = register_kernel_tools(runtime.global_registry(), self.shell)
         return runtime
 
-    def entry(self, project: Path, *, new: bool = False) -> _Entry:
-        """The project's session, opened on first use (or anew)."""
-        open_session = self._engine().open_session
-
-        entry = self.sessions.get(project)
-        if entry is None or new:
-            if entry is not None:
-                self._close_later(entry)
-            session, parts = open_session(
+    def open(self, project: Path, **options: Any) -> tuple[Any, Any]:
+        """A session from the engine; a broken settings, profile or session file is one clear line."""
+        try:
+            return self._engine().open_session(
                 project,
                 model=self.settings.model or None,
-                mode=self.settings.mode or None,  # type: ignore[arg-type]
+                mode=self.settings.mode or None,
                 approval_timeout=self.settings.approval_timeout,
+                **options,
             )
+        except (ValueError, FileNotFoundError) as error:
+            # SettingsError, ProfileError, McpConfigError, ContextWindowError are ValueErrors whose
+            # message names the file and the entry: that is all a person needs, not a traceback.
+            raise UsageError(str(error)) from None
+
+    def entry(self, project: Path, *, new: bool = False) -> _Entry:
+        """The project's session, opened on first use (or anew)."""
+        entry = self.sessions.get(project)
+        if entry is None or new:
+            session, parts = self.open(project)
+            if entry is not None:
+                self._close_later(entry)
             entry = self.sessions[project] = _Entry(session, parts)
         self.current = project
         return entry
 
     def profile_entry(self, project: Path, profile: str, *, new: bool = False) -> _Entry:
         """The session that runs ``profile`` as the main agent in ``project``."""
-        from ..engine.agents.profiles import ProfileError
-
-        open_session = self._engine().open_session
-
         key = (project, profile)
         entry = self.profile_sessions.get(key)
         if entry is None or new:
+            session, parts = self.open(project, agent_profile=profile)
             if entry is not None:
                 self._close_later(entry)
-            try:
-                session, parts = open_session(
-                    project,
-                    model=self.settings.model or None,
-                    mode=self.settings.mode or None,  # type: ignore[arg-type]
-                    approval_timeout=self.settings.approval_timeout,
-                    agent_profile=profile,
-                )
-            except ProfileError as error:
-                raise UsageError(str(error)) from None
             entry = self.profile_sessions[key] = _Entry(session, parts)
         return entry
 
@@ -367,19 +362,10 @@ class AgentMagics(Magics):
         return "\n".join(rows)
 
     def _cmd_resume(self, rest: list[str]) -> str:
-        open_session = self._engine().open_session
-
         if len(rest) != 1:
             raise UsageError("usage: %agent resume ID   (see %agent sessions)")
         project = self.current or self.project()
-        try:
-            session, parts = open_session(
-                project, session_id=rest[0], resume=True, model=self.settings.model or None,
-                mode=self.settings.mode or None,  # type: ignore[arg-type]
-                approval_timeout=self.settings.approval_timeout,
-            )
-        except (FileNotFoundError, ValueError) as error:
-            raise UsageError(str(error)) from None
+        session, parts = self.open(project, session_id=rest[0], resume=True)
         old = self.sessions.get(project)
         if old is not None:
             self._close_later(old)

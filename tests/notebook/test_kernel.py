@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
+from tests.fakes.anthropic_server import FakeAnthropic, HTTPError, Reply, text, tool_use
 from tests.notebook.kernel_harness import Kernel
 
 pytestmark = pytest.mark.kernel
@@ -353,3 +353,27 @@ def test_interrupt_during_a_command_kills_it_and_records_the_outcome(kernel):
     sent = kernel.fake.requests[-1]["messages"]
     answered = [b for m in sent if m["role"] == "user" for b in m["content"] if b.get("tool_use_id") == "toolu_cmd"]
     assert answered and answered[0]["is_error"]
+
+
+def test_broken_settings_and_api_outage_give_one_clear_line_and_lose_nothing(kernel):
+    settings = kernel.project / ".codingcode" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"permissions": {"allow": ["execute_command(pytest *)"],}}')  # a trailing comma
+    msg_id = kernel.execute("%%agent --new\nhello")
+    reply = kernel.reply(msg_id)
+    out = kernel.text_output(msg_id)
+    assert reply["status"] == "error" and "settings.json" in out and "line 1" in out
+    assert "Traceback" not in out
+    settings.write_text('{"permissions": {"allow": ["execute_command(pytest *)"]}}')
+    # The API goes away: the SDK's retries end in one sentence naming what could not be reached.
+    kernel.fake.add(HTTPError(529, "overloaded_error", "busy"), HTTPError(529, "overloaded_error", "busy"),
+                    HTTPError(529, "overloaded_error", "busy"))
+    down = kernel.execute("%%agent --new\nhello again")
+    assert kernel.reply(down, timeout=60)["status"] == "ok", kernel.text_output(down)
+    assert "overloaded" in _all_html(kernel)
+    kernel.fake.add(Reply([text("Back online.")]))
+    up = kernel.execute("%%agent\nand now?")
+    assert kernel.reply(up)["status"] == "ok"
+    assert "Back online." in _html_text(kernel, "codingcode-text")
+    sent = kernel.fake.requests[-1]["messages"]
+    assert "hello again" in json.dumps(sent) and "and now?" in json.dumps(sent)  # the failed turn's prompt kept
