@@ -226,3 +226,19 @@ def test_tool_line_shows_result_images():
     line.finish("ok", "[image]", 12.0, [{"media_type": "image/png", "data": "iVBORw0KGgo="}])
     assert '<img src="data:image/png;base64,iVBORw0KGgo="' in line.value
     assert line.value.index("<img") > line.value.index("</details>")  # visible without expanding
+
+
+async def test_running_command_output_shows_live_and_is_throttled():
+    from codingcode_jupyter.notebook.widgets.tool_line import PROGRESS_INTERVAL, ToolLine
+
+    line = ToolLine("execute_command", {"command": "pytest"})
+    renders = []
+    line.observe(lambda change: renders.append(change["new"]), names="value")
+    for i in range(200):
+        line.set_progress(f"test_{i} PASSED")
+    assert len(renders) <= 2  # 200 lines at once: one render now, at most one scheduled
+    await asyncio.sleep(PROGRESS_INTERVAL + 0.1)
+    visible = line.value.split("</details>", 1)[1]
+    assert "test_199 PASSED" in visible and "test_193 PASSED" not in visible  # the last six lines, unexpanded
+    line.finish("ok", "exit code 0", 1200.0)
+    assert "tool-progress" not in line.value

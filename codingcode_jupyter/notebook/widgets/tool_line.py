@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import ipywidgets as widgets
@@ -13,6 +15,8 @@ __all__ = ["ToolLine", "key_argument"]
 _KEYS = ("command", "file_path", "path", "url", "pattern", "query", "prompt", "description")
 _ICONS = {"running": "⏳", "ok": "✔", "error": "✖", "denied": "⛔", "interrupted": "◼", "waiting": "❓"}
 _RESULT_LIMIT = 20_000
+# A command printing fast must not flood the browser: its output line updates at most this often.
+PROGRESS_INTERVAL = 0.2
 
 
 def key_argument(tool_input: dict[str, Any]) -> str:
@@ -40,12 +44,24 @@ class ToolLine(widgets.HTML):
         self.images: list[dict[str, str]] = []
         self.progress: list[str] = []
         self.duration_ms: float | None = None
+        self._pending: asyncio.TimerHandle | None = None
+        self._last_render = 0.0
         self._render()
 
     def set_progress(self, text: str) -> None:
+        """New output of the running call; rendered at most every ``PROGRESS_INTERVAL`` seconds."""
         self.progress.append(text)
         self.progress = self.progress[-20:]
-        self._render()
+        if self._pending is not None:
+            return  # a render is already scheduled and will show this too
+        wait = self._last_render + PROGRESS_INTERVAL - time.monotonic()
+        if wait <= 0:
+            self._render()
+            return
+        try:
+            self._pending = asyncio.get_running_loop().call_later(wait, self._render)
+        except RuntimeError:  # no loop (a test calling it directly): render now
+            self._render()
 
     def set_status(self, status: str) -> None:
         self.status = status
@@ -58,6 +74,10 @@ class ToolLine(widgets.HTML):
         self._render()
 
     def _render(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        self._last_render = time.monotonic()
         duration = f" · {self.duration_ms / 1000:.2f} s" if self.duration_ms is not None else ""
         key = short(key_argument(self.input), 70)
         summary = (
@@ -65,8 +85,11 @@ class ToolLine(widgets.HTML):
             f'<span class="tool-status" style="opacity:.7">{h(self.status)}{duration}</span>'
         )
         body = f"<div><b>input</b><pre>{h(pretty_json(self.input))}</pre></div>"
+        live = ""
         if self.progress and self.status == "running":
-            body += f"<div><b>progress</b><pre>{h(chr(10).join(self.progress))}</pre></div>"
+            # A running command's latest output shows without expanding the line.
+            tail = "\n".join(self.progress).splitlines()[-6:]
+            live = f'<pre class="tool-progress" style="margin:2px 0 2px 1.5em;opacity:.8">{h(chr(10).join(tail))}</pre>'
         if self.result:
             result = self.result if len(self.result) <= _RESULT_LIMIT else self.result[:_RESULT_LIMIT] + "\n…"
             body += f"<div><b>result</b><pre>{h(result)}</pre></div>"
@@ -76,4 +99,4 @@ class ToolLine(widgets.HTML):
             'style="max-width:100%;max-height:24em;display:block;margin:4px 0">'
             for image in self.images
         )
-        self.value = f'<details><summary style="cursor:pointer">{summary}</summary>{body}</details>{pictures}'
+        self.value = f'<details><summary style="cursor:pointer">{summary}</summary>{body}</details>{live}{pictures}'
