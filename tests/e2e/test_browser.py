@@ -146,3 +146,52 @@ def test_agent_cell_in_jupyterlab(lab, tmp_path):
             browser.close()
     audit = [json.loads(line) for line in (project / ".codingcode" / "audit.jsonl").read_text().splitlines()]
     assert any(r.get("tool") == "write_file" and r.get("decision") == "allow" for r in audit)
+
+
+def test_a_pending_card_survives_a_page_reload(lab, tmp_path):
+    """Reload the page while a card waits: the card comes back live and its click still counts."""
+    from playwright.sync_api import expect, sync_playwright
+
+    project: Path = lab["project"]
+    lab["api"].add(
+        Reply([text("Writing it."), tool_use("write_file", {"path": "after-reload.txt", "content": "still here\n"})]),
+        Reply([text("Written after the reload.")]),
+    )
+    (project / "reload.ipynb").write_text(json.dumps(_notebook(["%load_ext codingcode_jupyter", "%%agent\nwrite a file"])))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            url = f"{lab['base']}/lab/tree/reload.ipynb?token={lab['token']}"
+            page.goto(url)
+            expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+            first = page.locator(".jp-Notebook .jp-Cell").first
+            for _ in range(3):
+                first.click()
+                page.keyboard.press("Shift+Enter")
+                try:
+                    expect(first.locator(".jp-InputPrompt")).to_contain_text("1", timeout=20_000)
+                    break
+                except AssertionError:
+                    continue
+            page.keyboard.press("Shift+Enter")
+            expect(page.get_by_role("button", name="Allow", exact=True)).to_be_visible(timeout=60_000)
+            page.keyboard.press("Control+s")
+            time.sleep(1.5)
+            page.reload()
+            allow = page.get_by_role("button", name="Allow", exact=True)
+            expect(allow).to_be_visible(timeout=60_000)
+            assert not (project / "after-reload.txt").exists()
+            allow.click()
+            expect(page.get_by_text("Written after the reload.")).to_be_visible(timeout=30_000)
+            assert (project / "after-reload.txt").read_text() == "still here\n"
+        except Exception:
+            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            shutil.copy(tmp_path / "failure.png", "/tmp/codingcode-e2e-reload-failure.png")
+            raise
+        finally:
+            browser.close()
