@@ -7,7 +7,6 @@ the comm message a click sends, while a sync custom tool blocks in the kernel.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 from tests.notebook.kernel_harness import Kernel
+from tests.notebook.test_kernel import _pythons
 
 pytestmark = pytest.mark.kernel
 
@@ -69,7 +69,8 @@ def project(tmp_path: Path) -> Path:
     return project
 
 
-def test_cell_defined_tools_in_a_real_kernel(project: Path, tmp_path: Path):
+@pytest.mark.parametrize("python", _pythons())
+def test_cell_defined_tools_in_a_real_kernel(python: str, project: Path, tmp_path: Path):
     server = FakeAnthropic()
     server.add(
         # two read-only calls run together: slow_sum blocks its thread for 2 s while probe is
@@ -84,7 +85,7 @@ def test_cell_defined_tools_in_a_real_kernel(project: Path, tmp_path: Path):
     )
     with server:
         env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test"}
-        kernel = Kernel(sys.executable, project, env, tmp_path / "jupyter")
+        kernel = Kernel(python, project, env, tmp_path / "jupyter")
         try:
             define_id = kernel.execute(DEFINE_TOOLS)
             assert kernel.reply(define_id)["status"] == "ok", kernel.text_output(define_id)
