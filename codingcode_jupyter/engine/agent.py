@@ -191,7 +191,9 @@ class AgentLoop:
                     UsageUpdated(request=response.usage, turn=usage + self._extra_usage, cost_usd=self._cost(usage)),
                     turn_id,
                 )
-                conversation.append({"role": "assistant", "content": response.content})
+                if response.content:
+                    # An empty assistant message would make the API reject the next request.
+                    conversation.append({"role": "assistant", "content": response.content})
                 text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
                 calls = [b for b in response.content if b.get("type") == "tool_use"]
                 if response.stop_reason == "pause_turn":

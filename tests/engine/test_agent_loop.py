@@ -264,3 +264,15 @@ async def test_client_web_search_without_the_setting(fake_api, tmp_path):
     loop, _ = make_loop(tmp_path, [web_search_tool()])
     await loop.run(Conversation(), "hi", 1)
     assert fake_api.requests[0]["tools"][0]["name"] == "web_search" and "input_schema" in fake_api.requests[0]["tools"][0]
+
+
+async def test_an_empty_answer_leaves_a_conversation_the_api_accepts(fake_api, tmp_path):
+    fake_api.add(Reply([], stop_reason="end_turn"), Reply([text("Now with words.")]))
+    loop, _ = make_loop(tmp_path, [])
+    conversation = Conversation()
+    first = await loop.run(conversation, "hello", 1)
+    assert first.stop_reason == "end_turn" and first.text == ""
+    await loop.run(conversation, "again", 2)
+    sent = fake_api.requests[-1]["messages"]
+    assert all(message["content"] for message in sent)
+    assert [m["role"] for m in sent] == ["user"]
