@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .agents.setup import main_agent_setup
+from .approval.audit import AuditLog
 from .approval.pipeline import ApprovalPipeline
 from .approval.rules import RuleError, parse_rule
 from .checkpoints import CheckpointStore
@@ -75,6 +76,18 @@ def allowed_env_files(settings: Settings) -> list[str]:
     return allowed
 
 
+def _network_auditor(project: Path) -> Callable[[Any], None]:
+    """Each connection a sandboxed command asked the allowlist proxy for, in the audit log."""
+    audit = AuditLog(project)
+
+    def record(decision: Any) -> None:
+        audit.append({"event": "network", "method": decision.method, "host": decision.host,
+                      "port": decision.port, "decision": "allow" if decision.allowed else "deny",
+                      "by": "sandbox.network.allowedDomains"})
+
+    return record
+
+
 @dataclass
 class SessionParts:
     """The long-lived parts a session runs with, kept so the front can show and change them."""
@@ -124,6 +137,7 @@ def open_session(
     registry = registry or global_registry()
     state = SessionState()
     sandbox = CommandSandbox.create(project, settings.sandbox, allowed_env_files=allowed_env_files(settings))
+    sandbox.on_network = _network_auditor(project)
     mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
     agent = main_agent_setup(
         project, settings=settings, registry=registry, state=state, mcp=mcp, policy=policy,

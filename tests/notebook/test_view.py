@@ -242,3 +242,11 @@ async def test_running_command_output_shows_live_and_is_throttled():
     assert "test_199 PASSED" in visible and "test_193 PASSED" not in visible  # the last six lines, unexpanded
     line.finish("ok", "exit code 0", 1200.0)
     assert "tool-progress" not in line.value
+
+
+def test_audit_rows_for_records_that_are_not_tool_calls():
+    from codingcode_jupyter.notebook.widgets.audit import audit_fields
+
+    network = {"event": "network", "host": "pypi.example", "port": 443, "decision": "deny", "by": "sandbox.network.allowedDomains"}
+    assert audit_fields(network)["tool"] == "network pypi.example:443" and audit_fields(network)["decision"] == "deny"
+    assert audit_fields({"event": "undo", "files": ["a.py"]})["tool"] == "undo"

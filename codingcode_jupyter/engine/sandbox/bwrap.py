@@ -36,7 +36,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from ..settings import SandboxSettings
 from .proxy import FORWARDER_SOURCE, AllowlistProxy, validate_domain_patterns
@@ -192,6 +192,8 @@ class CommandSandbox:
         self.network = f"allowlist: {', '.join(domains)}" if domains else "off"
         self._proxy: AllowlistProxy | None = None
         self._proxy_lock = threading.Lock()
+        # Called (on the proxy's thread) with each network decision; the runtime audits them.
+        self.on_network: Callable[[Any], None] | None = None
         self._placeholders: list[Path] = []
         self._env_cache: dict[str, _DirCache] = {}
         self.writable_roots = [self.project]
@@ -444,7 +446,7 @@ class CommandSandbox:
     def _ensure_proxy(self) -> AllowlistProxy:
         with self._proxy_lock:
             if self._proxy is None or not self._proxy.running:
-                proxy = AllowlistProxy(self.allowed_domains)
+                proxy = AllowlistProxy(self.allowed_domains, on_decision=self.on_network)
                 proxy.start()
                 self._proxy = proxy
             return self._proxy

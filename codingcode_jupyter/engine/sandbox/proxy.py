@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import ipaddress
+import logging
 import os
 import re
 import shutil
@@ -24,7 +25,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -144,8 +145,12 @@ class AllowlistProxy:
 
     socket_name = "proxy.sock"
 
-    def __init__(self, allowed_domains: Sequence[str]) -> None:
+    def __init__(
+        self, allowed_domains: Sequence[str], on_decision: Callable[[ProxyDecision], None] | None = None
+    ) -> None:
         self.allowed_domains = list(allowed_domains)
+        # Told of every allow/refuse (the session writes them to the audit log).
+        self.on_decision = on_decision
         self.decisions: collections.deque[ProxyDecision] = collections.deque(maxlen=500)
         self._dir: Path | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -281,7 +286,13 @@ class AllowlistProxy:
             )
         host = _normalise_host(host)
         allowed = domain_allowed(host, self.allowed_domains)
-        self.decisions.append(ProxyDecision(method.upper(), host, port, allowed))
+        decision = ProxyDecision(method.upper(), host, port, allowed)
+        self.decisions.append(decision)
+        if self.on_decision is not None:
+            try:
+                self.on_decision(decision)
+            except Exception:  # an observer's failure must not open or close the network
+                logging.getLogger(__name__).exception("proxy decision observer failed")
         if not allowed:
             raise _Refused(403, "Forbidden", f"'{host}' is not in sandbox.network.allowedDomains")
         try:

@@ -15,8 +15,11 @@ def audit_fields(record: dict[str, Any]) -> dict[str, str]:
     """The columns shown for one audit record, whatever optional keys it lacks."""
     rule = record.get("rule") or ""
     layer = record.get("layer") or ""
+    tool = record.get("tool") or record.get("display_name")
+    if not tool and record.get("event") == "network":
+        tool = f"network {record.get('host', '?')}:{record.get('port', '')}"  # a sandboxed command's connection
     return {
-        "tool": str(record.get("tool") or record.get("display_name") or "?"),
+        "tool": str(tool or record.get("event") or "?"),
         "decision": str(record.get("decision") or record.get("kind") or "?"),
         "why": "/".join(part for part in (str(layer), str(rule)) if part) or str(record.get("reason") or ""),
         "by": str(record.get("by") or ""),
