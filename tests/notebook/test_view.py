@@ -247,6 +247,6 @@ async def test_running_command_output_shows_live_and_is_throttled():
 def test_audit_rows_for_records_that_are_not_tool_calls():
     from codingcode_jupyter.notebook.widgets.audit import audit_fields
 
-    network = {"event": "network", "host": "pypi.example", "port": 443, "decision": "deny", "by": "sandbox.network.allowedDomains"}
-    assert audit_fields(network)["tool"] == "network pypi.example:443" and audit_fields(network)["decision"] == "deny"
+    network = {"event": "network", "host": "files.example.org", "port": 443, "decision": "deny", "by": "sandbox.network.allowedDomains"}
+    assert audit_fields(network)["tool"] == "network files.example.org:443" and audit_fields(network)["decision"] == "deny"
     assert audit_fields({"event": "undo", "files": ["a.py"]})["tool"] == "undo"
