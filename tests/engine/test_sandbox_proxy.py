@@ -32,7 +32,7 @@ BODY = b"hello-from-loopback-4e1d"
         ("127.0.0.1", ["127.0.0.1"], True),
         ("[::1]", ["::1"], True),
         ("", ["example.com"], False),
-        ("pypi.org", [], False),
+        ("files.example.org", [], False),
     ],
 )
 def test_domain_matching(host: str, patterns: list[str], expected: bool) -> None:
