@@ -57,6 +57,10 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         return lines
     line = first[len("%%agent") :].strip()
     body = "".join(lines[start + 1 :])
+    if not body.strip():
+        # Left as a cell magic: a terminal keeps reading the request on the next lines, and a
+        # notebook cell with no request gets the magic's own usage message.
+        return lines
     # repr() gives a literal Python reads back exactly, whatever the prompt holds.
     return [f"await {CELL_FUNCTION}({line!r}, {body!r})\n"]
 

@@ -170,6 +170,8 @@ class AgentMagics(Magics):
         The model's text streams into the cell; each tool call that needs approval shows a
         card with Allow / Deny / Always allow / Never allow. The interrupt button stops it.
         """
+        if not cell.strip():
+            raise UsageError(_NO_REQUEST)
         coro = self.run_cell(line, cell)
         try:
             asyncio.get_running_loop()
@@ -191,7 +193,7 @@ class AgentMagics(Magics):
         args = parse_argstring(self.agent_cell, line)
         prompt = body.strip()
         if not prompt:
-            raise UsageError("%%agent needs a request in the cell body, e.g.\n%%agent\nAdd a test for parse()")
+            raise UsageError(_NO_REQUEST)
         expanded = expand_references(prompt, shell=self.shell) if expand else None
         if expanded is not None:
             prompt = expanded.text
@@ -483,6 +485,7 @@ class AgentMagics(Magics):
         return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
 
 
+_NO_REQUEST = "%%agent needs a request in the cell body, e.g.\n%%agent\nAdd a test for parse()"
 _COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo", "compact")
 
 

@@ -398,7 +398,9 @@ class TextView:
         elif isinstance(event, TodoUpdated) and event.agent == "main":
             marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
             self._print("Todo:\n" + "\n".join(f"  {marks[i.status]} {reveal(i.step)}" for i in event.items))
-        elif isinstance(event, AuditRecorded) and ("decision" in event.record or "kind" in event.record):
+        elif isinstance(event, AuditRecorded) and event.record.get("event") != "outcome" and (
+            "decision" in event.record or "kind" in event.record
+        ):  # an outcome is already the tool's own line
             f = audit_fields(event.record)
             self._print(f"{prefix}audit: {f['tool']} {f['decision']} {f['why']} {('by ' + f['by']) if f['by'] else ''}".rstrip())
         elif isinstance(event, Notice):

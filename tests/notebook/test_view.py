@@ -250,3 +250,15 @@ def test_audit_rows_for_records_that_are_not_tool_calls():
     network = {"event": "network", "host": "files.example.org", "port": 443, "decision": "deny", "by": "sandbox.network.allowedDomains"}
     assert audit_fields(network)["tool"] == "network files.example.org:443" and audit_fields(network)["decision"] == "deny"
     assert audit_fields({"event": "undo", "files": ["a.py"]})["tool"] == "undo"
+
+
+def test_a_terminal_keeps_reading_the_request_after_the_magic_line():
+    """In terminal IPython `%%agent` + Enter must not run at once with an empty request."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    manager = TransformerManager()
+    manager.cleanup_transforms.append(async_cell.agent_cell_transformer)
+    assert manager.check_complete("%%agent\n")[0] == "incomplete"
+    assert manager.check_complete("%%agent --mode plan\n")[0] == "incomplete"
+    assert manager.check_complete("%%agent\nfix the test\n\n")[0] == "complete"
+    assert async_cell.agent_cell_transformer(["%%agent\n", "   \n"]) == ["%%agent\n", "   \n"]
