@@ -43,6 +43,33 @@ def _notebook(cells: list[str]) -> dict:
     }
 
 
+def _launch(pw):
+    """Debian's Chromium, headless, with nothing reaching beyond loopback."""
+    return pw.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-quic"],
+    )
+
+
+def _run_both_cells(page) -> None:
+    """Run `%load_ext` and the `%%agent` cell, as a person would with Shift+Enter."""
+    from playwright.sync_api import expect
+
+    # The kernel must be connected and idle before a cell is run, or the run is lost.
+    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
+    first = page.locator(".jp-Notebook .jp-Cell").first
+    for _ in range(3):
+        first.click()
+        page.keyboard.press("Shift+Enter")
+        try:
+            expect(first.locator(".jp-InputPrompt")).to_contain_text("1", timeout=20_000)
+            break
+        except AssertionError:
+            continue  # the kernel was not ready after all: run it again
+    page.keyboard.press("Shift+Enter")
+
+
 @pytest.fixture
 def lab(tmp_path):
     """A JupyterLab server on loopback, its root a fresh project, its kernels pointed at a fake API."""
@@ -102,27 +129,12 @@ def test_agent_cell_in_jupyterlab(lab, tmp_path):
     (project / "e2e.ipynb").write_text(json.dumps(_notebook(["%load_ext codingcode_jupyter", "%%agent\nwrite a greeting file"])))
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
-        )
+        browser = _launch(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             page.goto(f"{lab['base']}/lab/tree/e2e.ipynb?token={lab['token']}")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-            # The kernel must be connected and idle before a cell is run, or the run is lost.
-            expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
-            first = page.locator(".jp-Notebook .jp-Cell").first
-            for _ in range(3):
-                first.click()
-                page.keyboard.press("Shift+Enter")
-                try:
-                    expect(first.locator(".jp-InputPrompt")).to_contain_text("1", timeout=20_000)
-                    break
-                except AssertionError:
-                    continue  # the kernel was not ready after all: run it again
-            page.keyboard.press("Shift+Enter")
+            _run_both_cells(page)
 
             allow = page.get_by_role("button", name="Allow", exact=True)
             expect(allow).to_be_visible(timeout=60_000)
@@ -159,26 +171,12 @@ def test_a_pending_card_survives_a_page_reload(lab, tmp_path):
     )
     (project / "reload.ipynb").write_text(json.dumps(_notebook(["%load_ext codingcode_jupyter", "%%agent\nwrite a file"])))
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
-        )
+        browser = _launch(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             url = f"{lab['base']}/lab/tree/reload.ipynb?token={lab['token']}"
             page.goto(url)
-            expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=60_000)
-            first = page.locator(".jp-Notebook .jp-Cell").first
-            for _ in range(3):
-                first.click()
-                page.keyboard.press("Shift+Enter")
-                try:
-                    expect(first.locator(".jp-InputPrompt")).to_contain_text("1", timeout=20_000)
-                    break
-                except AssertionError:
-                    continue
-            page.keyboard.press("Shift+Enter")
+            _run_both_cells(page)
             expect(page.get_by_role("button", name="Allow", exact=True)).to_be_visible(timeout=60_000)
             page.keyboard.press("Control+s")
             time.sleep(1.5)
