@@ -69,3 +69,13 @@ def call(tool: str | ToolDefinition, tool_input: dict, tool_use_id: str = "t1") 
 async def evaluate(project: Path, tool: str | ToolDefinition, tool_input: dict, mode: str = "default", **kwargs):
     pipeline = ApprovalPipeline(project, mode=mode, python_hooks=[], **kwargs)
     return await pipeline.evaluate(call(tool, tool_input), context(project))
+
+
+def check_verdict(result: Any, expected: str, *, one_sentence: bool = False) -> None:
+    """The decision is ``expected``; a denial explains itself to the model (one sentence if asked)."""
+    assert result.kind == expected, result.model_dump()
+    if expected == "deny":
+        assert result.reason.startswith("Denied"), result.reason
+        assert result.reason.rstrip().endswith("."), result.reason
+        if one_sentence:
+            assert result.reason.count(". ") <= 1, result.reason

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from .approval_helpers import evaluate, make_project, mcp_tool
+from .approval_helpers import check_verdict, evaluate, make_project, mcp_tool
 
 UP = "../" * 12  # more `..` than any temp project is deep: lands on /
 C = "execute_command"
@@ -214,13 +214,8 @@ def project(tmp_path_factory):
 
 @pytest.mark.parametrize("tool_name, tool_input, mode, expected", CASES)
 async def test_decision(project, tool_name, tool_input, mode, expected):
-    result = await evaluate(project, tool_name, tool_input, mode)
-    assert result.kind == expected, result.model_dump()
-    if expected == "deny":
-        # One sentence the model can act on.
-        assert result.reason.startswith("Denied"), result.reason
-        assert result.reason.rstrip().endswith("."), result.reason
-        assert result.reason.count(". ") <= 1, result.reason
+    # A denial is one sentence the model can act on.
+    check_verdict(await evaluate(project, tool_name, tool_input, mode), expected, one_sentence=True)
 
 
 def test_table_is_large_enough():
