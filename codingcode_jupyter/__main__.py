@@ -41,17 +41,44 @@ def _tool_definition(name: str) -> Any:
     )
 
 
-async def check_permission(project: Path, tool: str, tool_input: dict[str, Any], mode: str | None = None) -> dict[str, Any]:
-    """Layers 1-4 for one call: ``{"decision", "layer", "rule", "reason"}``."""
+class _AssumedSandbox:
+    """The sandbox as ``--sandbox on|off`` says it is, for judging without starting one."""
+
+    enabled = True
+    fail_if_unavailable = False
+
+    def __init__(self, active: bool) -> None:
+        self.active = active
+        self.unavailable_reason = None if active else "assumed unavailable (--sandbox off)"
+
+
+def _machine_sandbox(project: Path) -> Any:
+    from .engine.runtime import merged_settings
+    from .engine.sandbox import CommandSandbox
+
+    return CommandSandbox.create(Path(project).resolve(), merged_settings(Path(project)).sandbox)
+
+
+async def check_permission(
+    project: Path, tool: str, tool_input: dict[str, Any], mode: str | None = None, sandbox: str | None = None
+) -> dict[str, Any]:
+    """Layers 1-4 for one call: ``{"decision", "layer", "rule", "reason", "sandbox"}``.
+
+    ``sandbox`` "on"/"off" judges as if the command sandbox were (not) available; None
+    judges as a session on this machine would.
+    """
     from .engine.approval.pipeline import ApprovalPipeline
     from .engine.approval.types import ToolCall
     from .engine.tools.base import ToolContext
 
     pipeline = ApprovalPipeline(project, mode=mode, audit=False)  # type: ignore[arg-type]
-    ctx = ToolContext(session_id="permissions-check", turn_id=0, project_path=Path(project))
+    box = _AssumedSandbox(sandbox == "on") if sandbox in ("on", "off") else _machine_sandbox(project)
+    ctx = ToolContext(session_id="permissions-check", turn_id=0, project_path=Path(project), services={"sandbox": box})
     call = ToolCall(tool_use_id="check", tool=_tool_definition(tool), input=tool_input)
     evaluation = await pipeline.evaluate(call, ctx)
-    return {"decision": evaluation.kind, "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason}
+    assumed = sandbox if sandbox in ("on", "off") else ("on" if getattr(box, "active", False) else "off")
+    return {"decision": evaluation.kind, "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason,
+            "sandbox": assumed}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,6 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--project", default=".", help="project directory (default: the current directory)")
     check.add_argument("--mode", choices=["default", "acceptEdits", "plan", "bypass"], default=None,
                        help="permission mode (default: the settings' defaultMode, else default)")
+    check.add_argument("--sandbox", choices=["on", "off"], default=None,
+                       help="judge as if the command sandbox were available (on) or not (off); default: this machine")
     check.add_argument("tool", help="tool name as rules see it: execute_command, read_file, server:tool")
     check.add_argument("input", help="the tool's input as a JSON object, e.g. '{\"command\": \"ls\"}'")
     return parser
@@ -86,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"codingcode: project directory {project} does not exist", file=sys.stderr)
         return 2
     try:
-        result = asyncio.run(check_permission(project, args.tool, tool_input, args.mode))
+        result = asyncio.run(check_permission(project, args.tool, tool_input, args.mode, args.sandbox))
     except SettingsError as error:
         print(f"codingcode: {error}", file=sys.stderr)
         return 1
