@@ -103,7 +103,7 @@ class AgentMagics(Magics):
         from ..engine import runtime
 
         if not self._kernel_tools:
-            from .kernel_tools import register_kernel_tools
+            from .kernel import register_kernel_tools
 
             self._kernel_tools = register_kernel_tools(runtime.global_registry(), self.shell)
         return runtime
@@ -548,7 +548,7 @@ def load(ip: Any) -> None:
     # Errors are recorded from now on (for notebook_history and %agent fix); the kernel tools
     # themselves are registered with the first session, so loading the extension stays cheap
     # (the engine, the SDKs and MCP are imported by the first %%agent cell, not here).
-    from .kernel_tools import install_error_recorder
+    from .kernel import install_error_recorder
 
     install_error_recorder(ip)
     setattr(ip, _STATE_KEY, magics)

@@ -14,7 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .kernel_tools import LastError, _lookup, KernelAccess, describe_value, last_error
+from .kernel.errors import LastError, last_error
+from .kernel.namespace import KernelAccess
+from .kernel.values import describe_value, lookup
 from ..engine.tools.base import ToolError
 
 __all__ = ["ExpandedPrompt", "expand_references", "fix_prompt", "NoErrorToFix"]
@@ -46,7 +48,7 @@ class ExpandedPrompt:
 
 def _describe(access: KernelAccess, name: str) -> str | None:
     try:
-        value = _lookup(access, name)
+        value = lookup(access, name)
     except ToolError:
         return None
     line = describe_value(name, value)

@@ -16,14 +16,15 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
-from codingcode_jupyter.notebook import kernel_tools as kt
+from codingcode_jupyter.notebook import kernel as kt
+from codingcode_jupyter.notebook.kernel import errors as kt_errors, run_python as kt_run
 
 
 @pytest.fixture
 def ip():
     shell = InteractiveShell.instance()
     shell.reset(new_session=False)
-    kt._ERRORS.pop(shell, None)
+    kt_errors._ERRORS.pop(shell, None)
     for name in ("last_exc", "last_value", "last_type", "last_traceback"):
         if hasattr(sys, name):
             delattr(sys, name)
@@ -222,7 +223,7 @@ async def test_run_python_exception_traceback_names_the_line(ip, tools, ctx):
     result = await call(tools, "run_python", ctx, code="a = 1\nb = {}\nb['k']\n")
     assert result.is_error
     assert "KeyError: 'k'" in result.text_content and "b['k']" in result.text_content
-    assert "kernel_tools.py" not in result.text_content
+    assert "run_python.py" not in result.text_content and "codingcode_jupyter" not in result.text_content
     assert ip.user_ns["a"] == 1  # what ran before the error stays, as in a cell
 
 
@@ -237,17 +238,19 @@ async def test_run_python_top_level_await(ip, tools, ctx):
 
 
 async def test_run_python_timeout_cannot_be_swallowed(ip, tools, ctx):
+    alarm_before = signal.getsignal(signal.SIGALRM)
     started = time.monotonic()
     code = "import time\ntry:\n    time.sleep(30)\nexcept Exception:\n    swallowed = True\n"
     result = await call(tools, "run_python", ctx, code=code, timeout=0.3)
     assert time.monotonic() - started < 5
     assert result.is_error and "timeout" in result.text_content
     assert "swallowed" not in ip.user_ns
-    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None, signal.default_int_handler) or True
+    assert signal.getsignal(signal.SIGALRM) is alarm_before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
 async def test_run_python_interrupt_cancels_the_turn_quickly(tools, ctx):
+    sigint_before = signal.getsignal(signal.SIGINT)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     started = time.monotonic()
@@ -259,7 +262,7 @@ async def test_run_python_interrupt_cancels_the_turn_quickly(tools, ctx):
     assert time.monotonic() - started < 5
     assert ctx.cancelled.is_set()
     # The previous SIGINT handler is back.
-    assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler or True
+    assert signal.getsignal(signal.SIGINT) is sigint_before
 
 
 async def test_run_python_system_exit_is_reported_not_fatal(tools, ctx):
@@ -271,7 +274,7 @@ async def test_run_python_big_output_is_capped_and_streamed(tools, tmp_path):
     lines = []
     ctx = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, emit=lambda e: lines.append(e.text))
     out = await text(tools, "run_python", ctx, code="for i in range(200_000):\n    print(i)")
-    assert len(out) < kt.MAX_OUTPUT_CHARS + 2000
+    assert len(out) < kt_run.MAX_OUTPUT_CHARS + 2000
     assert "characters of output cut" in out and "199999" in out and "\n0\n" in out
     assert lines  # progress streamed while it ran
 

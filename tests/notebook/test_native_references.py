@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from codingcode_jupyter.notebook import kernel_tools as kt
+from codingcode_jupyter.notebook import kernel as kt
+from codingcode_jupyter.notebook.kernel import errors as kt_errors, run_python as kt_run
 from codingcode_jupyter.notebook.references import NoErrorToFix, expand_references, fix_prompt
 
 
@@ -66,7 +67,7 @@ def test_many_references_are_capped():
 
 def test_fix_prompt_holds_the_cell_and_traceback():
     ip = InteractiveShell.instance()
-    kt._ERRORS.pop(ip, None)
+    kt_errors._ERRORS.pop(ip, None)
     kt.install_error_recorder(ip)
     ip.run_cell("data = {'k': 1}\ndata['q']", store_history=True)
     prompt = fix_prompt(ip, "keep it short")

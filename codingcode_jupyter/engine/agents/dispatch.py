@@ -29,6 +29,7 @@ from ..prompts import agent_profiles_section, build_system_prompt
 from ..session import Transcript, sessions_dir
 from ..settings import PermissionMode, Settings
 from ..state import SessionState
+from ..tools.access import ToolAccess
 from ..tools.base import ToolContext, ToolDefinition, ToolError
 from ..tools.registry import ToolRegistry
 from ..tools.resolver import SessionToolResolver, ToolVisibilityPolicy
@@ -314,7 +315,7 @@ def dispatch_agent_tool() -> ToolDefinition:
         ),
         parameters=DispatchArgs,
         execute=_dispatch,
-        read_only=True,
+        access=ToolAccess(key="agent", read_only=True),
         source="agent",
     )
 

@@ -9,18 +9,23 @@ tool raises is reported to the model too, but as an unexpected failure.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..events import EventSink, ToolProgress
+from ..events import EventSink, ToolProgress, Usage
 from ..paths import resolve_path
+from .access import Origin, ToolAccess
 
 if TYPE_CHECKING:
+    from ..approval.types import Approver, Asker
+    from ..deps import SessionDeps
+    from ..settings import PermissionMode
     from ..state import SessionState
 
 __all__ = [
@@ -28,6 +33,7 @@ __all__ = [
     "ToolResult",
     "ToolOutput",
     "ToolContext",
+    "AgentRun",
     "ToolDefinition",
     "AnyArgs",
     "canonical_json_schema",
@@ -79,6 +85,26 @@ class AnyArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class AgentRun(Protocol):
+    """The agent whose turn is running, for tools that act on its behalf (dispatch_agent) and
+    for code the loop calls (compaction): its identity, its front, and its turn's totals."""
+
+    agent: str
+    session_id: str
+    project: Path
+    approver: "Approver"
+    ask: "Asker | None"
+    emit: EventSink
+    max_tokens: int
+
+    @property
+    def model_name(self) -> str: ...
+
+    def add_usage(self, usage: Usage, cost: float | None = None) -> None: ...
+
+    def notify(self, text: str) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """What a running tool may know and do besides its arguments."""
@@ -93,9 +119,14 @@ class ToolContext:
     # Set when the call is cancelled; sync tools running in a thread poll it, async tools
     # simply receive CancelledError.
     cancelled: threading.Event = field(default_factory=threading.Event)
-    # Engine services a tool may need (settings, sandbox, model factory...). Kept as a dict
-    # so the base layer does not import the layers above it.
-    services: dict[str, Any] = field(default_factory=dict)
+    # What the session was assembled with (settings, sandbox, checkpoints, MCP...); None for a
+    # tool run on its own (tests, `permissions check`).
+    deps: "SessionDeps | None" = None
+    # The agent running this call; None outside a turn.
+    run: AgentRun | None = None
+    # This agent's permission mode and approval timeout for the turn (decided once, by the session).
+    mode: "PermissionMode" = "default"
+    approval_timeout: float | None = None
 
     def progress(self, text: str) -> None:
         """Stream a line of progress (e.g. command output) to whoever renders the turn."""
@@ -138,6 +169,8 @@ def format_validation_error(tool: str, error: ValidationError) -> str:
 
 
 Executor = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+# The default of ToolDefinition.access, told apart by identity from a declared ToolAccess().
+UNDECLARED = ToolAccess()
 
 
 @dataclass
@@ -154,9 +187,13 @@ class ToolDefinition:
     execute: Executor
     short_description: str | None = None
     deferred: bool = False
+    # Shorthand for ``access.read_only``; after construction the two always agree.
     read_only: bool = False
     json_schema: dict[str, Any] | None = None
-    source: Literal["builtin", "mcp", "custom", "agent"] = "builtin"
+    source: Origin = "builtin"
+    # What the arguments reach; undeclared: opaque for tools the project did not write
+    # (custom, MCP), nothing beyond ``read_only`` for the others.
+    access: ToolAccess = UNDECLARED
     display_name: str | None = None
     mcp_server: str | None = None
     # MCP tool annotations (readOnlyHint, destructiveHint, ...): shown, never trusted.
@@ -174,6 +211,11 @@ class ToolDefinition:
             self.short_description = first[:120]
         if self.display_name is None:
             self.display_name = self.name
+        if self.access is UNDECLARED:
+            self.access = ToolAccess(read_only=self.read_only, opaque=self.source in ("custom", "mcp"))
+        elif self.read_only and not self.access.read_only:
+            self.access = dataclasses.replace(self.access, read_only=True)
+        self.read_only = self.access.read_only
 
     @property
     def input_schema(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from ..atomic import atomic_write
 from ..checkpoints import record_after_write, snapshot_before_write
 from ..paths import is_within
 from ..state import FileStamp
+from .access import PathArg, ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult, text_block
 
 __all__ = [
@@ -458,7 +459,7 @@ def read_file_tool() -> ToolDefinition:
         ),
         parameters=ReadFileArgs,
         execute=_read_file,
-        read_only=True,
+        access=ToolAccess(paths=(PathArg("path", "read"),), read_only=True),
     )
 
 
@@ -473,6 +474,7 @@ def write_file_tool() -> ToolDefinition:
         parameters=WriteFileArgs,
         execute=_write_file,
         preview=_write_preview,
+        access=ToolAccess(paths=(PathArg("path", "write"),), edits=True),
     )
 
 
@@ -487,4 +489,5 @@ def edit_file_tool() -> ToolDefinition:
         parameters=EditFileArgs,
         execute=_edit_file,
         preview=_edit_preview,
+        access=ToolAccess(paths=(PathArg("path", "write"),), edits=True),
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from .access import PathArg, ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError
 from .files import SKIP_DIRS, SNIFF_BYTES, display_path, resolve_arg
 
@@ -312,7 +313,8 @@ def search_code_tool() -> ToolDefinition:
         ),
         parameters=SearchCodeArgs,
         execute=_search_code,
-        read_only=True,
+        # It searches the whole project tree.
+        access=ToolAccess(paths=(PathArg("path", "tree", default="."),), key="pattern", read_only=True),
     )
 
 
@@ -326,5 +328,5 @@ def search_files_tool() -> ToolDefinition:
         ),
         parameters=SearchFilesArgs,
         execute=_search_files,
-        read_only=True,
+        access=ToolAccess(paths=(PathArg("path", "list", default="."),), key="pattern", read_only=True),
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
 from .files import resolve_arg
 
@@ -245,4 +246,5 @@ def execute_command_tool() -> ToolDefinition:
         parameters=ExecuteCommandArgs,
         execute=_execute_command,
         preview=_preview,
+        access=ToolAccess(command="command", cwd="cwd"),
     )

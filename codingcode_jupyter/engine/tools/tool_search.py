@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from rank_bm25 import BM25Plus
 
 from ..state import SessionState
+from .access import ToolAccess
 from .base import ToolContext, ToolDefinition
 
 __all__ = ["TOOL_SEARCH_NAME", "ToolSearchArgs", "tokenize", "rank_tools", "make_tool_search"]
@@ -120,6 +121,6 @@ def make_tool_search(
         short_description="Find and load additional tools by description",
         parameters=ToolSearchArgs,
         execute=execute,
-        read_only=True,
+        access=ToolAccess(key="query", read_only=True),
         source="builtin",
     )

@@ -22,6 +22,7 @@ from bs4 import BeautifulSoup
 from markdownify import MarkdownConverter
 from pydantic import BaseModel, Field
 
+from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
 
 __all__ = [
@@ -334,8 +335,8 @@ def fetch_url_tool() -> ToolDefinition:
         ),
         parameters=FetchUrlArgs,
         execute=_fetch_url,
-        read_only=True,
         preview=_fetch_preview,
+        access=ToolAccess(url="url", read_only=True),
     )
 
 
@@ -349,5 +350,5 @@ def web_search_tool() -> ToolDefinition:
         ),
         parameters=WebSearchArgs,
         execute=_web_search,
-        read_only=True,
+        access=ToolAccess(key="query", read_only=True),
     )

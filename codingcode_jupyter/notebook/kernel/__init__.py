@@ -1,0 +1,44 @@
+"""Tools only an agent living in the kernel can have: the user's live variables and history.
+
+``list_variables``, ``inspect_variable`` and ``notebook_history`` only look (read-only, so
+they run without asking); ``run_python`` runs code in the user's namespace and
+``insert_cell`` proposes a new cell, both after approval (their card shows the code).
+
+How ``run_python`` runs, and why (measured, see tests/notebook/test_kernel_tools.py):
+IPython's ``run_cell`` is not re-entrant while the ``%%agent`` cell runs as an awaited
+cell, so the code is compiled and ``exec``'d in ``user_ns`` directly — on the kernel's main
+thread, like a normal cell, not in a worker thread. A worker thread could not be stopped:
+a ``time.sleep(600)`` in it would go on mutating the namespace after the turn was
+cancelled. On the main thread the interrupt button raises KeyboardInterrupt inside the
+code exactly as in a cell (SIGINT is switched back to Python's default handler for the
+duration), and the tool turns it into a cancelled turn; a timeout (SIGALRM) bounds code
+nobody interrupts. The event loop is paused while synchronous code runs, just as during a
+normal cell. Code with top-level ``await`` is compiled as a coroutine and awaited on the
+loop instead, so it stays responsive and the turn's own cancellation stops it.
+
+The read-only tools never run a user-defined property or ``__getattr__`` (looked up with
+``inspect.getattr_static``; array and frame libraries are trusted for ``shape`` and the
+like); they do call ``repr`` and ``len``, as ``%whos`` and Jupyter's display do.
+
+``insert_cell`` uses ``shell.set_next_input(code, replace=False)``: the kernel cannot add a
+cell itself, it attaches a ``set_next_input`` payload to the ``%%agent`` cell's
+execute_reply, and JupyterLab / Notebook insert a new, unrun cell below it when that cell
+finishes (only when it finishes without an error). A reply carries one such payload, so
+the proposals of one agent cell are joined into a single new cell.
+"""
+
+from .errors import LastError, format_exception, install_error_recorder, last_error
+from .namespace import KernelAccess
+from .tools import kernel_tools, register_kernel_tools
+from .values import describe_value
+
+__all__ = [
+    "KernelAccess",
+    "LastError",
+    "describe_value",
+    "format_exception",
+    "install_error_recorder",
+    "kernel_tools",
+    "last_error",
+    "register_kernel_tools",
+]

@@ -1,0 +1,42 @@
+"""notebook_history: the recent cells, their results, and the last exception."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from .errors import AGENT_CELL, last_error
+from .namespace import KernelAccess
+from .values import clip, safe_call
+
+
+class NotebookHistoryArgs(BaseModel):
+    """Parameters of notebook_history."""
+
+    cells: int = Field(default=10, ge=1, le=100, description="How many recent cells to show (default 10).")
+    include_outputs: bool = Field(default=True, description="Show each cell's result value when it had one.")
+
+
+def notebook_history_text(access: KernelAccess, args: NotebookHistoryArgs) -> str:
+    shell = access.shell
+    ns = access.user_ns
+    inputs = list(getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or ns.get("In") or [])
+    outputs = ns.get("Out") if isinstance(ns.get("Out"), dict) else {}
+    numbered = [(n, text) for n, text in enumerate(inputs) if text and text.strip()]
+    parts = []
+    for number, text in numbered[-args.cells :]:
+        if AGENT_CELL.match(text):
+            first = text.strip().splitlines()[0]
+            parts.append(f"In [{number}]: (agent cell) {first[:200]}")
+            continue
+        parts.append(f"In [{number}]:\n{clip(text.rstrip(), 2000)}")
+        if args.include_outputs and number in outputs:
+            parts.append(f"Out[{number}]: {clip(safe_call(lambda: repr(outputs[number]), '<repr failed>'), 500)}")
+    if not parts:
+        parts.append("No cells have run yet.")
+    error = last_error(shell)
+    if error is not None:
+        where = f" in cell [{error.execution_count}]" if error.execution_count else ""
+        parts.append(f"\nLast exception{where}: {error.error}\n{error.traceback.rstrip()}")
+    else:
+        parts.append("\nNo exception so far.")
+    return "\n".join(parts)

@@ -1,0 +1,189 @@
+"""run_python: code run in the user's namespace, on the kernel's main thread."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import inspect
+import io
+import itertools
+import linecache
+import signal
+import threading
+import time
+import traceback
+import types
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ...engine.tools.base import ToolContext, ToolResult
+from .. import async_cell
+from .errors import format_exception
+from .namespace import KernelAccess
+from .values import clip, safe_call
+
+MAX_OUTPUT_CHARS = 20_000
+MAX_CODE_CHARS = 200_000
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 3600.0
+_run_counter = itertools.count(1)
+
+
+class RunPythonArgs(BaseModel):
+    """Parameters of run_python."""
+
+    code: str = Field(min_length=1, max_length=MAX_CODE_CHARS, description="Python code to run in the notebook's namespace.")
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT,
+        description=f"Seconds before the code is stopped (default {DEFAULT_TIMEOUT:.0f}, max {MAX_TIMEOUT:.0f}).",
+    )
+
+
+class _RunTimeout(BaseException):
+    """Raised inside the code when its time is up (BaseException: `except Exception` in it won't swallow it)."""
+
+
+class _Capture(io.TextIOBase):
+    """A stdout/stderr that keeps the head and the tail and streams whole lines as progress."""
+
+    def __init__(self, ctx: ToolContext, label: str, limit: int = MAX_OUTPUT_CHARS) -> None:
+        self.ctx, self.label, self.limit = ctx, label, limit
+        self.head: list[str] = []
+        self.head_len = 0
+        self.tail: list[str] = []
+        self.tail_len = 0
+        self.dropped = 0
+        self.pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.head_len < self.limit // 2:
+            self.head.append(text)
+            self.head_len += len(text)
+        else:
+            self.tail.append(text)
+            self.tail_len += len(text)
+            while self.tail_len > self.limit // 2 and len(self.tail) > 1:
+                dropped = self.tail.pop(0)
+                self.tail_len -= len(dropped)
+                self.dropped += len(dropped)
+        self.pending += text
+        if "\n" in self.pending:
+            lines, self.pending = self.pending.rsplit("\n", 1)
+            with contextlib.suppress(Exception):
+                self.ctx.progress(lines[-2000:])
+        return len(text)
+
+    def value(self) -> str:
+        middle = f"\n[... {self.dropped} characters of output cut ...]\n" if self.dropped else ""
+        return "".join(self.head) + middle + "".join(self.tail)
+
+
+def _split_last_expression(tree: ast.Module) -> tuple[ast.Module, ast.Expression | None]:
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = tree.body.pop()
+        return tree, ast.Expression(last.value)
+    return tree, None
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """SIGALRM-based limit for code on the main thread; a no-op elsewhere."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _RunTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    old_timer = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        if old_timer[0]:
+            signal.setitimer(signal.ITIMER_REAL, *old_timer)
+
+
+async def run_python(access: KernelAccess, args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
+    filename = f"<agent-run_python-{next(_run_counter)}>"
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    try:
+        tree = compile(args.code, filename, "exec", ast.PyCF_ONLY_AST | flags)
+        body, last = _split_last_expression(tree)
+        body_code = compile(body, filename, "exec", flags)
+        last_code = compile(last, filename, "eval", flags) if last is not None else None
+    except (SyntaxError, ValueError) as error:
+        detail = "".join(traceback.format_exception_only(type(error), error))
+        return ToolResult.text(f"The code did not compile:\n{detail}", is_error=True)
+    # Registered so tracebacks (and inspect.getsource of functions it defines) show the code.
+    linecache.cache[filename] = (len(args.code), None, args.code.splitlines(True), filename)
+
+    out, err = _Capture(ctx, "stdout"), _Capture(ctx, "stderr")
+    ns = access.user_ns
+    started = time.monotonic()
+    value: Any = None
+    has_value = False
+    failure: BaseException | None = None
+
+    async def run(code: types.CodeType, mode: str) -> Any:
+        if code.co_flags & inspect.CO_COROUTINE:
+            # Top-level await: runs on the loop; the turn's cancellation reaches it.
+            remaining = max(0.01, args.timeout - (time.monotonic() - started))
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                return await asyncio.wait_for(eval(code, ns), remaining)
+        remaining = max(0.01, args.timeout - (time.monotonic() - started))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            with async_cell.sync_interrupts(), _time_limit(remaining):
+                if mode == "exec":
+                    exec(code, ns)
+                    return None
+                return eval(code, ns)
+
+    if ctx.cancelled.is_set():
+        raise asyncio.CancelledError()
+    try:
+        await run(body_code, "exec")
+        if last_code is not None:
+            value = await run(last_code, "eval")
+            has_value = value is not None
+    except KeyboardInterrupt:
+        # The interrupt button: stop the turn, as it stops a cell.
+        ctx.cancelled.set()
+        raise asyncio.CancelledError() from None
+    except (_RunTimeout, asyncio.TimeoutError) as error:
+        failure = error
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:  # SystemExit too: the code's failure, not the kernel's
+        failure = error
+
+    elapsed = time.monotonic() - started
+    sections = []
+    stdout, stderr = out.value(), err.value()
+    if stdout:
+        sections.append(f"[stdout]\n{stdout.rstrip()}")
+    if stderr:
+        sections.append(f"[stderr]\n{stderr.rstrip()}")
+    if has_value:
+        sections.append(f"[result] {clip(safe_call(lambda: repr(value), '<repr failed>'), 10_000)}")
+    if isinstance(failure, (_RunTimeout, asyncio.TimeoutError)):
+        sections.append(f"[error] Stopped after {args.timeout:g} s (timeout). Changes made before that remain.")
+    elif failure is not None:
+        sections.append("[error]\n" + format_exception(failure).rstrip())
+    if not sections:
+        sections.append("(ran without output)")
+    sections.append(f"({elapsed:.2f} s)")
+    return ToolResult.text("\n".join(sections), is_error=failure is not None)
+
+
+async def run_python_preview(args: RunPythonArgs, ctx: ToolContext) -> str:
+    return args.code
