@@ -42,13 +42,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%%agent`` / ``%agent`` and the cell transformer (``%load_ext codingcode_jupyter``)."""
-    from .notebook.magics import load
+    from .notebook.extension import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Undo :func:`load_ipython_extension` (``%unload_ext codingcode_jupyter``)."""
-    from .notebook.magics import unload
+    from .notebook.extension import unload
 
     unload(ipython)

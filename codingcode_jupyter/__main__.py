@@ -17,68 +17,76 @@ from typing import Any, Sequence
 __all__ = ["main", "check_permission"]
 
 
+def _known_tools() -> list[Any]:
+    """Every tool a session on this machine may offer whose definition is known without a kernel."""
+    from .engine.agents.dispatch import dispatch_agent_tool
+    from .engine.tools.builtin import builtin_tools
+    from .notebook.kernel.tools import kernel_tools
+
+    return [*builtin_tools(), *kernel_tools(namespace={}), dispatch_agent_tool()]
+
+
 def _tool_definition(name: str) -> Any:
-    from .engine.approval.subject import READ_ONLY_TOOLS
+    """The tool ``name`` as a session would judge it: its own definition when it is one we ship;
+    an MCP tool (``server:tool``, ``mcp__server__tool``) or a cell's custom tool otherwise, both
+    judged as able to reach anything their arguments name."""
     from .engine.tools.base import AnyArgs, ToolDefinition
 
-    try:
-        from .engine.tools.builtin import builtin_tools
-
-        for tool in builtin_tools():
-            if name in (tool.name, tool.display_name):
-                return tool
-    except Exception:  # the built-in tool set is optional here; fall back to a stand-in
-        pass
+    for tool in _known_tools():
+        if name in (tool.name, tool.display_name):
+            return tool
 
     async def _never(args: Any, ctx: Any) -> str:  # pragma: no cover - never executed
         raise RuntimeError("permissions check does not run tools")
 
-    is_builtin = name in READ_ONLY_TOOLS or name in ("execute_command", "write_file", "edit_file")
+    server_tool = name.split("__", 2)[1:] if name.startswith("mcp__") else name.split(":", 1)
+    is_mcp = len(server_tool) == 2 and all(server_tool)
+    display = ":".join(server_tool) if is_mcp else name
     return ToolDefinition(
-        name=name.replace(":", "__"), description=f"{name} (stand-in for permissions check)", parameters=AnyArgs,
-        execute=_never, read_only=name in READ_ONLY_TOOLS, display_name=name,
-        source="builtin" if is_builtin else ("mcp" if ":" in name else "custom"),
+        name=display.replace(":", "__"), description=f"{display} (stand-in for permissions check)", parameters=AnyArgs,
+        execute=_never, display_name=display, source="mcp" if is_mcp else "custom",
     )
 
 
-class _AssumedSandbox:
-    """The sandbox as ``--sandbox on|off`` says it is, for judging without starting one."""
-
-    enabled = True
-    fail_if_unavailable = False
-
-    def __init__(self, active: bool) -> None:
-        self.active = active
-        self.unavailable_reason = None if active else "assumed unavailable (--sandbox off)"
-
-
-def _machine_sandbox(project: Path) -> Any:
-    from .engine.runtime import merged_settings
+def _assumed_sandbox(project: Path, available: bool) -> Any:
+    """A factory of sandboxes that are (not) available, as ``--sandbox on|off`` says, never probed."""
     from .engine.sandbox import CommandSandbox
 
-    return CommandSandbox.create(Path(project).resolve(), merged_settings(Path(project)).sandbox)
+    def make(settings: Any, allowed_env_files: list[str]) -> CommandSandbox:
+        return CommandSandbox(project, settings, bwrap="bwrap", allowed_env_files=allowed_env_files,
+                              unavailable_reason=None if available else "assumed unavailable (--sandbox off)")
+
+    return make
 
 
 async def check_permission(
     project: Path, tool: str, tool_input: dict[str, Any], mode: str | None = None, sandbox: str | None = None
 ) -> dict[str, Any]:
-    """Layers 1-4 for one call: ``{"decision", "layer", "rule", "reason", "sandbox"}``.
+    """Layers 1-4 for one call: ``{"decision", "layer", "rule", "reason", "mode", "sandbox"}``.
 
-    ``sandbox`` "on"/"off" judges as if the command sandbox were (not) available; None
-    judges as a session on this machine would.
+    ``mode`` None takes the settings' mode, as a session would. ``sandbox`` "on"/"off" judges
+    as if the command sandbox were (not) available; None judges as a session on this machine would.
     """
     from .engine.approval.pipeline import ApprovalPipeline
     from .engine.approval.types import ToolCall
+    from .engine.deps import SessionDeps
+    from .engine.modes import decide_mode
+    from .engine.project_settings import ProjectSettings
+    from .engine.runtime import _sandbox_factory
     from .engine.tools.base import ToolContext
 
-    pipeline = ApprovalPipeline(project, mode=mode, audit=False)  # type: ignore[arg-type]
-    box = _AssumedSandbox(sandbox == "on") if sandbox in ("on", "off") else _machine_sandbox(project)
-    ctx = ToolContext(session_id="permissions-check", turn_id=0, project_path=Path(project), services={"sandbox": box})
+    project = Path(project).resolve()
+    settings = ProjectSettings(project)
+    factory = _assumed_sandbox(project, sandbox == "on") if sandbox in ("on", "off") else _sandbox_factory(project)
+    deps = SessionDeps(project=project, settings=settings, sandbox_factory=factory)
+    pipeline = ApprovalPipeline(project, settings=settings, audit=False)
+    choice = decide_mode(cell=mode, settings=settings.current())  # type: ignore[arg-type]
+    ctx = ToolContext(session_id="permissions-check", turn_id=0, project_path=project, deps=deps, mode=choice.mode)
     call = ToolCall(tool_use_id="check", tool=_tool_definition(tool), input=tool_input)
     evaluation = await pipeline.evaluate(call, ctx)
-    assumed = sandbox if sandbox in ("on", "off") else ("on" if getattr(box, "active", False) else "off")
+    box = deps.sandbox()
     return {"decision": evaluation.kind, "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason,
-            "sandbox": assumed}
+            "mode": choice.mode, "sandbox": "on" if box is not None and box.active else "off"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="permission mode (default: the settings' defaultMode, else default)")
     check.add_argument("--sandbox", choices=["on", "off"], default=None,
                        help="judge as if the command sandbox were available (on) or not (off); default: this machine")
-    check.add_argument("tool", help="tool name as rules see it: execute_command, read_file, server:tool")
+    check.add_argument("tool", help="tool name as rules see it: execute_command, read_file, run_python, server:tool")
     check.add_argument("input", help="the tool's input as a JSON object, e.g. '{\"command\": \"ls\"}'")
     return parser
 

@@ -10,12 +10,11 @@ the conversation is left in a state the API accepts: every tool_use gets its too
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import copy
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from .approval.types import Approver, Asker, Decision, ToolCall
 from .events import (
@@ -36,7 +35,11 @@ from .state import SessionState
 from .tools.base import ToolContext, ToolDefinition, ToolError, ToolResult
 from .tools.web import server_side_tools
 
-__all__ = ["Conversation", "ToolSource", "AgentLoop", "INTERRUPTED_RESULT", "with_cache_breakpoints", "running_loop"]
+if TYPE_CHECKING:
+    from .deps import SessionDeps
+    from .settings import PermissionMode
+
+__all__ = ["Conversation", "ToolSource", "ContextKeeper", "AgentLoop", "INTERRUPTED_RESULT", "with_cache_breakpoints"]
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; nothing more was done."
 CACHE = {"type": "ephemeral"}
@@ -48,6 +51,18 @@ class ToolSource(Protocol):
     def offered(self) -> list[ToolDefinition]: ...
 
     def lookup(self, wire_name: str) -> ToolDefinition | None: ...
+
+
+class ContextKeeper(Protocol):
+    """Keeps what is sent inside the model's context window (context compaction)."""
+
+    async def prepare(self, request: ModelRequest, run: "AgentLoop") -> ModelRequest:
+        """The request to send (may be smaller than ``request``)."""
+        ...
+
+    async def on_overflow(self, request: ModelRequest, error: ModelError, run: "AgentLoop") -> ModelRequest | None:
+        """After the API said the prompt is too long: a smaller request to send once more, or None."""
+        ...
 
 
 @dataclass
@@ -103,16 +118,6 @@ def with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any
     return out
 
 
-_with_cache_breakpoints = with_cache_breakpoints  # the name it had first
-
-_RUNNING: contextvars.ContextVar["AgentLoop | None"] = contextvars.ContextVar("codingcode_running_loop", default=None)
-
-
-def running_loop() -> "AgentLoop | None":
-    """The loop whose turn is running in this task (for code the loop calls: prepare, on_overflow)."""
-    return _RUNNING.get()
-
-
 _SHOWN_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 _SHOWN_IMAGE_BYTES = 4_000_000
 
@@ -135,7 +140,10 @@ def _images(result: ToolResult) -> list[dict[str, str]]:
 
 @dataclass
 class AgentLoop:
-    """Runs turns of one agent (the main one or a sub-agent) over a conversation."""
+    """Runs turns of one agent (the main one or a sub-agent) over a conversation.
+
+    It is the :class:`~.tools.base.AgentRun` its tools see (``ctx.run``).
+    """
 
     model: Model
     tools: ToolSource
@@ -147,17 +155,16 @@ class AgentLoop:
     agent: str = "main"
     emit: EventSink = lambda event: None
     ask: Asker | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    deps: "SessionDeps | None" = None
+    # This agent's permission mode and approval timeout, decided by whoever starts the turn.
+    mode: "PermissionMode" = "default"
+    approval_timeout: float | None = None
     max_steps: int = 100
     max_tokens: int = 8192
     overload_retries: int = 4
     overload_backoff: float = 1.0
-    # Called before each request with the request about to be sent; may return a smaller one
-    # (context compaction lives outside the loop).
-    prepare: Callable[[ModelRequest], Any] | None = None
-    # Called (sync or async) with the request and the error when the API answers that the
-    # prompt is too long; may return a smaller request, which is sent once more.
-    on_overflow: Callable[[ModelRequest, ModelError], Any] | None = None
+    # Keeps requests inside the context window (compaction lives outside the loop).
+    context: ContextKeeper | None = None
     # This turn's usage so far: the loop's own requests, and what sub-agents reported (add_usage).
     _own_usage: Usage = field(default_factory=Usage, init=False, repr=False)
     _extra_usage: Usage = field(default_factory=Usage, init=False, repr=False)
@@ -173,7 +180,6 @@ class AgentLoop:
         text = ""
         self._emit(TurnStarted(prompt=prompt if isinstance(prompt, str) else "", model=self.model.name), turn_id)
         conversation.append({"role": "user", "content": prompt})
-        running = _RUNNING.set(self)
         try:
             while True:
                 if steps >= self.max_steps:
@@ -209,8 +215,10 @@ class AgentLoop:
             self._emit(Notice(text="Interrupted."), turn_id)
             self._done("interrupted", usage, steps, text, turn_id)
             raise
-        finally:
-            _RUNNING.reset(running)
+
+    @property
+    def model_name(self) -> str:
+        return self.model.name
 
     def notify(self, text: str) -> None:
         """Tell the person something about this turn (a Notice event), e.g. that the context was compacted."""
@@ -252,7 +260,8 @@ class AgentLoop:
     # -- one model request ----------------------------------------------------------------
 
     async def _request(self, conversation: Conversation) -> ModelRequest:
-        server = server_side_tools(self.services.get("settings"), self.model.name)
+        settings = self.deps.settings.current().merged if self.deps is not None else None
+        server = server_side_tools(settings, self.model.name)
         tools = [server.get(tool.name) or tool.to_api() for tool in self.tools.offered()]
         if tools:
             tools[-1] = {**tools[-1], "cache_control": CACHE}
@@ -264,11 +273,8 @@ class AgentLoop:
             tools=tools,
             max_tokens=self.max_tokens,
         )
-        if self.prepare is not None:
-            prepared = self.prepare(request)
-            if asyncio.iscoroutine(prepared):
-                prepared = await prepared
-            request = prepared or request
+        if self.context is not None:
+            request = await self.context.prepare(request, self)
         return request
 
     async def _send(self, request: ModelRequest, turn_id: int) -> ModelResponse:
@@ -276,12 +282,10 @@ class AgentLoop:
         try:
             return await self._stream(request, turn_id)
         except ModelError as error:
-            if error.kind != "context_overflow" or self.on_overflow is None:
+            if error.kind != "context_overflow" or self.context is None:
                 raise
             self._emit(Notice(text="The conversation no longer fits the context window: compacting it and retrying."), turn_id)
-            smaller = self.on_overflow(request, error)
-            if asyncio.iscoroutine(smaller):
-                smaller = await smaller
+            smaller = await self.context.on_overflow(request, error, self)
             if smaller is None:
                 raise
             return await self._stream(smaller, turn_id)
@@ -348,7 +352,8 @@ class AgentLoop:
         tool_use_id, name, raw_input = call["id"], call["name"], call.get("input") or {}
         tool = self.tools.lookup(name)
         display = tool.display_name if tool else name
-        self._emit(ToolCallStarted(tool_use_id=tool_use_id, tool=display or name, input=raw_input), turn_id)
+        key = tool.access.key_value(raw_input) if tool else None
+        self._emit(ToolCallStarted(tool_use_id=tool_use_id, tool=display or name, input=raw_input, key=key), turn_id)
         started = time.perf_counter()
         ctx = ToolContext(
             session_id=self.session_id,
@@ -358,9 +363,12 @@ class AgentLoop:
             agent=self.agent,
             emit=self.emit,
             state=self.state,
-            # The running loop, for tools that act on its behalf (dispatch_agent runs a child
-            # loop with the same approver and front, and adds the child's usage to this turn).
-            services={**self.services, "agent_loop": self},
+            deps=self.deps,
+            # For tools that act on this agent's behalf (dispatch_agent runs a child loop with
+            # the same approver and front, and adds the child's usage to this turn).
+            run=self,
+            mode=self.mode,
+            approval_timeout=self.approval_timeout,
         )
         decision: Decision | None = None
         status = "error"

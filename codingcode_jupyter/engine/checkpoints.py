@@ -379,8 +379,7 @@ class CheckpointStore:
 
 
 def _store(ctx: "ToolContext") -> CheckpointStore | None:
-    store = ctx.services.get("checkpoints") if ctx.services else None
-    return store if isinstance(store, CheckpointStore) else None
+    return ctx.deps.checkpoints if ctx.deps is not None else None
 
 
 def snapshot_before_write(ctx: "ToolContext", path: Path) -> None:

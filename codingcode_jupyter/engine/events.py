@@ -76,6 +76,9 @@ class ToolCallStarted(_Base):
     tool_use_id: str
     tool: str
     input: dict[str, Any]
+    # The argument that says what the call is about, as the tool declares it (a path, the
+    # command, the URL); None when the tool declares none.
+    key: str | None = None
 
 
 class ToolProgress(_Base):
@@ -109,6 +112,8 @@ class ApprovalRequested(_Base):
     sandboxed: bool | None = None
     # MCP tool annotations (readOnlyHint, destructiveHint...): shown, never trusted.
     annotations: dict[str, Any] | None = None
+    # The argument that says what the call is about, as its tool declares it.
+    key: str | None = None
 
 
 class ApprovalAnswered(_Base):

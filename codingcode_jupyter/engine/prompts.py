@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Iterable
 
 from pydantic import BaseModel
 
-from .settings import Settings
-
 if TYPE_CHECKING:
     from .agents.profiles import AgentProfile
 
@@ -100,7 +98,7 @@ def agent_profiles_section(profiles: Iterable["AgentProfile"]) -> str:
     )
 
 
-def build_system_prompt(project: Path, settings: Settings | None = None, extra: str = "", *, base: str | None = None) -> str:
+def build_system_prompt(project: Path, extra: str = "", *, base: str | None = None) -> str:
     """The system prompt; ``base`` replaces the default agent description (an agent profile's body)."""
     parts = [
         _BASE if base is None else base,

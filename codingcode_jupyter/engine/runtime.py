@@ -6,26 +6,31 @@ and tests) ask it for a :class:`~.session.Session` and never wire parts themselv
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
+from .agents.profiles import AgentProfile
 from .agents.setup import main_agent_setup
 from .approval.audit import AuditLog
 from .approval.pipeline import ApprovalPipeline
-from .approval.rules import RuleError, parse_rule
 from .checkpoints import CheckpointStore
-from .context.compaction import attach_compactor, compact
+from .context import compact, keep_in_window
+from .deps import SessionDeps
 from .mcp.manager import McpManager
+from .project_settings import ProjectSettings
 from .sandbox import CommandSandbox
-from .session import Session, Transcript, sessions_dir
-from .settings import PermissionMode, Settings, load_settings
+from .session import Session, sessions_dir
+from .settings import PermissionMode, SandboxSettings
 from .state import SessionState
 from .tools.builtin import builtin_tools
 from .tools.registry import ToolRegistry
 from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
 
-__all__ = ["global_registry", "merged_settings", "SessionParts", "open_session", "compact"]
+if TYPE_CHECKING:
+    from .sandbox.proxy import ProxyDecision
+
+__all__ = ["global_registry", "SessionParts", "open_session", "compact"]
 
 _REGISTRY: ToolRegistry | None = None
 
@@ -38,49 +43,11 @@ def global_registry() -> ToolRegistry:
     return _REGISTRY
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        elif isinstance(value, list) and isinstance(out.get(key), list):
-            out[key] = out[key] + [v for v in value if v not in out[key]]
-        else:
-            out[key] = value
-    return out
-
-
-def merged_settings(project: Path) -> Settings:
-    """Project settings with the local file layered on top (lists are unioned)."""
-    merged: dict[str, Any] = {}
-    for settings in load_settings(project).values():
-        merged = _deep_merge(merged, settings.model_dump(exclude_unset=True))
-    return Settings.model_validate(merged)
-
-
-def allowed_env_files(settings: Settings) -> list[str]:
-    """The `.env` files a person allowed with a rule (``read_file(.env.example)``).
-
-    The sandbox hides every other `.env*` file of the project from commands.
-    """
-    allowed = []
-    for text in settings.permissions.allow:
-        try:
-            rule = parse_rule(text)
-        except RuleError:
-            continue  # the settings loader reports bad rules; this only reads good ones
-        if rule.tool == "read_file" and rule.pattern:
-            pattern = rule.pattern.replace("\\", "")
-            if pattern.rsplit("/", 1)[-1].startswith(".env"):
-                allowed.append(pattern)
-    return allowed
-
-
-def _network_auditor(project: Path) -> Callable[[Any], None]:
+def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:
     """Each connection a sandboxed command asked the allowlist proxy for, in the audit log."""
     audit = AuditLog(project)
 
-    def record(decision: Any) -> None:
+    def record(decision: "ProxyDecision") -> None:
         audit.append({"event": "network", "method": decision.method, "host": decision.host,
                       "port": decision.port, "decision": "allow" if decision.allowed else "deny",
                       "by": "sandbox.network.allowedDomains"})
@@ -88,18 +55,40 @@ def _network_auditor(project: Path) -> Callable[[Any], None]:
     return record
 
 
+def _sandbox_factory(project: Path) -> Callable[[SandboxSettings, list[str]], CommandSandbox]:
+    on_network = _network_auditor(project)
+
+    def make(settings: SandboxSettings, allowed_env_files: list[str]) -> CommandSandbox:
+        sandbox = CommandSandbox.create(project, settings, allowed_env_files=allowed_env_files)
+        sandbox.on_network = on_network
+        return sandbox
+
+    return make
+
+
 @dataclass
 class SessionParts:
     """The long-lived parts a session runs with, kept so the front can show and change them."""
 
-    settings: Settings
-    registry: ToolRegistry
+    deps: SessionDeps
     resolver: SessionToolResolver
     pipeline: ApprovalPipeline
-    sandbox: CommandSandbox
-    mcp: McpManager
+    profile: AgentProfile | None = None
     started: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def settings(self) -> ProjectSettings:
+        return self.deps.settings
+
+    @property
+    def mcp(self) -> McpManager:
+        assert self.deps.mcp is not None
+        return self.deps.mcp
+
+    def sandbox(self) -> CommandSandbox:
+        sandbox = self.deps.sandbox()
+        assert sandbox is not None
+        return sandbox
 
     async def start(self) -> None:
         """Start what needs the event loop (MCP servers); failures are statuses, not errors."""
@@ -109,7 +98,7 @@ class SessionParts:
 
     async def aclose(self) -> None:
         await self.mcp.aclose()
-        await self.sandbox.aclose()
+        await self.deps.aclose()
 
 
 def open_session(
@@ -126,52 +115,39 @@ def open_session(
 ) -> tuple[Session, SessionParts]:
     """A new session in ``project`` (or the saved one ``session_id`` when ``resume``).
 
-    ``agent_profile`` runs the main agent under that profile (``%%agent --agent NAME``): its
-    prompt, tools, model and step limit; an unusable profile raises ProfileError.
+    ``mode`` is the session's own permission mode (None: the settings'); ``agent_profile``
+    runs the main agent under that profile (``%%agent --agent NAME``): its prompt, tools,
+    model and step limit, its mode tightening every turn's; an unusable profile raises
+    ProfileError, a broken settings file SettingsError.
     """
     project = Path(project).resolve()
     if resume:
         if not session_id or not (sessions_dir(project) / f"{session_id}.jsonl").exists():
             raise FileNotFoundError(f"No saved session '{session_id}' in {sessions_dir(project)}")
-    settings = merged_settings(project)
+    settings = ProjectSettings(project)
+    effective = settings.current()  # a broken file is an error now, not at the first call
     registry = registry or global_registry()
     state = SessionState()
-    sandbox = CommandSandbox.create(project, settings.sandbox, allowed_env_files=allowed_env_files(settings))
-    sandbox.on_network = _network_auditor(project)
-    mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
-    agent = main_agent_setup(
-        project, settings=settings, registry=registry, state=state, mcp=mcp, policy=policy,
-        agent_profile=agent_profile, model=model, mode=mode,
+    deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
+                       checkpoints=CheckpointStore(project))
+    sandbox = deps.sandbox()
+    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
+    agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
+                             agent_profile=agent_profile, model=model)
+    deps.dispatch = agent.dispatch
+    pipeline = ApprovalPipeline(project, settings=settings)
+    profile = agent.profile
+    session = Session(
+        project=project, tools=agent.resolver, approver=pipeline, model_name=agent.model, system=agent.system,
+        state=state, deps=deps, max_steps=agent.max_steps, mode=mode, approval_timeout=approval_timeout,
+        profile_mode=profile.permission_mode if profile else None, profile_name=profile.name if profile else None,
+        **({"id": session_id} if session_id else {}),
     )
-    resolver = agent.resolver
-    # The pipeline reads the settings' defaultMode itself when no mode is given.
-    pipeline = ApprovalPipeline(project, mode=agent.mode, approval_timeout=approval_timeout)
-    parts = SessionParts(settings, registry, resolver, pipeline, sandbox, mcp)
-    parts.extra["agent_profile"] = agent.profile
-    services = {
-        "settings": settings, "sandbox": sandbox, "mcp": mcp, "registry": registry, "parts": parts,
-        "dispatch": agent.dispatch,
-        # File tools snapshot what a turn changes here, for `%agent undo`.
-        "checkpoints": CheckpointStore(project),
-    }
-
-    kwargs: dict[str, Any] = dict(
-        project=project, tools=resolver, approver=pipeline, model_name=agent.model, system=agent.system,
-        state=state, services=services, max_steps=agent.max_steps,
-    )
-    if session_id:
-        kwargs["id"] = session_id
-    session = Session(**kwargs)
-    # What is sent is kept inside the window; `%agent compact` calls context.compact(session).
-    attach_compactor(session, settings.contextWindow)
+    keep_in_window(session)
     if resume:
         session.load()
-    if sandbox.enabled and not sandbox.active:
+    if sandbox is not None and sandbox.enabled and not sandbox.active:
         # Said once, at the session's first turn; the pipeline then asks for every command.
         session.pending_notices.append(f"Command sandbox {sandbox.describe()}")
-    return session, parts
-
-
-def session_header(project: Path, session_id: str) -> dict[str, Any]:
-    records = Transcript(sessions_dir(project) / f"{session_id}.jsonl").records()
-    return next((r for r in records if r.get("type") == "session"), {})
+    session.pending_notices.extend(effective.warnings)
+    return session, SessionParts(deps, agent.resolver, pipeline, profile)

@@ -14,17 +14,22 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
-from .agent import AgentLoop, Conversation, ToolSource, merge_message
+from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_message
 from .approval.types import Approver, Asker
 from .events import EventSink, Notice, TodoItem, TodoUpdated, TurnDone, Usage
 from .models import make_model, resolve_model_name
+from .modes import ModeChoice, decide_mode
+from .settings import PermissionMode
 from .state import SessionState
 
-__all__ = ["Session", "SessionInfo", "Transcript", "list_sessions", "sessions_dir", "new_session_id"]
+if TYPE_CHECKING:
+    from .deps import SessionDeps
+
+__all__ = ["Session", "SessionInfo", "TurnOptions", "Transcript", "list_sessions", "sessions_dir", "new_session_id"]
 
 
 def sessions_dir(project: Path) -> Path:
@@ -92,13 +97,23 @@ def list_sessions(project: Path) -> list[SessionInfo]:
     return infos
 
 
+@dataclass(frozen=True)
+class TurnOptions:
+    """What one ``%%agent`` cell asks of its turn; None keeps the session's own choice."""
+
+    mode: PermissionMode | None = None
+    approval_timeout: float | None = None
+    model: str | None = None
+
+
 @dataclass
 class Session:
     """One conversation with the agent in one project.
 
-    The collaborators that vary — the tool source, the approver, the system prompt — are
-    passed in by whoever assembles the session (``engine.assemble``), so this class only
-    keeps the conversation, its transcript and its totals.
+    The collaborators that vary — the tool source, the approver, the system prompt, the
+    session's parts (``deps``), the context keeper — are passed in by whoever assembles the
+    session (``runtime.open_session``), so this class only keeps the conversation, its
+    transcript, its totals and the choices that last across turns (mode, model, timeout).
     """
 
     project: Path
@@ -108,18 +123,23 @@ class Session:
     model_name: str | None = None
     system: str | Callable[[], str] = ""
     state: SessionState = field(default_factory=SessionState)
-    services: dict[str, Any] = field(default_factory=dict)
+    deps: "SessionDeps | None" = None
     max_steps: int = 100
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     turns: int = 0
     conversation: Conversation = field(default_factory=Conversation)
-    prepare: Callable[[Any], Any] | None = None
     last_model: str | None = None
+    # The session's own mode (`%agent mode NAME`, the notebook's CodingCode.mode); None: the settings'.
+    mode: PermissionMode | None = None
+    # A profile running as the main agent tightens every turn's mode to its own.
+    profile_mode: PermissionMode | None = None
+    profile_name: str | None = None
+    approval_timeout: float | None = None
     # One-time notices (e.g. the sandbox is unavailable) shown at the start of the next turn.
     pending_notices: list[str] = field(default_factory=list)
-    # Shrinks a request the API rejected as too long (context.compaction.Compactor.on_overflow).
-    on_overflow: Callable[[Any, Any], Any] | None = None
+    # Keeps what is sent inside the context window (context.compactor.Compactor).
+    context: ContextKeeper | None = None
 
     def __post_init__(self) -> None:
         self.project = Path(self.project).resolve()
@@ -154,9 +174,10 @@ class Session:
             elif kind == "session" and not self.model_name:
                 self.model_name = record.get("model") or None
             elif kind == "compaction":
-                from .context.compaction import apply_compaction
+                from .context.transforms import apply_compaction, key_of_tools
 
-                self.conversation.messages[:] = apply_compaction(self.conversation.messages, record)
+                self.conversation.messages[:] = apply_compaction(
+                    self.conversation.messages, record, key_of_tools(self.tools))
             elif kind == "usage":
                 self.usage = self.usage + Usage.model_validate(record.get("usage", {}))
                 self.cost += record.get("cost_usd") or 0.0
@@ -164,16 +185,32 @@ class Session:
 
     # -- one turn -------------------------------------------------------------------------
 
+    def mode_choice(self, cell: PermissionMode | None = None) -> ModeChoice:
+        """The permission mode a turn runs in, and what decided it."""
+        settings = self.deps.settings.current() if self.deps is not None else None
+        return decide_mode(cell=cell, session=self.mode, settings=settings, profile=self.profile_mode,
+                           profile_name=self.profile_name)
+
+    def default_model(self) -> str | None:
+        """The model asked for: the session's, else the project settings' ``model``."""
+        if self.model_name:
+            return self.model_name
+        if self.deps is not None:
+            return self.deps.settings.current().merged.model
+        return None
+
     async def run_turn(
         self,
         prompt: str | list[dict[str, Any]],
         *,
         emit: EventSink = lambda event: None,
         ask: Asker | None = None,
-        model: str | None = None,
+        options: TurnOptions = TurnOptions(),
     ) -> TurnDone:
+        mode = self.mode_choice(options.mode).mode
+        timeout = options.approval_timeout if options.approval_timeout is not None else self.approval_timeout
         # Resolved every turn: setting a key after a demo turn switches to Claude.
-        name, notice = resolve_model_name(model or self.model_name)
+        name, notice = resolve_model_name(options.model or self.default_model())
         self.last_model = name
         self.turns += 1
         turn_id = self.turns
@@ -204,10 +241,11 @@ class Session:
             system=self.system() if callable(self.system) else self.system,
             emit=sink,
             ask=ask,
-            services=self.services,
+            deps=self.deps,
+            mode=mode,
+            approval_timeout=timeout,
             max_steps=self.max_steps,
-            prepare=self.prepare,
-            on_overflow=self.on_overflow,
+            context=self.context,
         )
         try:
             return await loop.run(self.conversation, prompt, turn_id)

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..engine.tools.base import ToolError
 from .kernel.errors import LastError, last_error
 from .kernel.namespace import KernelAccess
 from .kernel.values import describe_value, lookup
-from ..engine.tools.base import ToolError
 
 __all__ = ["ExpandedPrompt", "expand_references", "fix_prompt", "NoErrorToFix"]
 

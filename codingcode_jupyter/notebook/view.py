@@ -16,7 +16,7 @@ import asyncio
 import io
 import sys
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import mistune
@@ -42,7 +42,11 @@ from .widgets._text import h, reveal, short
 from .widgets.approval import ApprovalCard
 from .widgets.audit import AuditWidget, audit_fields
 from .widgets.todo import TodoWidget
-from .widgets.tool_line import ToolLine, key_argument
+from .widgets.tool_line import ToolLine
+
+
+if TYPE_CHECKING:
+    from ..engine.session import Session
 
 __all__ = ["TurnView", "TextView", "render_markdown", "usage_line", "parse_text_answer"]
 
@@ -55,7 +59,7 @@ def render_markdown(text: str) -> str:
     return _markdown(reveal(text))
 
 
-def usage_line(done: TurnDone, session: Any | None = None) -> str:
+def usage_line(done: TurnDone, session: "Session | None" = None) -> str:
     """Tokens and cost of a turn (and of the session so far)."""
     u = done.usage
     cache = ""
@@ -85,7 +89,7 @@ def parse_text_answer(text: str) -> Answer | None:
 
 def _text_question(request: ApprovalRequest) -> str:
     why = "/".join(p for p in (request.layer, request.rule or "") if p)
-    lines = [f"Approve {reveal(request.tool)} {reveal(short(key_argument(request.input), 100))}?"]
+    lines = [f"Approve {reveal(request.tool)} {reveal(short(request.key or '', 100))}?"]
     if why or request.reason:
         lines.append(f"  asked by {why}: {reveal(request.reason)}".rstrip(": "))
     if request.preview:
@@ -135,7 +139,7 @@ class TurnView:
         self,
         *,
         ip: Any = None,
-        session: Any = None,
+        session: "Session | None" = None,
         max_rate: float = 20.0,
         frontend_wait: float = 3.0,
         headless_timeout: float = 10.0,
@@ -241,7 +245,7 @@ class TurnView:
         # Anything else goes below the text so far: flush it first to keep the order.
         self._flush_now()
         if isinstance(event, ToolCallStarted):
-            self._tool_line(agent, event.tool_use_id, event.tool, event.input)
+            self._tool_line(agent, event.tool_use_id, event.tool, event.input, event.key)
         elif isinstance(event, ToolProgress):
             line = self.tools.get(event.tool_use_id)
             if line is not None:
@@ -250,7 +254,7 @@ class TurnView:
             line = self._tool_line(agent, event.tool_use_id, event.tool, {})
             line.finish(event.status, event.result, event.duration_ms, event.images)
         elif isinstance(event, ApprovalRequested):
-            self._tool_line(agent, event.tool_use_id, event.tool, event.input).set_status("waiting")
+            self._tool_line(agent, event.tool_use_id, event.tool, event.input, event.key).set_status("waiting")
         elif isinstance(event, ApprovalAnswered):
             card = self.cards.get(event.tool_use_id)
             if card is not None and event.answer in ("timeout", "interrupted"):
@@ -279,15 +283,19 @@ class TurnView:
         section.close_segment()
         section.add(widgets.HTML(html))
 
-    def _tool_line(self, agent: str, tool_use_id: str, tool: str, tool_input: dict[str, Any]) -> ToolLine:
+    def _tool_line(self, agent: str, tool_use_id: str, tool: str, tool_input: dict[str, Any],
+                   key: str | None = None) -> ToolLine:
         line = self.tools.get(tool_use_id)
         if line is None:
             section = self._section(agent)
             section.close_segment()
-            line = self.tools[tool_use_id] = ToolLine(tool, tool_input)
+            line = self.tools[tool_use_id] = ToolLine(tool, tool_input, key)
             section.add(line)
-        elif tool_input and not line.input:
-            line.input = tool_input
+        else:
+            if tool_input and not line.input:
+                line.input = tool_input
+            if key and not line.key:
+                line.key = key
         return line
 
     # -- throttled text -------------------------------------------------------------------
@@ -368,7 +376,7 @@ class TurnView:
 class TextView:
     """The same events as plain text, for terminal IPython (no widget frontend)."""
 
-    def __init__(self, *, session: Any = None, out: Any = None) -> None:
+    def __init__(self, *, session: "Session | None" = None, out: Any = None) -> None:
         self.session = session
         self.out = out or sys.stdout
         self._at_line_start = True
@@ -392,7 +400,7 @@ class TextView:
         if isinstance(event, TextDelta):
             self._write(reveal(event.text))
         elif isinstance(event, ToolCallStarted):
-            self._print(f"{prefix}→ {event.tool} {reveal(short(key_argument(event.input), 70))}")
+            self._print(f"{prefix}→ {event.tool} {reveal(short(event.key or '', 70))}")
         elif isinstance(event, ToolCallFinished):
             self._print(f"{prefix}  {event.tool}: {event.status} ({event.duration_ms / 1000:.2f} s)")
         elif isinstance(event, TodoUpdated) and event.agent == "main":
@@ -421,4 +429,3 @@ class TextView:
             self._print("Interrupted.")
 
 
-ViewFactory = Callable[..., Any]

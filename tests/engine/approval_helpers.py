@@ -11,6 +11,7 @@ from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.tools.base import AnyArgs, ToolContext, ToolDefinition
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
+from tests.engine.helpers import make_deps, tool_context
 
 TOOLS = {tool.name: tool for tool in builtin_tools()}
 
@@ -55,10 +56,10 @@ def make_project(root: Path, settings: dict | None = None) -> Path:
     return project
 
 
-def context(project: Path, events: list | None = None, services: dict | None = None) -> ToolContext:
-    sink = events.append if events is not None else (lambda event: None)
-    return ToolContext(session_id="s1", turn_id=1, project_path=project, tool_use_id="t1", emit=sink,
-                       services=services or {})
+def context(project: Path, events: list | None = None, *, sandbox: Any = None, mode: str = "default",
+            approval_timeout: float | None = None) -> ToolContext:
+    return tool_context(project, events=events, deps=make_deps(project, sandbox=sandbox), mode=mode,
+                        approval_timeout=approval_timeout)
 
 
 def call(tool: str | ToolDefinition, tool_input: dict, tool_use_id: str = "t1") -> ToolCall:
@@ -67,8 +68,8 @@ def call(tool: str | ToolDefinition, tool_input: dict, tool_use_id: str = "t1") 
 
 
 async def evaluate(project: Path, tool: str | ToolDefinition, tool_input: dict, mode: str = "default", **kwargs):
-    pipeline = ApprovalPipeline(project, mode=mode, python_hooks=[], **kwargs)
-    return await pipeline.evaluate(call(tool, tool_input), context(project))
+    pipeline = ApprovalPipeline(project, python_hooks=[], **kwargs)
+    return await pipeline.evaluate(call(tool, tool_input), context(project, mode=mode))
 
 
 def check_verdict(result: Any, expected: str, *, one_sentence: bool = False) -> None:

@@ -1,14 +1,42 @@
-"""Small pieces engine tests share: an approver that allows everything, an event recorder."""
+"""Small pieces engine tests share: an approver that allows everything, an event recorder,
+the session parts a tool context carries."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from codingcode_jupyter.engine.approval.types import Decision
+from codingcode_jupyter.engine.deps import SessionDeps
+from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
+
+
+def write_settings(project: Path, settings: dict[str, Any], name: str = "settings.json") -> Path:
+    """Write ``settings`` as the project's `.codingcode/<name>`."""
+    path = Path(project) / ".codingcode" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+    return path
+
+
+def make_deps(project: Path, *, settings: dict[str, Any] | None = None, sandbox: Any = None, **parts: Any) -> SessionDeps:
+    """Session parts for ``project``: its settings files (``settings`` written first), a fixed sandbox."""
+    if settings is not None:
+        write_settings(project, settings)
+    factory = (lambda _settings, _allowed: sandbox) if sandbox is not None else None
+    return SessionDeps(project=Path(project), settings=ProjectSettings(Path(project)), sandbox_factory=factory, **parts)
+
+
+def tool_context(project: Path, *, events: list | None = None, deps: SessionDeps | None = None, **fields: Any) -> ToolContext:
+    """A tool context in ``project`` (session s1, turn 1) whose events go to ``events``."""
+    sink = events.append if events is not None else (lambda event: None)
+    return ToolContext(session_id="s1", turn_id=1, project_path=Path(project), tool_use_id="t1", emit=sink,
+                       deps=deps if deps is not None else make_deps(project), **fields)
 
 
 class AllowAll:

@@ -27,7 +27,8 @@ def fake_subagent_tool() -> ToolDefinition:
     """What a dispatch tool does with its child's usage: add it to the parent turn."""
 
     async def execute(args: Task, ctx: ToolContext) -> str:
-        loop = ctx.services["agent_loop"]
+        loop = ctx.run
+        assert loop is not None
         child = Usage(input_tokens=700, output_tokens=70)
         loop.add_usage(child, cost_usd("claude-haiku-4-5", child))
         return "child finished"

@@ -236,7 +236,7 @@ async def test_images_in_a_result_reach_the_front(fake_api, tmp_path):
 
 async def test_server_side_web_search_replaces_the_client_tool(fake_api, tmp_path):
     """With webSearch.backend "anthropic", web_search is the API's own tool; its blocks pass through."""
-    from codingcode_jupyter.engine.settings import Settings
+    from tests.engine.helpers import make_deps
     from codingcode_jupyter.engine.tools.web import web_search_tool
 
     search_use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "ipykernel 7.4"}}
@@ -245,7 +245,8 @@ async def test_server_side_web_search_replaces_the_client_tool(fake_api, tmp_pat
         "content": [{"type": "web_search_result", "url": "https://example.org/a", "title": "A", "encrypted_content": "x"}],
     }
     fake_api.add(Reply([search_use, search_result, text("It was released.")], stop_reason="end_turn"))
-    loop, events = make_loop(tmp_path, [web_search_tool()], services={"settings": Settings(webSearch={"backend": "anthropic"})})
+    deps = make_deps(tmp_path, settings={"webSearch": {"backend": "anthropic"}})
+    loop, events = make_loop(tmp_path, [web_search_tool()], deps=deps)
     conversation = Conversation()
     done = await loop.run(conversation, "what's new in ipykernel?", 1)
     assert fake_api.requests[0]["tools"][0] == {

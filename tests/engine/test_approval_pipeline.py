@@ -13,6 +13,7 @@ import pytest
 from codingcode_jupyter.engine.approval import hooks
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline, effective_rules
+from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.approval.types import ApprovalRequest
 from codingcode_jupyter.engine.events import ApprovalAnswered, ApprovalRequested, AuditRecorded
 from codingcode_jupyter.engine.settings import SettingsError
@@ -64,8 +65,8 @@ async def test_timeout_denies(project):
         await asyncio.sleep(5)
         return "allow"
 
-    pipeline = ApprovalPipeline(project, python_hooks=[], approval_timeout=0.05)
-    decision = await pipeline.decide(call("execute_command", {"command": "curl x"}), context(project), slow)
+    pipeline = ApprovalPipeline(project, python_hooks=[])
+    decision = await pipeline.decide(call("execute_command", {"command": "curl x"}), context(project, approval_timeout=0.05), slow)
     assert decision.kind == "deny" and "within 0.05 s" in decision.reason
 
 
@@ -95,9 +96,10 @@ async def test_never_persists_a_deny_for_the_exact_path(project):
     target = {"path": "src/x.py", "content": "x"}
     decision = await pipeline.decide(call("write_file", target), context(project), asker("never"))
     assert decision.kind == "deny"
-    fresh = ApprovalPipeline(project, python_hooks=[], mode="bypass")
-    assert (await fresh.evaluate(call("write_file", target), context(project))).kind == "deny"
-    assert (await fresh.evaluate(call("write_file", {"path": "src/y.py", "content": "x"}), context(project))).kind == "allow"
+    fresh = ApprovalPipeline(project, python_hooks=[])
+    bypass = context(project, mode="bypass")
+    assert (await fresh.evaluate(call("write_file", target), bypass)).kind == "deny"
+    assert (await fresh.evaluate(call("write_file", {"path": "src/y.py", "content": "x"}), bypass)).kind == "allow"
 
 
 async def test_always_on_builtin_ask_allows_once_without_persisting(project):
@@ -234,41 +236,42 @@ class Sandbox:
         self.enabled, self.active, self.fail_if_unavailable = enabled, active, fail_if_unavailable
         self.unavailable_reason = None if active else "bubblewrap not found"
 
+    async def aclose(self):
+        pass
+
 
 async def test_sandbox_unavailable_turns_allow_into_ask(project):
     pipeline = ApprovalPipeline(project, python_hooks=[])
     c = call("execute_command", {"command": "pytest -q"})
-    assert (await pipeline.evaluate(c, context(project, services={"sandbox": Sandbox(True, True)}))).kind == "allow"
-    result = await pipeline.evaluate(c, context(project, services={"sandbox": Sandbox(True, False)}))
+    assert (await pipeline.evaluate(c, context(project, sandbox=Sandbox(True, True)))).kind == "allow"
+    result = await pipeline.evaluate(c, context(project, sandbox=Sandbox(True, False)))
     assert result.kind == "ask" and "sandbox" in result.reason
     seen = []
-    await pipeline.decide(call("execute_command", {"command": "make"}), context(project, services={"sandbox": Sandbox(True, True)}),
+    await pipeline.decide(call("execute_command", {"command": "make"}), context(project, sandbox=Sandbox(True, True)),
                           asker("deny", seen))
     assert seen[0].sandboxed is True
     deny = await pipeline.evaluate(call("execute_command", {"command": "sudo id"}),
-                                   context(project, services={"sandbox": Sandbox(True, False)}))
+                                   context(project, sandbox=Sandbox(True, False)))
     assert deny.kind == "deny"
 
 
 async def test_sandbox_unavailable_with_fail_if_unavailable_refuses_every_command(project):
     pipeline = ApprovalPipeline(project, python_hooks=[])
-    strict = {"sandbox": Sandbox(True, False, fail_if_unavailable=True)}
+    strict = Sandbox(True, False, fail_if_unavailable=True)
     for command in ("pytest -q", "make"):  # one an allow rule covers, one that would be asked
-        result = await pipeline.evaluate(call("execute_command", {"command": command}), context(project, services=strict))
+        result = await pipeline.evaluate(call("execute_command", {"command": command}), context(project, sandbox=strict))
         assert result.kind == "deny" and "failIfUnavailable" in result.reason and "bubblewrap not found" in result.reason
     # other tools are not the sandbox's business
-    read = await pipeline.evaluate(call("read_file", {"path": "README.md"}), context(project, services=strict))
+    read = await pipeline.evaluate(call("read_file", {"path": "README.md"}), context(project, sandbox=strict))
     assert read.kind == "allow"
 
 
-async def test_mode_is_changeable_between_turns(project):
+async def test_each_call_is_judged_in_its_contexts_mode(project):
     pipeline = ApprovalPipeline(project, python_hooks=[])
     c = call("write_file", {"path": "src/a.py", "content": "x"})
     assert (await pipeline.evaluate(c, context(project))).kind == "ask"
-    pipeline.mode = "acceptEdits"
-    assert (await pipeline.evaluate(c, context(project))).kind == "allow"
-    pipeline.mode = "plan"
-    result = await pipeline.evaluate(c, context(project))
+    assert (await pipeline.evaluate(c, context(project, mode="acceptEdits"))).kind == "allow"
+    result = await pipeline.evaluate(c, context(project, mode="plan"))
     assert result.kind == "deny" and "plan mode" in result.reason
 
 
@@ -301,7 +304,7 @@ async def test_approval_observers_get_every_record(project):
 
 
 def test_effective_rules_lists_builtins_first(project):
-    rows = effective_rules(project, ["execute_command(make)"])
+    rows = effective_rules(ProjectSettings(project).current(), ["execute_command(make)"])
     assert rows[0][2] == "builtin" and len([r for r in rows if r[2] == "builtin"]) == 9
     assert ("execute_command(make)", "allow", "session", 100) in rows
     assert ("read_file(docs/**)", "allow", "project", 100) in rows

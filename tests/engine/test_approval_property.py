@@ -59,7 +59,7 @@ def test_builtin_deny_cannot_be_outranked(tmp_path_factory, case, wrapper, rules
 
     from codingcode_jupyter.engine.approval.hooks import PythonHook
 
-    pipeline = ApprovalPipeline(project, mode=mode, session_rules=session,
+    pipeline = ApprovalPipeline(project, session_rules=session,
                                 python_hooks=[PythonHook(allow_everything)] if hook_allows else [], audit=False)
-    result = asyncio.run(pipeline.evaluate(call(tool, args), context(project)))
+    result = asyncio.run(pipeline.evaluate(call(tool, args), context(project, mode=mode)))
     assert result.kind == "deny", (args, rules, mode, result)

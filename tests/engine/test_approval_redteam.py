@@ -199,5 +199,5 @@ async def _evaluate_with_hook(project, hook):
 
     from .approval_helpers import call, context
 
-    pipeline = ApprovalPipeline(project, mode="default", python_hooks=[hook], audit=False)
+    pipeline = ApprovalPipeline(project, python_hooks=[hook], audit=False)
     return await pipeline.evaluate(call(C, {"command": "git log"}), context(project))

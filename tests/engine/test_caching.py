@@ -6,7 +6,7 @@ import json
 
 from pydantic import BaseModel
 
-from codingcode_jupyter.engine.context.compaction import attach_compactor
+from codingcode_jupyter.engine.context import keep_in_window
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
 from tests.engine.helpers import AllowAll, StaticTools, echo_tool
@@ -63,7 +63,7 @@ async def run_session(fake_api, tmp_path, compactor: bool) -> list[dict]:
     session = Session(project=tmp_path, tools=StaticTools([echo_tool(), note_tool()]), approver=AllowAll(),
                       model_name="claude-sonnet-5", system="Be careful. " * 30)
     if compactor:
-        attach_compactor(session)
+        keep_in_window(session)
     await session.run_turn("first")
     await session.run_turn("second")
     return fake_api.requests

@@ -12,6 +12,7 @@ import pytest
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.checkpoints import CheckpointError, CheckpointStore, checkpoints_dir
 from codingcode_jupyter.engine.state import SessionState
+from tests.engine.helpers import make_deps
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.files import edit_file_tool, read_file_tool, write_file_tool
 
@@ -33,7 +34,7 @@ def store(project: Path) -> CheckpointStore:
 def make_ctx(project: Path, store: CheckpointStore, turn: int, session: str = "s1", state=None) -> ToolContext:
     return ToolContext(
         session_id=session, turn_id=turn, project_path=project, state=state or SessionState(),
-        services={"checkpoints": store},
+        deps=make_deps(project, checkpoints=store),
     )
 
 
@@ -259,7 +260,7 @@ async def test_session_turns_are_checkpointed_by_turn_and_undone_newest_first(fa
     (project / "f.txt").write_text("v0\n")
     session, parts = open_session(project, mode="bypass")
     try:
-        assert isinstance(session.services["checkpoints"], CheckpointStore)
+        assert session.deps is not None and isinstance(session.deps.checkpoints, CheckpointStore)
         fake_api.add(
             Reply([tool_use("read_file", {"path": "f.txt"})]),
             Reply([tool_use("write_file", {"path": "f.txt", "content": "v1\n"})]),

@@ -22,7 +22,7 @@ def test_check_outputs_one_json_object(tmp_path, capsys):
     code, out, _ = run(capsys, "permissions", "check", "--project", str(project), "execute_command", '{"command": "sudo id"}')
     assert code == 0
     result = json.loads(out)
-    assert result["decision"] == "deny" and result["rule"] == "builtin:privilege" and set(result) == {"decision", "layer", "rule", "reason", "sandbox"}
+    assert result["decision"] == "deny" and result["rule"] == "builtin:privilege" and set(result) == {"decision", "layer", "rule", "reason", "mode", "sandbox"}
     code, out, _ = run(capsys, "permissions", "check", "--project", str(project), "execute_command", '{"command": "pytest -q"}')
     assert json.loads(out)["decision"] == "allow"
     code, out, _ = run(capsys, "permissions", "check", "--project", str(project), "execute_command", '{"command": "make"}')

@@ -7,15 +7,8 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from codingcode_jupyter.engine.context.compaction import (
-    SUMMARY_HEADER,
-    TRACE_PREFIX,
-    Compactor,
-    apply_compaction,
-    attach_compactor,
-    compact,
-    context_status,
-)
+from codingcode_jupyter.engine.context import Compactor, apply_compaction, compact, context_status, keep_in_window
+from codingcode_jupyter.engine.context.transforms import SUMMARY_HEADER, TRACE_PREFIX
 from codingcode_jupyter.engine.context.window import estimate_tokens
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
@@ -51,7 +44,7 @@ def strict_tokens(body: dict) -> int:
 def new_session(tmp_path, tools, **kw) -> Session:
     session = Session(project=tmp_path, tools=StaticTools(tools), approver=AllowAll(), model_name="claude-sonnet-5",
                       system="You are a test agent. " * 20, **kw)
-    attach_compactor(session)
+    keep_in_window(session)
     return session
 
 
@@ -195,7 +188,7 @@ async def test_overflow_error_compacts_and_retries_once(fake_api, tmp_path):
     assert_valid_pairing(retry["messages"])
     assert any("compacting it and retrying" in e.text for e in events.of("notice"))
     # it learned the real size: the next requests are measured more carefully
-    compactor = session.services["compactor"]
+    compactor = session.context
     assert compactor.chars_per_token < 4.0
 
 

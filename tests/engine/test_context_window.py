@@ -67,17 +67,20 @@ def test_empty_or_missing_instruction_files_are_not_listed(tmp_path):
     assert [f.name for f in loaded_instructions(tmp_path)] == [".codingcode/instructions.md"]
 
 
-def test_open_session_reads_the_context_window_setting(tmp_path, monkeypatch):
-    try:
-        from codingcode_jupyter.engine.runtime import open_session
-    except ImportError as error:  # runtime assembles parts other engineers are still landing
-        pytest.skip(f"runtime not importable yet: {error}")
+def test_open_session_reads_the_context_window_setting_live(tmp_path, monkeypatch):
+    from codingcode_jupyter.engine.context import Compactor
+    from codingcode_jupyter.engine.runtime import open_session
+
     monkeypatch.delenv(ENV_VAR, raising=False)
     (tmp_path / ".codingcode").mkdir()
-    (tmp_path / ".codingcode" / "settings.json").write_text('{"contextWindow": 64000}')
+    settings = tmp_path / ".codingcode" / "settings.json"
+    settings.write_text('{"contextWindow": 64000}')
     session, parts = open_session(tmp_path, model="claude-sonnet-5")
-    compactor = session.services["compactor"]
+    compactor = session.context
+    assert isinstance(compactor, Compactor)
     assert compactor.window("claude-sonnet-5") == 64_000
-    assert session.prepare == compactor.prepare and session.on_overflow == compactor.on_overflow
+    # An edit of the file applies without a new session.
+    settings.write_text('{"contextWindow": 48000}')
+    assert compactor.window("claude-sonnet-5") == 48_000
     monkeypatch.setenv(ENV_VAR, "32000")
     assert compactor.window("claude-sonnet-5") == 32_000

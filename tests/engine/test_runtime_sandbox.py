@@ -31,10 +31,10 @@ async def test_an_allowed_env_file_is_visible_and_the_others_are_not(tmp_path):
     )
     session, parts = open_session(tmp_path)
     try:
-        assert parts.sandbox.active, parts.sandbox.unavailable_reason
-        code, out = await _run(parts.sandbox, "cat .env.example", tmp_path)
+        assert parts.sandbox().active, parts.sandbox().unavailable_reason
+        code, out = await _run(parts.sandbox(), "cat .env.example", tmp_path)
         assert code == 0 and "changeme" in out
-        code, out = await _run(parts.sandbox, "cat .env", tmp_path)
+        code, out = await _run(parts.sandbox(), "cat .env", tmp_path)
         assert "SECRET=1" not in out
     finally:
         await parts.aclose()
@@ -64,9 +64,9 @@ async def test_network_decisions_of_sandboxed_commands_are_audited(tmp_path):
     session, parts = open_session(tmp_path)
     fetch = "import urllib.request, sys; print(urllib.request.urlopen(sys.argv[1]).read().decode())"
     try:
-        code, out = await _run(parts.sandbox, f"python3 -c '{fetch}' http://localhost:{port}/", tmp_path)
+        code, out = await _run(parts.sandbox(), f"python3 -c '{fetch}' http://localhost:{port}/", tmp_path)
         assert code == 0 and "ok" in out, out
-        code, out = await _run(parts.sandbox, f"python3 -c '{fetch}' http://127.0.0.1:{port}/", tmp_path)
+        code, out = await _run(parts.sandbox(), f"python3 -c '{fetch}' http://127.0.0.1:{port}/", tmp_path)
         assert code != 0 and "403" in out
     finally:
         await parts.aclose()

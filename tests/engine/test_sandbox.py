@@ -360,9 +360,10 @@ def test_bad_allowlist_fails_closed(tmp_path: Path) -> None:
 async def test_execute_command_tool_runs_confined(sb: CommandSandbox, project: Path, home: Path) -> None:
     from codingcode_jupyter.engine.tools.base import ToolContext
     from codingcode_jupyter.engine.tools.shell import execute_command_tool
+    from tests.engine.helpers import make_deps
 
     tool = execute_command_tool()
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=project, services={"sandbox": sb})
+    ctx = ToolContext(session_id="s", turn_id=1, project_path=project, deps=make_deps(project, sandbox=sb))
     result = await tool.run({"command": f"echo inside > made.txt; cat {home}/.ssh/id_rsa; echo x >> ~/.bashrc"}, ctx)
     assert (project / "made.txt").read_text() == "inside\n"
     assert SECRET not in result.text_content

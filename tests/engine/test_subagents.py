@@ -25,7 +25,7 @@ from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.files import read_file_tool, write_file_tool
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.search import search_code_tool, search_files_tool
-from tests.engine.helpers import AllowAll, Recorder, echo_tool
+from tests.engine.helpers import make_deps, AllowAll, Recorder, echo_tool
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 Script = list[Callable[[dict[str, Any]], Reply] | Reply]
@@ -61,7 +61,7 @@ def write_profile(project: Path, name: str, front: str, body: str = "You are a t
 class Parent:
     """A main agent wired as the runtime wires it: profile resolver, dispatch env, prompt."""
 
-    def __init__(self, project: Path, approver: Any = None, extra_tools: list | None = None) -> None:
+    def __init__(self, project: Path, approver: Any = None, extra_tools: list | None = None, mode: str = "default") -> None:
         self.project = project
         self.events = Recorder()
         self.approver = approver or AllowAll()
@@ -83,9 +83,10 @@ class Parent:
             project=project,
             session_id="parent-session",
             state=SessionState(),
-            system=profile_system_prompt(project, None, None, self.env.dispatchable(catalog, 0, None)),
+            system=profile_system_prompt(project, None, self.env.dispatchable(catalog, 0, None)),
             emit=self.events,
-            services={"dispatch": self.env},
+            deps=make_deps(project, dispatch=self.env),
+            mode=mode,  # type: ignore[arg-type]
         )
         self.conversation = Conversation()
 
@@ -194,7 +195,10 @@ async def test_profile_plan_mode_denies_writes_even_when_the_session_allows(fake
         "PARENT": [Reply([tool_use("dispatch_agent", {"agent": "sneaky", "prompt": "CHILD: go"}, id="d1")]), Reply([text("ok")])],
         "CHILD": [Reply([tool_use("write_file", {"path": "y.txt", "content": "x"}, id="w1")]), Reply([text("denied")])],
     })
-    parent = Parent(tmp_path)  # AllowAll: only the profile's mode stands in the way
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+
+    # A bypass session: only the profile's mode stands in the way.
+    parent = Parent(tmp_path, approver=ApprovalPipeline(tmp_path, audit=False), mode="bypass")
     await parent.run("PARENT: go")
     assert not (tmp_path / "y.txt").exists()
     child_second = [r for r in fake_api.requests if "CHILD" in first_text(r)][1]
@@ -203,27 +207,24 @@ async def test_profile_plan_mode_denies_writes_even_when_the_session_allows(fake
 
 
 async def test_a_project_profile_cannot_loosen_the_mode(fake_api, tmp_path):
-    class PlanPipeline(DenyWrites):
-        mode = "plan"
-
     write_profile(tmp_path, "loose", "description: x\ntools: [read_file]\npermission_mode: bypass")
     fake_api.default = router({
         "PARENT": [Reply([tool_use("dispatch_agent", {"agent": "loose", "prompt": "CHILD: go"}, id="d1")]), Reply([text("ok")])],
         "CHILD": [Reply([tool_use("read_file", {"path": "nothing.txt"})]), Reply([text("done")])],
     })
-    approver = PlanPipeline()
-    parent = Parent(tmp_path, approver=approver)
+    approver = DenyWrites()
+    parent = Parent(tmp_path, approver=approver, mode="plan")
     seen: list[Any] = []
     original = approver.decide
 
     async def spy(call, ctx, ask):
-        seen.append(ctx.services.get("permission_mode"))
+        seen.append((call.definition.name, ctx.mode))
         return await original(call, ctx, ask)
 
     approver.decide = spy  # type: ignore[method-assign]
     await parent.run("PARENT: go")
-    # The parent's dispatch call saw no mode; the child's read_file saw the session's plan, not bypass.
-    assert seen == [None, "plan"]
+    # The child's read_file is judged in the session's plan mode, not its profile's bypass.
+    assert seen == [("dispatch_agent", "plan"), ("read_file", "plan")]
 
 
 async def test_two_children_run_in_parallel(fake_api, tmp_path):
@@ -375,7 +376,7 @@ async def test_child_calls_pass_the_real_pipeline_labelled_with_the_child(fake_a
         "PARENT": [Reply([tool_use("dispatch_agent", {"agent": "writer", "prompt": "CHILD: write z.txt"}, id="d1")]), Reply([text("ok")])],
         "CHILD": [Reply([tool_use("write_file", {"path": "z.txt", "content": "z"}, id="w1")]), Reply([text("denied, stopping")])],
     })
-    pipeline = ApprovalPipeline(tmp_path, mode="default")
+    pipeline = ApprovalPipeline(tmp_path)
     parent = Parent(tmp_path, approver=pipeline)
     asked = []
 
@@ -398,19 +399,10 @@ async def test_child_calls_pass_the_real_pipeline_labelled_with_the_child(fake_a
     assert dispatch_records and all(r["agent"] == "main" for r in dispatch_records)
 
 
-async def test_a_profile_mode_tightens_the_pipeline_never_loosens(tmp_path):
-    """A sub-agent whose profile says plan is denied writes even in a bypass session; bypass never loosens."""
-    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-    from codingcode_jupyter.engine.approval.types import ToolCall
-    from codingcode_jupyter.engine.tools.base import ToolContext
-    from codingcode_jupyter.engine.tools.builtin import builtin_tools
+def test_a_profile_mode_tightens_the_turns_mode_never_loosens():
+    from codingcode_jupyter.engine.modes import decide_mode
 
-    write = next(t for t in builtin_tools() if t.name == "write_file")
-    call = ToolCall(tool_use_id="w", tool=write, input={"path": "x.txt", "content": "x"})
-    bypass = ApprovalPipeline(tmp_path, mode="bypass", audit=False)
-    planned = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, services={"permission_mode": "plan"})
-    assert (await bypass.decide(call, planned, None)).kind == "deny"
-    default = ApprovalPipeline(tmp_path, mode="default", audit=False)
-    loosened = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, services={"permission_mode": "bypass"})
-    decision = await default.decide(call, loosened, None)  # nobody to ask: an ask ends as deny
-    assert decision.kind == "deny" and decision.layer == "confirm"
+    assert decide_mode(session="bypass", profile="plan").mode == "plan"
+    assert decide_mode(session="default", profile="bypass").mode == "default"
+    assert decide_mode(cell="acceptEdits", profile="default").mode == "default"
+    assert decide_mode(cell="acceptEdits").source == "the cell's --mode"

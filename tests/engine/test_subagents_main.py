@@ -9,11 +9,10 @@ import pytest
 from codingcode_jupyter.engine.agents.profiles import ProfileError
 from codingcode_jupyter.engine.agents.setup import DEFAULT_MAIN_STEPS, main_agent_setup
 from codingcode_jupyter.engine.session import Session
-from codingcode_jupyter.engine.settings import Settings
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
-from tests.engine.helpers import AllowAll, Recorder
+from tests.engine.helpers import make_deps, AllowAll, Recorder
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 
@@ -25,11 +24,8 @@ def write_profile(project: Path, name: str, front: str, body: str) -> Path:
     return path
 
 
-def setup(project: Path, settings: Settings | None = None, **kw):
-    return main_agent_setup(
-        project, settings=settings or Settings(), registry=ToolRegistry(builtin_tools()), state=SessionState(),
-        home=project / "_home", **kw,
-    )
+def setup(project: Path, **kw):
+    return main_agent_setup(project, registry=ToolRegistry(builtin_tools()), state=SessionState(), home=project / "_home", **kw)
 
 
 def offered(agent) -> list[str]:
@@ -39,7 +35,7 @@ def offered(agent) -> list[str]:
 def test_plain_main_agent_lists_profiles_and_can_dispatch(tmp_path):
     write_profile(tmp_path, "reviewer", "description: Reviews   a\n  diff.", "Review.")
     agent = setup(tmp_path)
-    assert agent.profile is None and agent.model is None and agent.max_steps == DEFAULT_MAIN_STEPS and agent.mode is None
+    assert agent.profile is None and agent.model is None and agent.max_steps == DEFAULT_MAIN_STEPS
     assert "dispatch_agent" in offered(agent) and "write_file" in offered(agent)
     system = agent.system()
     assert system.startswith("You are codingcode")
@@ -60,7 +56,7 @@ def test_profile_as_main_agent(tmp_path):
     system = agent.system()
     assert system.startswith("You are a strict reviewer.") and "You are codingcode" not in system
     assert "Sub-agents:" not in system and str(tmp_path) in system
-    assert agent.model == "claude-haiku-4-5" and agent.max_steps == 5 and agent.mode == "plan"
+    assert agent.model == "claude-haiku-4-5" and agent.max_steps == 5 and agent.profile.permission_mode == "plan"
     # What the person asked for on the command line wins over the profile's model.
     assert setup(tmp_path, agent_profile="reviewer", model="claude-sonnet-5").model == "claude-sonnet-5"
 
@@ -73,18 +69,30 @@ def test_profile_as_main_agent_may_dispatch_when_listed(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("configured", "profile_mode", "asked", "effective"),
+    ("settings", "profile_mode", "asked", "effective"),
     [
-        ("bypass", "default", None, "default"),
-        ("default", "bypass", None, None),  # cannot loosen: the pipeline keeps its own choice
-        ("default", "plan", "acceptEdits", "plan"),
-        ("plan", "acceptEdits", None, None),
+        ({"defaultMode": "bypass"}, "default", None, "default"),
+        ({"permissions": {"defaultMode": "default"}}, "bypass", None, "default"),  # cannot loosen
+        ({"defaultMode": "default"}, "plan", "acceptEdits", "plan"),
+        ({"defaultMode": "plan"}, "acceptEdits", None, "plan"),
+        # Both keys in one file, set differently: the stricter applies (and the file is warned about),
+        # whichever order the readers look in; a profile asking for `default` cannot loosen it.
+        ({"defaultMode": "plan", "permissions": {"defaultMode": "acceptEdits"}}, "default", None, "plan"),
+        ({"defaultMode": "acceptEdits", "permissions": {"defaultMode": "plan"}}, "default", None, "plan"),
     ],
 )
-def test_main_profile_mode_only_tightens(tmp_path, configured, profile_mode, asked, effective):
+def test_main_profile_mode_only_tightens(tmp_path, settings, profile_mode, asked, effective):
+    from codingcode_jupyter.engine.runtime import open_session
+    from tests.engine.helpers import write_settings
+
+    write_settings(tmp_path, settings)
     write_profile(tmp_path, "p", f"description: x\npermission_mode: {profile_mode}", "P.")
-    agent = setup(tmp_path, Settings(defaultMode=configured), agent_profile="p", mode=asked)
-    assert agent.mode == (effective if effective is not None else asked)
+    session, parts = open_session(tmp_path, agent_profile="p", mode=asked, model="demo")
+    assert session.mode_choice().mode == effective
+    both = "permissions" in settings and "defaultMode" in settings
+    assert any("sets the permission mode twice" in w for w in parts.settings.current().warnings) == both
+    if both:
+        assert any("twice" in notice for notice in session.pending_notices)
 
 
 def test_unusable_main_profile_is_a_clear_error(tmp_path):
@@ -102,7 +110,7 @@ async def test_session_runs_a_profile_and_dispatches(fake_api, tmp_path):
     agent = setup(tmp_path, agent_profile="boss")
     session = Session(
         project=tmp_path, tools=agent.resolver, approver=AllowAll(), model_name=agent.model, system=agent.system,
-        max_steps=agent.max_steps, services={"dispatch": agent.dispatch},
+        max_steps=agent.max_steps, deps=make_deps(tmp_path, dispatch=agent.dispatch),
     )
 
     def route(body):
@@ -126,15 +134,15 @@ async def test_session_runs_a_profile_and_dispatches(fake_api, tmp_path):
 
 
 def test_open_session_with_agent_profile(tmp_path):
-    # Skips only until the sandbox module lands (runtime imports it).
-    runtime = pytest.importorskip("codingcode_jupyter.engine.runtime", exc_type=ImportError)
+    from codingcode_jupyter.engine import runtime
+
     write_profile(tmp_path, "reviewer", "description: Reviews.\ntools: [read_file]\nmax_steps: 9", "You review.")
     session, parts = runtime.open_session(tmp_path, agent_profile="reviewer", model="demo")
     assert [t.name for t in parts.resolver.offered()] == ["read_file"]
-    assert session.max_steps == 9 and parts.extra["agent_profile"].name == "reviewer"
+    assert session.max_steps == 9 and parts.profile is not None and parts.profile.name == "reviewer"
     assert (session.system() if callable(session.system) else session.system).startswith("You review.")
     plain, plain_parts = runtime.open_session(tmp_path, model="demo")
     assert "dispatch_agent" in [t.name for t in plain_parts.resolver.offered()]
-    assert "dispatch" in plain.services
+    assert plain.deps is not None and plain.deps.dispatch is not None
     with pytest.raises(ProfileError):
         runtime.open_session(tmp_path, agent_profile="missing")

@@ -10,6 +10,7 @@ import pytest
 
 from codingcode_jupyter.engine.events import ToolProgress
 from codingcode_jupyter.engine.tools.base import ToolContext
+from tests.engine.helpers import make_deps
 from codingcode_jupyter.engine.tools.shell import OutputBuffer, execute_command_tool
 
 execute_command = execute_command_tool()
@@ -134,7 +135,7 @@ async def test_sandbox_seam_used_when_active(ctx):
         def argv_for(self, command, cwd):
             return ["bash", "-c", f"echo SANDBOXED in {cwd}: {command}"]
 
-    ctx.services["sandbox"] = FakeSandbox()
+    ctx.deps = make_deps(ctx.project_path, sandbox=FakeSandbox())
     result = await execute_command.run({"command": "echo hi"}, ctx)
     assert f"SANDBOXED in {ctx.project_path}: echo hi" in result.text_content
     FakeSandbox.active = False

@@ -22,7 +22,7 @@ from codingcode_jupyter.engine.events import (
     Usage,
 )
 from codingcode_jupyter.notebook import async_cell
-from codingcode_jupyter.notebook.magics import _line_transformer
+from codingcode_jupyter.notebook.extension import _line_transformer
 from codingcode_jupyter.notebook.view import TurnView, parse_text_answer, render_markdown
 from codingcode_jupyter.notebook.widgets.approval import BUTTONS, ApprovalCard
 

@@ -1,7 +1,18 @@
 """Agent profiles and sub-agents: who an agent is, and dispatch_agent to run one for another."""
 
-from .dispatch import DispatchEnv, dispatch_agent_tool, profile_resolver, profile_system_prompt
-from .profiles import AgentProfile, ProfileCatalog, ProfileError, builtin_profiles, load_profiles
+from .dispatch import (
+    DispatchEnv,
+    dispatch_agent_tool,
+    profile_resolver,
+    profile_system_prompt,
+)
+from .profiles import (
+    AgentProfile,
+    ProfileCatalog,
+    ProfileError,
+    builtin_profiles,
+    load_profiles,
+)
 
 __all__ = [
     "AgentProfile",

@@ -5,7 +5,8 @@ the parent's), its own :class:`~..state.SessionState` (its todo list and read st
 its own), its profile's tools through the same resolver, its profile's step limit. What it
 shares with the parent is the project, the session id, the approver (every call passes the
 same approval pipeline, labelled with the child's name) and the front (``emit``, ``ask``),
-so its stream and its approval cards appear in the same cell.
+so its stream and its approval cards appear in the same cell. Its permission mode is the
+parent's, tightened (never loosened) by its profile's ``permission_mode``.
 
 dispatch_agent is read-only, so several calls in one assistant message run concurrently;
 awaiting the child inside the tool means cancelling the parent cancels the child, whose
@@ -22,18 +23,22 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel, Field
 
 from ..agent import AgentLoop, Conversation
-from ..approval.types import Approver, Asker, Decision, ToolCall
 from ..events import ErrorEvent, TurnDone
-from ..models import make_model
+from ..models import Model, make_model
 from ..prompts import agent_profiles_section, build_system_prompt
 from ..session import Transcript, sessions_dir
-from ..settings import PermissionMode, Settings
 from ..state import SessionState
 from ..tools.access import ToolAccess
 from ..tools.base import ToolContext, ToolDefinition, ToolError
 from ..tools.registry import ToolRegistry
 from ..tools.resolver import SessionToolResolver, ToolVisibilityPolicy
-from .profiles import DISPATCH_TOOL_NAME, AgentProfile, ProfileCatalog, ProfileError, stricter_mode
+from .profiles import (
+    DISPATCH_TOOL_NAME,
+    AgentProfile,
+    ProfileCatalog,
+    ProfileError,
+    stricter_mode,
+)
 
 if TYPE_CHECKING:
     from ..mcp.manager import McpManager
@@ -43,7 +48,6 @@ __all__ = [
     "DEFAULT_SUBAGENT_STEPS",
     "DispatchArgs",
     "DispatchEnv",
-    "ModeScopedApprover",
     "agent_depth",
     "agent_profiles_section",
     "dispatch_agent_tool",
@@ -97,7 +101,6 @@ def profile_resolver(
 def profile_system_prompt(
     project: Path,
     profile: AgentProfile | None,
-    settings: Settings | None,
     dispatchable: list[AgentProfile],
     *,
     agent: str = "main",
@@ -115,54 +118,13 @@ def profile_system_prompt(
     if listing:
         sections.append(listing)
     return build_system_prompt(
-        project, settings, "\n\n".join(sections), base=profile.system_prompt if profile is not None else None
+        project, "\n\n".join(sections), base=profile.system_prompt if profile is not None else None
     )
-
-
-class ModeScopedApprover:
-    """The session's approver seen by an agent whose profile asks for a stricter mode.
-
-    Plan mode (read-only tools only) is enforced here, before the pipeline; the mode is also
-    put in ``ctx.services["permission_mode"]`` for a pipeline that honours per-agent modes.
-    """
-
-    def __init__(self, inner: Approver, mode: PermissionMode) -> None:
-        self.inner = inner
-        self.mode = mode
-
-    async def decide(self, call: ToolCall, ctx: ToolContext, ask: Asker | None) -> Decision:
-        ctx.services["permission_mode"] = self.mode
-        if self.mode == "plan" and not call.definition.read_only:
-            tool = call.definition.display_name or call.definition.name
-            return Decision(
-                kind="deny",
-                layer="mode",
-                by="mode",
-                reason=(
-                    f"Denied: the agent '{ctx.agent}' runs in plan mode (set by its profile), where only "
-                    f"read-only tools run; describe what {tool} would do instead."
-                ),
-            )
-        return await self.inner.decide(call, ctx, ask)
-
-    def record_outcome(self, call: ToolCall, ctx: ToolContext, decision: Decision, outcome: Any, duration_ms: float) -> None:
-        self.inner.record_outcome(call, ctx, decision, outcome, duration_ms)
-
-
-def scoped_approver(approver: Approver, profile: AgentProfile | None) -> tuple[Approver, PermissionMode]:
-    """The approver an agent under ``profile`` uses, and its effective permission mode."""
-    current: PermissionMode = getattr(approver, "mode", None) or "default"
-    if isinstance(approver, ModeScopedApprover):
-        current = approver.mode
-    mode = stricter_mode(current, profile.permission_mode if profile else None)
-    if mode != current:
-        return ModeScopedApprover(approver, mode), mode
-    return approver, mode
 
 
 @dataclass
 class DispatchEnv:
-    """What dispatch_agent needs from the session that assembled it (``services["dispatch"]``)."""
+    """What dispatch_agent needs from the session that assembled it (``ctx.deps.dispatch``)."""
 
     project: Path
     registry: ToolRegistry
@@ -170,9 +132,8 @@ class DispatchEnv:
     catalog: Callable[[], ProfileCatalog]
     mcp: "McpManager | None" = None
     policy: ToolVisibilityPolicy | None = None
-    settings: Settings | None = None
     # Called with a model name; tests substitute a factory, the session uses make_model.
-    model_factory: Callable[[str], Any] = make_model
+    model_factory: Callable[[str], Model] = make_model
     # Keep a JSONL transcript of every sub-agent's conversation next to the session's.
     keep_transcripts: bool = True
     _counters: dict[str, int] = field(default_factory=dict, init=False, repr=False)
@@ -217,8 +178,8 @@ def _transcript(env: DispatchEnv, session_id: str, agent: str) -> Transcript | N
 
 
 async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
-    env: DispatchEnv | None = ctx.services.get("dispatch")
-    parent: AgentLoop | None = ctx.services.get("agent_loop")
+    env = ctx.deps.dispatch if ctx.deps is not None else None
+    parent = ctx.run
     if env is None or parent is None:
         raise ToolError("Sub-agents are not available in this session (no dispatch environment).")
     depth = agent_depth(parent.agent) + 1
@@ -236,8 +197,8 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     resolver = profile_resolver(
         env.registry, profile, state=state, mcp=env.mcp, policy=env.policy, can_dispatch=can_dispatch
     )
-    approver, mode = scoped_approver(parent.approver, profile)
-    model_name = profile.model or parent.model.name
+    mode = stricter_mode(ctx.mode, profile.permission_mode)
+    model_name = profile.model or parent.model_name
     try:
         model = env.model_factory(model_name)
     except Exception as error:  # a factory that cannot make the model: the parent's model reads why
@@ -266,17 +227,17 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     child = AgentLoop(
         model=model,
         tools=resolver,
-        approver=approver,
+        approver=parent.approver,
         project=parent.project,
         session_id=parent.session_id,
         state=state,
-        system=profile_system_prompt(
-            parent.project, profile, env.settings, env.dispatchable(catalog, depth, profile), agent=name
-        ),
+        system=profile_system_prompt(parent.project, profile, env.dispatchable(catalog, depth, profile), agent=name),
         agent=name,
         emit=sink,
         ask=parent.ask,
-        services={**parent.services, "permission_mode": mode},
+        deps=ctx.deps,
+        mode=mode,
+        approval_timeout=ctx.approval_timeout,
         max_steps=profile.max_steps or DEFAULT_SUBAGENT_STEPS,
         max_tokens=parent.max_tokens,
     )

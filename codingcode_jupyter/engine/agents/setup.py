@@ -2,8 +2,9 @@
 
 ``open_session`` calls :func:`main_agent_setup` once; what it returns is everything about
 the main agent that a profile can change — its tools, its system prompt (which lists the
-sub-agents it may dispatch), its model, its step limit, its permission mode — plus the
-:class:`DispatchEnv` that dispatch_agent reads from the session's services.
+sub-agents it may dispatch), its model, its step limit — plus the :class:`DispatchEnv` that dispatch_agent reads from
+the session's deps. The profile's permission mode tightens every turn's mode
+(``modes.decide_mode``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..settings import PermissionMode, Settings
 from ..state import SessionState
 from ..tools.registry import ToolRegistry
 from ..tools.resolver import SessionToolResolver, ToolVisibilityPolicy
 from .dispatch import DispatchEnv, profile_resolver, profile_system_prompt
-from .profiles import AgentProfile, ProfileCatalog, load_profiles, stricter_mode
+from .profiles import AgentProfile, ProfileCatalog, load_profiles
 
 if TYPE_CHECKING:
     from ..mcp.manager import McpManager
@@ -38,21 +38,17 @@ class AgentSetup:
     # None: let the session pick (the configured or default model).
     model: str | None
     max_steps: int
-    # None: the approval pipeline's own choice (the mode asked for, else the settings' default).
-    mode: PermissionMode | None
 
 
 def main_agent_setup(
     project: Path,
     *,
-    settings: Settings,
     registry: ToolRegistry,
     state: SessionState,
     mcp: "McpManager | None" = None,
     policy: ToolVisibilityPolicy | None = None,
     agent_profile: str | None = None,
     model: str | None = None,
-    mode: PermissionMode | None = None,
     home: Path | None = None,
 ) -> AgentSetup:
     """The main agent's setup; ProfileError (naming file and field) when ``agent_profile`` is unusable."""
@@ -61,20 +57,14 @@ def main_agent_setup(
         return load_profiles(project, home=home)
 
     profile = catalog().get(agent_profile) if agent_profile else None
-    dispatch = DispatchEnv(project=project, registry=registry, catalog=catalog, mcp=mcp, policy=policy, settings=settings)
+    dispatch = DispatchEnv(project=project, registry=registry, catalog=catalog, mcp=mcp, policy=policy)
     can_dispatch = bool(dispatch.dispatchable(catalog(), 0, profile))
     resolver = profile_resolver(registry, profile, state=state, mcp=mcp, policy=policy, can_dispatch=can_dispatch)
 
     def system() -> str:
         # Reloaded each turn: a profile file added mid-session is listed from the next turn.
-        return profile_system_prompt(project, profile, settings, dispatch.dispatchable(catalog(), 0, profile))
+        return profile_system_prompt(project, profile, dispatch.dispatchable(catalog(), 0, profile))
 
-    effective_mode = mode
-    if profile is not None and profile.permission_mode is not None:
-        configured: PermissionMode = mode or settings.defaultMode or settings.permissions.defaultMode or "default"
-        tightened = stricter_mode(configured, profile.permission_mode)
-        if tightened != configured:
-            effective_mode = tightened
     return AgentSetup(
         profile=profile,
         resolver=resolver,
@@ -82,5 +72,4 @@ def main_agent_setup(
         system=system,
         model=model or (profile.model if profile else None),
         max_steps=(profile.max_steps if profile and profile.max_steps else DEFAULT_MAIN_STEPS),
-        mode=effective_mode,
     )

@@ -431,20 +431,16 @@ def check_builtin(subject: Subject) -> list[Hit]:
     return sorted(hits, key=lambda hit: hit.action != "deny")
 
 
-@dataclass
-class _ExampleTool:
-    name: str
-    display_name: str
-    read_only: bool = False
-    source: str = "builtin"
-
-
 def _check_examples() -> None:
+    # The examples are judged through the built-in tools' own declarations, as a session would.
+    from ..tools.builtin import builtin_tools
+
+    tools = {tool.name: tool for tool in builtin_tools()}
     project = Path("/nonexistent/codingcode-example-project")
     for rule in BUILTIN_RULES:
         for expected, examples in ((True, rule.must_match), (False, rule.must_not_match)):
             for tool, args in examples:
-                subject = build_subject(_ExampleTool(tool, tool), args, project)
+                subject = build_subject(tools[tool], args, project)
                 matched = any(hit.action == rule.action for hit in rule.check(subject))
                 if matched != expected:
                     verb = "must match" if expected else "must not match"

@@ -15,25 +15,30 @@ import asyncio
 import fcntl
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
+from ..atomic import atomic_write
 from ..events import ApprovalAnswered, ApprovalRequested, AuditRecorded
-from ..settings import PermissionMode, Settings, SettingsError, load_settings, settings_paths, stricter_mode
+from ..project_settings import EffectiveSettings, ProjectSettings
+from ..settings import PermissionMode, SettingsError, settings_paths
 from . import hooks as hooks_module
 from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES, check_builtin
 from .display import escape_unicode, escape_value, has_invisible
 from .paths import protected_reason, relative_to_project
 from .rules import Rule, RuleError, exact_rules, judge, parse_rule
-from .subject import COMMAND_TOOLS, EDIT_TOOLS, READ_ONLY_TOOLS, Subject, build_subject
+from .subject import Subject, build_subject
 from .types import Answer, ApprovalRequest, Asker, Decision, Outcome, ToolCall
 
-__all__ = ["ApprovalPipeline", "Evaluation", "LayerVerdict", "effective_rules", "persist_rules", "settings_rules"]
+if TYPE_CHECKING:
+    from ..sandbox import CommandSandbox
+    from ..tools.base import ToolContext
+
+__all__ = ["ApprovalPipeline", "Evaluation", "LayerVerdict", "effective_rules", "persist_rules"]
 
 Kind = Literal["allow", "deny", "ask"]
 
@@ -70,19 +75,6 @@ class _Ask:
     forced: bool
 
 
-def settings_rules(settings: dict[str, Settings]) -> list[Rule]:
-    """The permission rules of each settings file, parsed; RuleError names file and entry."""
-    rules: list[Rule] = []
-    for source, config in settings.items():
-        for action in ("deny", "ask", "allow"):
-            for index, text in enumerate(getattr(config.permissions, action)):
-                try:
-                    rules.append(parse_rule(text, action, source))  # type: ignore[arg-type]
-                except RuleError as error:
-                    raise SettingsError(f"{source} settings: entry 'permissions.{action}.{index}': {error}") from None
-    return rules
-
-
 def _session_rule(rule: Any) -> Rule:
     if isinstance(rule, Rule):
         return rule
@@ -93,10 +85,10 @@ def _session_rule(rule: Any) -> Rule:
     raise RuleError(f"a session rule must be a Rule, a string or (text, action), got {rule!r}")
 
 
-def effective_rules(project: Path, session_rules: Iterable[Any] = ()) -> list[tuple[str, str, str, int]]:
+def effective_rules(settings: EffectiveSettings, session_rules: Iterable[Any] = ()) -> list[tuple[str, str, str, int]]:
     """(rule text, action, source, priority) of every rule in force, strongest first."""
     rows = [(rule.text, rule.action, "builtin", 1000) for rule in BUILTIN_RULES]
-    rules = [_session_rule(r) for r in session_rules] + settings_rules(load_settings(Path(project)))
+    rules = [_session_rule(r) for r in session_rules] + list(settings.rules)
     order = {"deny": 0, "ask": 1, "allow": 2}
     for rule in sorted(rules, key=lambda r: (-r.priority, order[r.action])):
         rows.append((rule.text, rule.action, rule.source, rule.priority))
@@ -126,18 +118,7 @@ def persist_rules(project: Path, action: Literal["allow", "deny"], rules: list[s
         for rule in rules:
             if rule not in entries:
                 entries.append(rule)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings.local.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=2, ensure_ascii=False)
-                handle.write("\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
+        atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     return path
 
 
@@ -148,37 +129,17 @@ class ApprovalPipeline:
         self,
         project: Path,
         *,
-        mode: PermissionMode | None = None,
+        settings: ProjectSettings | None = None,
         session_rules: Iterable[Any] = (),
         python_hooks: list[hooks_module.PythonHook] | None = None,
-        approval_timeout: float | None = None,
         audit: bool = True,
     ) -> None:
         self.project = Path(os.path.realpath(project))
+        self.settings = settings or ProjectSettings(self.project)
         self.session_rules: list[Rule] = [_session_rule(rule) for rule in session_rules]
         self._python_hooks = python_hooks
-        self.approval_timeout = approval_timeout
         self.audit = AuditLog(self.project) if audit else None
-        self._settings_cache: tuple[tuple[float, ...], dict[str, Settings], list[Rule]] | None = None
-        settings, _ = self._settings()  # a broken settings file is an error now, not at the first call
-        configured = settings["local"].permissions.defaultMode or settings["local"].defaultMode or \
-            settings["project"].permissions.defaultMode or settings["project"].defaultMode
-        self.mode: PermissionMode = mode or configured or "default"
-
-    def mode_for(self, ctx: Any) -> PermissionMode:
-        """The session's mode, tightened (never loosened) by a sub-agent profile's mode."""
-        services = getattr(ctx, "services", None) or {}
-        return stricter_mode(self.mode, services.get("permission_mode"))
-
-    # -- settings ------------------------------------------------------------------------
-
-    def _settings(self) -> tuple[dict[str, Settings], list[Rule]]:
-        """Settings and their rules, re-read when a file changed (an "Always" answer, an edit)."""
-        stamps = tuple(p.stat().st_mtime_ns if p.exists() else -1.0 for _, p in settings_paths(self.project))
-        if self._settings_cache is None or self._settings_cache[0] != stamps:
-            settings = load_settings(self.project)
-            self._settings_cache = (stamps, settings, settings_rules(settings))
-        return self._settings_cache[1], self._settings_cache[2]
+        self.settings.current()  # a broken settings file is an error now, not at the first call
 
     def add_session_rule(self, text: str, action: Literal["allow", "deny", "ask"] = "allow") -> Rule:
         """A rule for this session only (not persisted)."""
@@ -191,7 +152,7 @@ class ApprovalPipeline:
     def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
         layers: list[LayerVerdict] = []
         sticky: _Ask | None = None
-        read_only = subject.read_only or (subject.source == "builtin" and subject.name in READ_ONLY_TOOLS)
+        read_only = subject.read_only
 
         def deny(layer: str, rule: str | None, reason: str, by: str) -> Evaluation:
             return Evaluation(kind="deny", input=subject.input, layer=layer, rule=rule, reason=reason, by=by, layers=layers)
@@ -258,7 +219,7 @@ class ApprovalPipeline:
             layers.append(LayerVerdict(layer="mode", verdict="allow", reason="bypass mode"))
             return Evaluation(kind="allow", input=subject.input, layer="mode", reason="bypass mode", by="mode",
                               layers=layers), None, layers
-        if mode == "acceptEdits" and sticky is None and subject.source == "builtin" and subject.name in EDIT_TOOLS:
+        if mode == "acceptEdits" and sticky is None and subject.access.edits:
             refs = [ref for ref in subject.paths if ref.resolved is not None]
             if refs and all(relative_to_project(subject.project, ref.resolved) is not None for ref in refs):
                 layers.append(LayerVerdict(layer="mode", verdict="allow", reason="acceptEdits: an edit inside the project"))
@@ -269,24 +230,25 @@ class ApprovalPipeline:
 
     # -- layers 1-4 ------------------------------------------------------------------------
 
-    async def evaluate(self, call: ToolCall, ctx: Any) -> Evaluation:
+    async def evaluate(self, call: ToolCall, ctx: "ToolContext") -> Evaluation:
         """Layers 1-4: allow, deny, or ask (what the front would be asked; nobody is)."""
         try:
-            settings, rules = self._settings()
+            settings = self.settings.current()
         except SettingsError as error:
             return Evaluation(kind="deny", input=call.input, layer="settings", reason=f"Denied: the settings cannot be "
                               f"read ({error}); ask the user to fix the file.", by="settings",
                               layers=[LayerVerdict(layer="settings", verdict="deny", reason=str(error))])
-        rules = self.session_rules + rules
+        rules = self.session_rules + list(settings.rules)
+        mode = ctx.mode
         subject = build_subject(call.tool, call.input, self.project)
-        final, sticky, layers = self._layers_1_3(subject, rules, self.mode_for(ctx))
+        final, sticky, layers = self._layers_1_3(subject, rules, mode)
         if final is not None:
             return self._sandbox_check(final, subject, ctx)
 
         # Layer 4: PreToolUse hooks.
         python_hooks = hooks_module.pre_tool_use_hooks() if self._python_hooks is None else self._python_hooks
-        shell_hooks = settings["project"].hooks.PreToolUse + settings["local"].hooks.PreToolUse
-        payload = {"session_id": getattr(ctx, "session_id", ""), "cwd": str(self.project), "permission_mode": self.mode_for(ctx),
+        shell_hooks = settings.merged.hooks.PreToolUse
+        payload = {"session_id": ctx.session_id, "cwd": str(self.project), "permission_mode": mode,
                    "tool_name": subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
         result = await hooks_module.run_pre_tool_use(payload, tool=subject.tool, python_hooks=python_hooks,
                                                      shell_hooks=shell_hooks, cwd=str(self.project))
@@ -297,7 +259,7 @@ class ApprovalPipeline:
         if result.modified_input is not None and result.modified_input != call.input:
             # The modified input is what will run: judge it afresh (the original no longer matters).
             subject = build_subject(call.tool, result.modified_input, self.project)
-            rerun, sticky, again = self._layers_1_3(subject, rules, self.mode_for(ctx))
+            rerun, sticky, again = self._layers_1_3(subject, rules, mode)
             layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
                                        reason=v.reason) for v in again)
             if rerun is not None and rerun.kind == "deny":
@@ -322,16 +284,16 @@ class ApprovalPipeline:
                            by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact)
         return self._sandbox_check(asked, subject, ctx)
 
-    def _sandbox_check(self, evaluation: Evaluation, subject: Subject, ctx: Any) -> Evaluation:
+    def _sandbox_check(self, evaluation: Evaluation, subject: Subject, ctx: "ToolContext") -> Evaluation:
         """A command that would run unsandboxed although a sandbox is wanted is asked, not allowed
         (or refused outright when the settings say failIfUnavailable)."""
-        if evaluation.kind == "deny" or subject.source != "builtin" or subject.name not in COMMAND_TOOLS:
+        if evaluation.kind == "deny" or subject.access.command is None:
             return evaluation
-        sandbox = getattr(ctx, "services", {}).get("sandbox") if ctx is not None else None
-        if sandbox is None or not getattr(sandbox, "enabled", False) or getattr(sandbox, "active", False):
+        sandbox = _sandbox_of(ctx)
+        if sandbox is None or not sandbox.enabled or sandbox.active:
             return evaluation
-        why = getattr(sandbox, "unavailable_reason", None) or "it could not start"
-        if getattr(sandbox, "fail_if_unavailable", False):
+        why = sandbox.unavailable_reason or "it could not start"
+        if sandbox.fail_if_unavailable:
             reason = (f"Denied: the command sandbox is unavailable ({why}) and the settings say failIfUnavailable, "
                       "so no command runs; tell the user what you wanted to run.")
             evaluation.layers.append(LayerVerdict(layer="sandbox", verdict="deny", reason=reason))
@@ -347,7 +309,7 @@ class ApprovalPipeline:
 
     # -- layers 5 and 6 ------------------------------------------------------------------------
 
-    async def decide(self, call: ToolCall, ctx: Any, ask: Asker | None) -> Decision:
+    async def decide(self, call: ToolCall, ctx: "ToolContext", ask: Asker | None) -> Decision:
         """Decide one call (asking a person if needed) and audit it before returning."""
         evaluation = await self.evaluate(call, ctx)
         if evaluation.kind == "ask":
@@ -358,9 +320,9 @@ class ApprovalPipeline:
         self._audit_decision(call, ctx, decision, evaluation)
         return decision
 
-    async def _preview(self, call: ToolCall, ctx: Any, evaluation: Evaluation) -> str:
-        tool = call.tool
-        preview = getattr(tool, "preview", None)
+    async def _preview(self, call: ToolCall, ctx: "ToolContext", evaluation: Evaluation) -> str:
+        tool = call.definition
+        preview = tool.preview
         if preview is not None:
             try:
                 return await preview(tool.validate(evaluation.input), ctx)
@@ -370,39 +332,41 @@ class ApprovalPipeline:
                 note = f"(preview failed: {type(error).__name__}: {error})\n"
         else:
             note = ""
-        if getattr(tool, "name", "") in COMMAND_TOOLS and isinstance(evaluation.input.get("command"), str):
-            where = evaluation.input.get("cwd") or "."
-            return f"{note}$ {evaluation.input['command']}\n(in {where})"
+        command = tool.access.command
+        if command is not None and isinstance(evaluation.input.get(command), str):
+            where = evaluation.input.get(tool.access.cwd or "") or "."
+            return f"{note}$ {evaluation.input[command]}\n(in {where})"
         return note + json.dumps(evaluation.input, indent=2, ensure_ascii=False, default=str)
 
-    async def _confirm(self, call: ToolCall, ctx: Any, evaluation: Evaluation, ask: Asker | None) -> Decision:
-        tool_name = getattr(call.tool, "display_name", None) or getattr(call.tool, "name", "tool")
+    async def _confirm(self, call: ToolCall, ctx: "ToolContext", evaluation: Evaluation, ask: Asker | None) -> Decision:
+        tool_name = call.definition.display_name or call.definition.name
         base = dict(input=evaluation.input, rule=evaluation.rule)
         if ask is None:
             return Decision(kind="deny", layer="confirm", by="nobody", **base,
                             reason=f"Denied: {tool_name} needs a person's approval ({evaluation.reason}) and nobody can "
                             "be asked in this session; do without it, or tell the user what to run or which allow rule "
                             "to add to .codingcode/settings.json.")
-        sandbox = ctx.services.get("sandbox") if ctx is not None and hasattr(ctx, "services") else None
-        sandboxed = bool(sandbox and getattr(sandbox, "active", False)) if getattr(call.tool, "name", "") in COMMAND_TOOLS else None
+        sandbox = _sandbox_of(ctx)
+        sandboxed = bool(sandbox and sandbox.active) if call.definition.access.command is not None else None
         preview = escape_unicode(await self._preview(call, ctx, evaluation))
-        common = dict(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=getattr(ctx, "agent", "main"))
+        key = call.definition.access.key_value(evaluation.input)
+        common = dict(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent)
         request = ApprovalRequest(**common, tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
                                   input=escape_value(evaluation.input), preview=preview, layer=evaluation.layer,
                                   rule=evaluation.rule, reason=escape_unicode(evaluation.reason), sandboxed=sandboxed,
-                                  annotations=getattr(call.tool, "annotations", None))
+                                  annotations=call.definition.annotations, key=escape_value(key))
         ctx.emit(ApprovalRequested(**common, tool_use_id=call.tool_use_id, tool=request.tool, input=request.input,
                                    preview=preview, layer=request.layer, rule=request.rule, reason=request.reason,
-                                   sandboxed=request.sandboxed, annotations=request.annotations))
+                                   sandboxed=request.sandboxed, annotations=request.annotations, key=request.key))
         try:
-            if self.approval_timeout is not None:
-                answer: Answer = await asyncio.wait_for(ask(request), self.approval_timeout)
+            if ctx.approval_timeout is not None:
+                answer: Answer = await asyncio.wait_for(ask(request), ctx.approval_timeout)
             else:
                 answer = await ask(request)
         except asyncio.TimeoutError:
             ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer="timeout", by="timeout"))
             return Decision(kind="deny", layer="confirm", by="timeout", **base,
-                            reason=f"Denied: nobody answered within {self.approval_timeout:g} s; do not retry it now — "
+                            reason=f"Denied: nobody answered within {ctx.approval_timeout:g} s; do not retry it now — "
                             "continue without it or tell the user what you wanted to run.")
         except asyncio.CancelledError:
             ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer="interrupted", by="user"))
@@ -434,39 +398,41 @@ class ApprovalPipeline:
                         reason=f"Denied: the user declined this {tool_name} call{note}; do not retry it — ask the user "
                         "what they want instead.")
 
-    def _write(self, record: dict[str, Any], ctx: Any) -> None:
+    def _write(self, record: dict[str, Any], ctx: "ToolContext") -> None:
         if self.audit is not None:
             record = self.audit.append(record)
-        if ctx is not None and hasattr(ctx, "emit"):
-            ctx.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=getattr(ctx, "agent", "main"),
-                                   record=record))
+        ctx.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
         try:
-            settings, _ = self._settings()
-            observers = settings["project"].hooks.ApprovalPost + settings["local"].hooks.ApprovalPost
+            observers = self.settings.current().merged.hooks.ApprovalPost
         except SettingsError:
             observers = []
         hooks_module.notify_observers(record, observers, str(self.project))
 
-    def _audit_decision(self, call: ToolCall, ctx: Any, decision: Decision, evaluation: Evaluation) -> None:
+    def _audit_decision(self, call: ToolCall, ctx: "ToolContext", decision: Decision, evaluation: Evaluation) -> None:
         layers = [v.model_dump() for v in evaluation.layers]
         if decision.layer == "confirm":
             layers.append({"layer": "confirm", "verdict": decision.kind, "rule": None, "reason": decision.reason,
                            "by": decision.by})
         self._write({
             "event": "decision", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": call.tool_use_id,
-            "agent": getattr(ctx, "agent", "main"),
-            "tool": getattr(call.tool, "display_name", None) or getattr(call.tool, "name", ""),
+            "agent": ctx.agent,
+            "tool": call.definition.display_name or call.definition.name,
             "input": clip_input(decision.input or call.input), "original_input": clip_input(call.input)
             if decision.input and decision.input != call.input else None,
             "decision": decision.kind, "layer": decision.layer, "rule": decision.rule, "reason": decision.reason,
-            "by": decision.by, "mode": self.mode_for(ctx), "layers": layers,
+            "by": decision.by, "mode": ctx.mode, "layers": layers,
         }, ctx)
 
-    def record_outcome(self, call: ToolCall, ctx: Any, decision: Decision, outcome: Outcome, duration_ms: float) -> None:
+    def record_outcome(self, call: ToolCall, ctx: "ToolContext", decision: Decision, outcome: Outcome,
+                       duration_ms: float) -> None:
         """Append the outcome of a call that was decided (ok / error / denied / interrupted)."""
         self._write({
             "event": "outcome", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": call.tool_use_id,
-            "agent": getattr(ctx, "agent", "main"),
-            "tool": getattr(call.tool, "display_name", None) or getattr(call.tool, "name", ""),
+            "agent": ctx.agent,
+            "tool": call.definition.display_name or call.definition.name,
             "decision": decision.kind, "outcome": outcome, "duration_ms": round(float(duration_ms), 3),
         }, ctx)
+
+
+def _sandbox_of(ctx: "ToolContext") -> "CommandSandbox | None":
+    return ctx.deps.sandbox() if ctx.deps is not None else None

@@ -178,8 +178,7 @@ def _matches_call(rule: Rule, subject: Subject) -> bool:
     """Does a non-command rule match this call?"""
     if rule.pattern is None:
         return True
-    if subject.paths and (subject.main is None or subject.name in ("read_file", "write_file", "edit_file",
-                                                                   "search_code", "search_files")):
+    if subject.rules_match_paths:
         return _path_matches(rule, subject)
     if subject.main is not None:
         return bool(_command_regex(rule.pattern).fullmatch(subject.main))
@@ -265,7 +264,7 @@ def exact_rules(subject: Subject) -> list[str]:
             if text and text not in texts:
                 texts.append(text)
         return [f"{tool}({escape_pattern(text)})" for text in texts]
-    if subject.paths and subject.name in ("read_file", "write_file", "edit_file", "search_code", "search_files"):
+    if subject.rules_match_paths:
         resolved = [str(ref.resolved) for ref in subject.paths if ref.resolved is not None][:1]
         return [f"{tool}({escape_pattern(path)})" for path in resolved]
     if subject.main is not None:

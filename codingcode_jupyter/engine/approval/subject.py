@@ -1,8 +1,10 @@
 """One tool call as the rules see it: its command parsed, its paths canonicalised.
 
-Built once per call, so every layer and every built-in rule judges the same facts: the
-simple commands bash will run, and each path the call can reach, resolved the way the
-filesystem will resolve it (symlinks, ``..``, ``~``, globs, brace lists).
+Built once per call from what the tool declares it reaches (:class:`~..tools.access.ToolAccess`),
+so every layer and every built-in rule judges the same facts: the simple commands bash
+will run, and each path the call can reach, resolved the way the filesystem will resolve
+it (symlinks, ``..``, ``~``, globs, brace lists). A tool that declares nothing about an
+argument is not judged on it; an opaque tool is judged on every path any argument names.
 """
 
 from __future__ import annotations
@@ -12,28 +14,24 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import unquote, urlparse
 
+from ..tools.access import ToolAccess
 from .command_paths import command_paths
 from .path_refs import Access, PathRef, resolve_all
 from .paths import canonical
-from .shell_parse import ParsedCommand, SimpleCommand, expand_braces, parse_command
+from .shell_parse import ParsedCommand, SimpleCommand, parse_command
 
-__all__ = ["PathRef", "Subject", "build_subject", "READ_ONLY_TOOLS", "EDIT_TOOLS", "COMMAND_TOOLS", "expand_braces"]
+if TYPE_CHECKING:
+    from ..tools.base import ToolDefinition
 
-READ_ONLY_TOOLS = frozenset(
-    {"read_file", "search_code", "search_files", "fetch_url", "web_search", "dispatch_agent", "todo_write"}
-)
-EDIT_TOOLS = frozenset({"write_file", "edit_file"})
-COMMAND_TOOLS = frozenset({"execute_command"})
-# How each built-in file tool touches its `path`.
-_PATH_TOOL_ACCESS = {"read_file": "read", "write_file": "write", "edit_file": "write", "search_code": "tree",
-                     "search_files": "list"}
+__all__ = ["PathRef", "Subject", "build_subject"]
+
+# Argument names an opaque tool's value is a path under even without a slash (`{"path": "x.txt"}`).
 _PATH_KEYS = frozenset({"path", "file_path", "filepath", "filename", "file", "dir", "directory", "cwd", "source",
                         "destination", "dest", "target", "paths", "files", "root", "src", "dst", "notebook_path"})
-_MAIN_ARG = {"fetch_url": "url", "web_search": "query", "dispatch_agent": "agent"}
-# Commands whose path arguments are only read; anything else may write what it names.
+
 
 @dataclass
 class Subject:
@@ -43,11 +41,21 @@ class Subject:
     name: str
     input: dict[str, Any]
     project: Path
-    read_only: bool
+    access: ToolAccess
     source: str
     command: ParsedCommand | None = None
     paths: list[PathRef] = field(default_factory=list)
+    # What non-path rules match: the key argument, the URL, or the whole input as JSON.
     main: str | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return self.access.read_only
+
+    @property
+    def rules_match_paths(self) -> bool:
+        """Rules with a pattern match this call's declared paths (else its main argument)."""
+        return bool(self.access.paths)
 
     @property
     def is_command(self) -> bool:
@@ -65,7 +73,7 @@ def _path_like(value: str) -> bool:
     )
 
 
-def _walk_strings(value: Any, depth: int = 0):
+def _walk_strings(value: Any, depth: int = 0) -> Iterator[str]:
     if depth > 6:
         return
     if isinstance(value, str):
@@ -78,57 +86,62 @@ def _walk_strings(value: Any, depth: int = 0):
             yield from _walk_strings(item, depth + 1)
 
 
-def build_subject(tool: Any, raw_input: dict[str, Any], project: Path) -> Subject:
-    """The facts about calling ``tool`` (a ToolDefinition) with ``raw_input`` in ``project``."""
-    project = Path(os.path.realpath(project))
-    name = getattr(tool, "name", str(tool))
-    display = getattr(tool, "display_name", None) or name
-    source = getattr(tool, "source", "builtin")
-    subject = Subject(
-        tool=display, name=name, input=dict(raw_input), project=project,
-        read_only=bool(getattr(tool, "read_only", False)), source=source,
-    )
-    if source == "builtin" and name in COMMAND_TOOLS:
-        command = raw_input.get("command")
-        text = command if isinstance(command, str) else ""
-        cwd_arg = raw_input.get("cwd")
-        cwd = str(canonical(project, cwd_arg)) if isinstance(cwd_arg, str) and cwd_arg else str(project)
-        subject.command = parse_command(text, cwd=cwd)
-        if not isinstance(command, str):
-            subject.command.unresolved.append("the command is missing or not a string")
-        subject.paths = command_paths(project, subject.command)
-        if isinstance(cwd_arg, str) and cwd_arg:
-            subject.paths.extend(resolve_all(project, cwd_arg, None if False else str(project), "read", "cwd"))
-        return subject
-    if source == "builtin" and name in _PATH_TOOL_ACCESS:
-        access = _PATH_TOOL_ACCESS[name]
-        path = raw_input.get("path", ".")
-        if isinstance(path, str):
-            subject.main = path
-            subject.paths.extend(resolve_all(project, path, str(project), access, f"{name} path"))
-    elif source == "builtin" and name in _MAIN_ARG:
-        value = raw_input.get(_MAIN_ARG[name])
-        subject.main = value if isinstance(value, str) else None
-        if name == "fetch_url" and isinstance(value, str) and value.lower().startswith("file:"):
-            local = unquote(urlparse(value).path)
-            subject.paths.extend(resolve_all(project, local or "/", str(project), "read", "file URL"))
-    seen = {ref.raw for ref in subject.paths}
+def _opaque_paths(subject: Subject, raw_input: dict[str, Any], seen: set[str]) -> None:
+    """Every path any argument names, as far as words go (`{"cmd": "cat /etc/shadow"}` included)."""
     for key, value in raw_input.items():
         if key.lower() in _PATH_KEYS:
             for text in _walk_strings(value):
                 if text not in seen:
                     seen.add(text)
-                    access: Access = "write" if name in EDIT_TOOLS else "unknown"
-                    subject.paths.extend(resolve_all(project, text, str(project), access, f"{display} {key}"))
-    if source != "builtin":
-        # A tool we did not write can reach any path named in any argument.
-        for text in _walk_strings(raw_input):
-            # A whole argument may be a path; so may any word of a longer one (`{"cmd": "cat /etc/shadow"}`).
-            words = [text] + (re.split(r"[\s'\"=,;:()<>|&]+", text)[:200] if len(text) < 100_000 else [])
-            for word in words:
-                if word not in seen and _path_like(word):
-                    seen.add(word)
-                    subject.paths.extend(resolve_all(project, word, str(project), "unknown", f"{display} argument"))
-    if subject.main is None and name not in _PATH_TOOL_ACCESS and name not in _MAIN_ARG:
-        subject.main = json.dumps(raw_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+                    subject.paths.extend(resolve_all(subject.project, text, str(subject.project), "unknown",
+                                                     f"{subject.tool} {key}"))
+    for text in _walk_strings(raw_input):
+        words = [text] + (re.split(r"[\s'\"=,;:()<>|&]+", text)[:200] if len(text) < 100_000 else [])
+        for word in words:
+            if word not in seen and _path_like(word):
+                seen.add(word)
+                subject.paths.extend(resolve_all(subject.project, word, str(subject.project), "unknown",
+                                                 f"{subject.tool} argument"))
+
+
+def _command(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> None:
+    assert access.command is not None
+    project = subject.project
+    command = raw_input.get(access.command)
+    text = command if isinstance(command, str) else ""
+    cwd_arg = raw_input.get(access.cwd) if access.cwd else None
+    cwd = str(canonical(project, cwd_arg)) if isinstance(cwd_arg, str) and cwd_arg else str(project)
+    subject.command = parse_command(text, cwd=cwd)
+    if not isinstance(command, str):
+        subject.command.unresolved.append("the command is missing or not a string")
+    subject.paths.extend(command_paths(project, subject.command))
+    if isinstance(cwd_arg, str) and cwd_arg:
+        subject.paths.extend(resolve_all(project, cwd_arg, str(project), "read", "cwd"))
+
+
+def build_subject(tool: "ToolDefinition", raw_input: dict[str, Any], project: Path) -> Subject:
+    """The facts about calling ``tool`` with ``raw_input`` in ``project``, from its declaration."""
+    project = Path(os.path.realpath(project))
+    access = tool.access
+    display = tool.display_name or tool.name
+    subject = Subject(tool=display, name=tool.name, input=dict(raw_input), project=project, access=access,
+                      source=tool.source)
+    if access.command is not None:
+        _command(subject, access, raw_input)
+    for arg in access.paths:
+        value = raw_input.get(arg.name, arg.default)
+        if isinstance(value, str):
+            kind: Access = arg.access
+            subject.paths.extend(resolve_all(project, value, str(project), kind, f"{tool.name} {arg.name}"))
+    if access.url is not None:
+        url = raw_input.get(access.url)
+        if isinstance(url, str) and url.lower().startswith("file:"):
+            local = unquote(urlparse(url).path)
+            subject.paths.extend(resolve_all(project, local or "/", str(project), "read", "file URL"))
+    if access.opaque:
+        _opaque_paths(subject, raw_input, {ref.raw for ref in subject.paths})
+    if access.command is None:
+        # A tool with no argument named for the purpose is matched on its whole input.
+        subject.main = access.key_value(raw_input) if access.key_argument is not None else json.dumps(
+            raw_input, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return subject

@@ -37,6 +37,8 @@ class ApprovalRequest(BaseModel):
     reason: str = ""
     sandboxed: bool | None = None
     annotations: dict[str, Any] | None = None
+    # The argument that says what the call is about, as its tool declares it.
+    key: str | None = None
 
 
 Asker = Callable[[ApprovalRequest], Awaitable[Answer]]

@@ -1,14 +1,13 @@
-"""Long sessions: the context window, compaction of what is sent, and the context gauge."""
+"""Long sessions: the context window, compaction of what is sent, and the context gauge.
 
-from .compaction import (
-    CompactionReport,
-    Compactor,
-    ContextStatus,
-    apply_compaction,
-    attach_compactor,
-    compact,
-    context_status,
-)
+``window`` knows each model's window and estimates sizes; ``transforms`` holds the pure
+stages over messages; ``compactor`` decides when and how far to compact; ``session_window``
+wires a compactor to a session and answers ``%agent compact`` and ``%agent status``.
+"""
+
+from .compactor import CompactionReport, Compactor
+from .session_window import ContextStatus, compact, context_status, keep_in_window
+from .transforms import apply_compaction
 from .window import ContextWindowError, context_window, estimate_tokens
 
 __all__ = [
@@ -17,9 +16,9 @@ __all__ = [
     "ContextStatus",
     "ContextWindowError",
     "apply_compaction",
-    "attach_compactor",
     "compact",
     "context_status",
     "context_window",
     "estimate_tokens",
+    "keep_in_window",
 ]

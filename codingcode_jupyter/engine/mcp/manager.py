@@ -16,7 +16,13 @@ from typing import Any, Callable
 from pydantic import BaseModel
 
 from ..tools.base import AnyArgs, ToolContext, ToolDefinition, ToolResult
-from .client import ConnectionState, McpCallError, McpToolInfo, ServerConnection, to_tool_result
+from .client import (
+    ConnectionState,
+    McpCallError,
+    McpToolInfo,
+    ServerConnection,
+    to_tool_result,
+)
 from .config import (
     CONFIG_FILE,
     HttpServerConfig,

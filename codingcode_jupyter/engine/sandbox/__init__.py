@@ -8,7 +8,12 @@ from .bwrap import (
     SandboxUnavailable,
     probe_bwrap,
 )
-from .proxy import AllowlistProxy, ProxyDecision, domain_allowed, validate_domain_patterns
+from .proxy import (
+    AllowlistProxy,
+    ProxyDecision,
+    domain_allowed,
+    validate_domain_patterns,
+)
 
 __all__ = [
     "CommandSandbox",

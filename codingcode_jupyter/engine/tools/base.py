@@ -25,6 +25,7 @@ from .access import Origin, ToolAccess
 if TYPE_CHECKING:
     from ..approval.types import Approver, Asker
     from ..deps import SessionDeps
+    from ..models.base import Model
     from ..settings import PermissionMode
     from ..state import SessionState
 
@@ -92,6 +93,7 @@ class AgentRun(Protocol):
     agent: str
     session_id: str
     project: Path
+    model: "Model"
     approver: "Approver"
     ask: "Asker | None"
     emit: EventSink

@@ -30,10 +30,24 @@ from typing import Annotated, Any, Callable
 
 import docstring_parser
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, PydanticSchemaGenerationError, PydanticUserError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticSchemaGenerationError,
+    PydanticUserError,
+    create_model,
+)
 from pydantic.fields import FieldInfo
 
-from .base import ContentBlock, ToolContext, ToolDefinition, ToolError, ToolResult, text_block
+from .base import (
+    ContentBlock,
+    ToolContext,
+    ToolDefinition,
+    ToolError,
+    ToolResult,
+    text_block,
+)
 from .registry import ToolRegistry
 
 __all__ = [
@@ -506,7 +520,9 @@ class _ToolDecorator:
 
 
 def _global_registry() -> ToolRegistry:
-    from ..runtime import global_registry  # the runtime knows every layer; import it only when used
+    from ..runtime import (
+        global_registry,  # the runtime knows every layer; import it only when used
+    )
 
     return global_registry()
 
@@ -531,7 +547,9 @@ def pre_tool_use(matcher: str | Callable[..., Any] = "*") -> Any:
     ``decision`` (allow / deny / ask / continue), ``reason`` and ``modified_input``. It may be
     async. Defining it again (re-running the cell) replaces it; ``fn.unregister()`` removes it.
     """
-    from ..approval import hooks  # lazily: the approval layer sits above the tools layer
+    from ..approval import (
+        hooks,  # lazily: the approval layer sits above the tools layer
+    )
 
     def decorate(fn: Callable[..., Any], pattern: str) -> Callable[..., Any]:
         if not callable(fn):

@@ -94,8 +94,8 @@ def _workdir(args: ExecuteCommandArgs, ctx: ToolContext) -> Path:
 
 
 def _argv(command: str, workdir: Path, ctx: ToolContext) -> list[str]:
-    sandbox = ctx.services.get("sandbox")
-    if sandbox is not None and getattr(sandbox, "active", False):
+    sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+    if sandbox is not None and sandbox.active:
         return list(sandbox.argv_for(command, workdir))
     return ["bash", "-c", command]
 

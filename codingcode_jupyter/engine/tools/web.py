@@ -15,7 +15,7 @@ import os
 import re
 import ssl
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import httpx
 from bs4 import BeautifulSoup
@@ -24,6 +24,10 @@ from pydantic import BaseModel, Field
 
 from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
+
+
+if TYPE_CHECKING:
+    from ..settings import Settings, WebSearchSettings
 
 __all__ = [
     "FetchUrlArgs",
@@ -63,8 +67,8 @@ def _tls() -> ssl.SSLContext:
 
 
 def _client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
-    # Tests and embedders may hand in a transport (e.g. httpx.MockTransport) as a service.
-    transport = ctx.services.get("http_transport")
+    # Tests and embedders may hand in a transport (e.g. httpx.MockTransport) with the session's deps.
+    transport = ctx.deps.http_transport if ctx.deps is not None else None
     return httpx.AsyncClient(
         verify=_tls(),
         follow_redirects=True,
@@ -202,7 +206,7 @@ class SearchHit:
     snippet: str = ""
 
 
-SearchBackend = Callable[[str, int, Any, ToolContext], Awaitable[list[SearchHit]]]
+SearchBackend = Callable[[str, int, "WebSearchSettings | None", ToolContext], Awaitable[list[SearchHit]]]
 _BACKENDS: dict[str, SearchBackend] = {}
 
 
@@ -276,14 +280,13 @@ NOT_CONFIGURED = (
 ANTHROPIC_WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
 
 
-def server_side_tools(settings: Any, model: str) -> dict[str, dict[str, Any]]:
+def server_side_tools(settings: "Settings | None", model: str) -> dict[str, dict[str, Any]]:
     """Client tools the request should replace with a server-side tool, by name.
 
     With ``webSearch.backend == "anthropic"`` and a Claude model, ``web_search`` is sent as the
     API's own web search tool. The offline demo model has no server side.
     """
-    config = getattr(settings, "webSearch", None)
-    if getattr(config, "backend", None) == "anthropic" and model != "demo":
+    if settings is not None and settings.webSearch.backend == "anthropic" and model != "demo":
         return {"web_search": ANTHROPIC_WEB_SEARCH}
     return {}
 
@@ -294,13 +297,12 @@ async def _web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     if limit > SEARCH_MAX:
         notes.append(f"(max_results {limit} is above the maximum; clamped to {SEARCH_MAX})")
         limit = SEARCH_MAX
-    override = ctx.services.get("web_search_backend")
-    settings = ctx.services.get("settings")
-    config = getattr(settings, "webSearch", None)
+    override = ctx.deps.web_search_backend if ctx.deps is not None else None
+    config = ctx.deps.settings.current().merged.webSearch if ctx.deps is not None else None
     if override is not None:
         hits = await override(args.query, limit, config, ctx)
     else:
-        name = getattr(config, "backend", None)
+        name = config.backend if config is not None else None
         if name is None:
             return ToolResult.text(NOT_CONFIGURED, is_error=True)
         if name == "anthropic":

@@ -7,8 +7,8 @@ import sys
 import traceback
 import types
 import weakref
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # The agent's own cells: their failures are not the user's bug to fix, nor their history.

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import ipywidgets as widgets
 
 from ...engine.approval.types import Answer, ApprovalRequest
-from ._text import h, pretty_json
+from ._text import h, pretty_json, short
 
 __all__ = ["ApprovalCard", "BUTTONS", "CardState"]
 
@@ -132,7 +132,7 @@ class ApprovalCard(widgets.VBox):
         note_html = f" <small>{h(note)}</small>" if note else ""
         self.header.value = (
             f'<span class="approval-verdict" style="color:{colour}"><b>{verdict}</b>{who}</span>: '
-            f"<code>{h(self.request.tool)}</code> {h(_key(self.request.input))}{note_html}"
+            f"<code>{h(self.request.tool)}</code> {h(short(self.request.key or '', 60))}{note_html}"
         )
         self.why.layout.display = "none"
         self.preview.layout.display = "none"
@@ -141,10 +141,3 @@ class ApprovalCard(widgets.VBox):
     def details(self) -> dict[str, Any]:
         """What the card shows, as data (for text fallbacks and tests)."""
         return {"tool": self.request.tool, "preview": self.request.preview, "state": self.state}
-
-
-def _key(tool_input: dict[str, Any]) -> str:
-    from .tool_line import key_argument
-
-    value = key_argument(tool_input)
-    return value if len(value) <= 60 else value[:59] + "…"

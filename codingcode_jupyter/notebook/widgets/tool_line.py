@@ -10,35 +10,26 @@ import ipywidgets as widgets
 
 from ._text import h, pretty_json, short
 
-__all__ = ["ToolLine", "key_argument"]
+__all__ = ["ToolLine"]
 
-_KEYS = ("command", "file_path", "path", "url", "pattern", "query", "prompt", "description")
 _ICONS = {"running": "⏳", "ok": "✔", "error": "✖", "denied": "⛔", "interrupted": "◼", "waiting": "❓"}
 _RESULT_LIMIT = 20_000
 # A command printing fast must not flood the browser: its output line updates at most this often.
 PROGRESS_INTERVAL = 0.2
 
 
-def key_argument(tool_input: dict[str, Any]) -> str:
-    """The argument that says what a call is about (its path, command, URL...)."""
-    for key in _KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return value
-    for value in tool_input.values():
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
 class ToolLine(widgets.HTML):
-    """A tool call; click the line to see its full input and result."""
+    """A tool call; click the line to see its full input and result.
 
-    def __init__(self, tool: str, tool_input: dict[str, Any], **kwargs) -> None:
+    ``key`` is the argument that says what the call is about, as its tool declares it.
+    """
+
+    def __init__(self, tool: str, tool_input: dict[str, Any], key: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.add_class("codingcode-tool")
         self.tool = tool
         self.input = tool_input
+        self.key = key or ""
         self.status = "running"
         self.result = ""
         self.images: list[dict[str, str]] = []
@@ -79,7 +70,7 @@ class ToolLine(widgets.HTML):
             self._pending = None
         self._last_render = time.monotonic()
         duration = f" · {self.duration_ms / 1000:.2f} s" if self.duration_ms is not None else ""
-        key = short(key_argument(self.input), 70)
+        key = short(self.key, 70)
         summary = (
             f"{_ICONS.get(self.status, '•')} <code>{h(self.tool)}</code> {h(key)} "
             f'<span class="tool-status" style="opacity:.7">{h(self.status)}{duration}</span>'

@@ -1,0 +1,103 @@
+"""What a session is assembled with, in one typed object its tools and layers read.
+
+``runtime.open_session`` builds one :class:`SessionDeps` per session and every
+:class:`~.tools.base.ToolContext` of that session carries it: the live settings, the
+command sandbox (rebuilt when its settings change), the checkpoint store, the MCP manager,
+what dispatch_agent needs, and the seams tests and embedders fill (an HTTP transport, a
+web-search backend).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from .project_settings import ProjectSettings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .agents.dispatch import DispatchEnv
+    from .approval.rules import Rule
+    from .checkpoints import CheckpointStore
+    from .mcp.manager import McpManager
+    from .sandbox import CommandSandbox
+    from .settings import SandboxSettings
+    from .tools.registry import ToolRegistry
+    from .tools.web import SearchBackend
+
+__all__ = ["SessionDeps", "SandboxFactory"]
+
+log = logging.getLogger(__name__)
+
+# Makes the sandbox for the current sandbox settings and the `.env` files a rule allows.
+SandboxFactory = Callable[["SandboxSettings", list[str]], "CommandSandbox"]
+
+
+@dataclass
+class SessionDeps:
+    """The parts of one session that tools and approval layers use (see the module docstring)."""
+
+    project: Path
+    settings: ProjectSettings
+    registry: "ToolRegistry | None" = None
+    mcp: "McpManager | None" = None
+    checkpoints: "CheckpointStore | None" = None
+    dispatch: "DispatchEnv | None" = None
+    http_transport: "httpx.AsyncBaseTransport | None" = None
+    web_search_backend: "SearchBackend | None" = None
+    sandbox_factory: SandboxFactory | None = None
+    _sandbox: "CommandSandbox | None" = field(default=None, init=False, repr=False)
+    _sandbox_key: str | None = field(default=None, init=False, repr=False)
+    _closing: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
+
+    def sandbox(self) -> "CommandSandbox | None":
+        """The command sandbox for the settings as they are now; None when the session has none.
+
+        A change of the sandbox settings (or of the `.env` files a rule allows) makes a new one;
+        the old one's network proxy is closed in the background.
+        """
+        if self.sandbox_factory is None:
+            return self._sandbox
+        effective = self.settings.current()
+        allowed = allowed_env_files(effective.rules)
+        key = effective.merged.sandbox.model_dump_json() + "\0" + "\0".join(allowed)
+        if self._sandbox is None or key != self._sandbox_key:
+            old, self._sandbox = self._sandbox, self.sandbox_factory(effective.merged.sandbox, allowed)
+            self._sandbox_key = key
+            if old is not None:
+                self._close_later(old)
+        return self._sandbox
+
+    def _close_later(self, sandbox: "CommandSandbox") -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(sandbox.aclose())
+        except RuntimeError:
+            return  # no loop: nothing of it is running either
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        if self._sandbox is not None:
+            await self._sandbox.aclose()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def allowed_env_files(rules: tuple["Rule", ...]) -> list[str]:
+    """The `.env` files a person allowed with a rule (``read_file(.env.example)``).
+
+    The sandbox hides every other `.env` file of the project from commands.
+    """
+    from .secret_files import is_env_file
+
+    allowed = []
+    for rule in rules:
+        if rule.action == "allow" and rule.tool == "read_file" and rule.pattern:
+            pattern = rule.pattern.replace("\\", "")
+            if is_env_file(pattern.rsplit("/", 1)[-1]):
+                allowed.append(pattern)
+    return allowed

@@ -1,0 +1,163 @@
+"""A project's settings files resolved once: the values, the rules, and where each came from.
+
+Files, from the least to the most specific: ``.codingcode/settings.json`` ("project",
+shared) and ``.codingcode/settings.local.json`` ("local", personal; "Always allow" writes
+here). For values the more specific file wins; lists (rules, ``allowWrite``, ...) are
+unioned; ``env`` is merged key by key. Every permission rule keeps the file it came from,
+for ``%agent rules`` and for the reason a decision gives.
+
+:class:`ProjectSettings` is the one live view every part reads (the approval pipeline,
+hooks, the sandbox, web search, the context window, the model): it re-reads the files when
+one of them changes, so an "Always allow" answer or an edit applies to the next call and
+nothing keeps a copy frozen at session start.
+
+The permission mode a file sets: ``permissions.defaultMode`` is where Claude Code puts it;
+the top-level ``defaultMode`` is accepted as the same setting. A file that sets both to
+different modes gets a warning and the stricter of the two applies.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .approval.rules import Rule, RuleError, parse_rule
+from .settings import (
+    MODE_STRICTNESS,
+    PermissionMode,
+    Settings,
+    SettingsError,
+    load_settings_file,
+    settings_paths,
+)
+
+__all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings"]
+
+_ACTIONS = ("deny", "ask", "allow")
+
+
+@dataclass(frozen=True)
+class SettingsLayer:
+    """One settings file as read: its source name, its path, and what it holds."""
+
+    source: str
+    path: Path
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class EffectiveSettings:
+    """Every settings file of a project merged, with the source of each rule and of the mode."""
+
+    layers: tuple[SettingsLayer, ...]
+    merged: Settings
+    rules: tuple[Rule, ...]
+    default_mode: PermissionMode | None = None
+    default_mode_source: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    def layer(self, source: str) -> SettingsLayer | None:
+        return next((layer for layer in self.layers if layer.source == source), None)
+
+    def source_path(self, source: str) -> str:
+        """The file a rule's source names, for messages (``.codingcode/settings.local.json``)."""
+        layer = self.layer(source)
+        return str(layer.path) if layer is not None else source
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        elif isinstance(value, list) and isinstance(out.get(key), list):
+            out[key] = out[key] + [v for v in value if v not in out[key]]
+        else:
+            out[key] = value
+    return out
+
+
+def merge_settings(layers: list[Settings]) -> Settings:
+    """Settings layered in order, later ones more specific (lists unioned)."""
+    merged: dict[str, Any] = {}
+    for settings in layers:
+        merged = _deep_merge(merged, settings.model_dump(exclude_unset=True))
+    return Settings.model_validate(merged)
+
+
+def _file_mode(layer: SettingsLayer, warnings: list[str]) -> PermissionMode | None:
+    settings = layer.settings
+    nested, top = settings.permissions.defaultMode, settings.defaultMode
+    if nested and top and nested != top:
+        stricter = nested if MODE_STRICTNESS[nested] >= MODE_STRICTNESS[top] else top
+        warnings.append(
+            f"{layer.path}: sets the permission mode twice, permissions.defaultMode {nested!r} and defaultMode "
+            f"{top!r}; the stricter, {stricter!r}, applies. Keep only permissions.defaultMode."
+        )
+        return stricter
+    return nested or top
+
+
+def _rules(layers: tuple[SettingsLayer, ...]) -> tuple[Rule, ...]:
+    rules: list[Rule] = []
+    for layer in layers:
+        for action in _ACTIONS:
+            for index, text in enumerate(getattr(layer.settings.permissions, action)):
+                try:
+                    rules.append(parse_rule(text, action, layer.source))  # type: ignore[arg-type]
+                except RuleError as error:
+                    raise SettingsError(f"{layer.path}: entry 'permissions.{action}.{index}': {error}") from None
+    return tuple(rules)
+
+
+def resolve(layers: tuple[SettingsLayer, ...]) -> EffectiveSettings:
+    """The effective settings of ``layers`` (least specific first)."""
+    warnings: list[str] = []
+    mode, mode_source = None, None
+    for layer in reversed(layers):
+        chosen = _file_mode(layer, warnings)
+        if chosen is not None and mode is None:
+            mode, mode_source = chosen, layer.source
+    return EffectiveSettings(
+        layers=layers,
+        merged=merge_settings([layer.settings for layer in layers]),
+        rules=_rules(layers),
+        default_mode=mode,
+        default_mode_source=mode_source,
+        warnings=tuple(warnings),
+    )
+
+
+@dataclass
+class ProjectSettings:
+    """The live effective settings of one project (see the module docstring)."""
+
+    project: Path
+    _stamps: tuple[int, ...] | None = field(default=None, init=False, repr=False)
+    _current: EffectiveSettings | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.project = Path(os.path.realpath(self.project))
+
+    def paths(self) -> list[tuple[str, Path]]:
+        return settings_paths(self.project)
+
+    def _stat(self) -> tuple[int, ...]:
+        stamps = []
+        for _, path in self.paths():
+            try:
+                info = path.stat()
+                stamps.extend((info.st_mtime_ns, info.st_size, info.st_ino))
+            except FileNotFoundError:
+                stamps.extend((-1, -1, -1))
+        return tuple(stamps)
+
+    def current(self) -> EffectiveSettings:
+        """The settings as the files say now; SettingsError (naming file and entry) when one is broken."""
+        stamps = self._stat()
+        if self._current is None or stamps != self._stamps:
+            layers = tuple(SettingsLayer(source, path, load_settings_file(path)) for source, path in self.paths())
+            self._current, self._stamps = resolve(layers), stamps
+        return self._current

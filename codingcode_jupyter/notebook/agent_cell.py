@@ -1,0 +1,108 @@
+"""One ``%%agent`` cell: the request expanded, the session found, the turn run and rendered.
+
+The cell's options (mode, approval timeout, model) go into the turn as
+:class:`~..engine.session.TurnOptions`; nothing of the session is changed for the cell and
+put back afterwards. The interrupt button (and the kernel's interrupt) cancel the turn,
+which ends cleanly: commands killed, cards marked, audit written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from . import async_cell
+from .config import CodingCode
+from .sessions import SessionRegistry
+
+if TYPE_CHECKING:
+    from ..engine.session import Session
+    from .view import TextView, TurnView
+
+__all__ = ["AgentInterrupted", "AgentCellRunner", "NO_REQUEST"]
+
+NO_REQUEST = "%%agent needs a request in the cell body, e.g.\n%%agent\nAdd a test for parse()"
+
+
+class AgentInterrupted(Exception):
+    """The interrupt button stopped a turn; shown as one line, not a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["Interrupted."]
+
+
+@dataclass
+class AgentCellRunner:
+    """Runs ``%%agent`` cells for one shell."""
+
+    shell: Any
+    config: CodingCode
+    registry: SessionRegistry
+    # Session id -> what `%agent undo` reverted, told to the model with its next prompt.
+    undo_notes: dict[str, list[str]] = field(default_factory=dict)
+
+    async def run(self, args: Any, body: str, *, expand: bool = True) -> None:
+        """Run the turn a parsed ``%%agent`` line and its body ask for."""
+        from ..engine.events import Notice
+        from ..engine.session import TurnOptions
+        from .references import expand_references
+
+        prompt = body.strip()
+        if not prompt:
+            raise UsageError(NO_REQUEST)
+        expanded = expand_references(prompt, shell=self.shell) if expand else None
+        if expanded is not None:
+            prompt = expanded.text
+        if args.approval_timeout is not None and args.approval_timeout <= 0:
+            raise UsageError("--approval-timeout must be a positive number of seconds")
+        project = self.registry.project(args.project)
+        if args.profile:
+            entry = self.registry.profile_entry(project, args.profile, new=args.new)
+        else:
+            entry = self.registry.entry(project, new=args.new)
+        session = entry.session
+        notes = self.undo_notes.pop(session.id, None)
+        if notes:
+            prompt = "\n".join(notes) + "\n\n" + prompt
+        await entry.parts.start()
+        options = TurnOptions(mode=args.mode, approval_timeout=args.approval_timeout, model=args.model or None)
+        timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
+        view = self._view(session, timeout)
+        view.display()
+        if expanded is not None and expanded.unresolved:
+            names = ", ".join("{" + name + "}" for name in expanded.unresolved)
+            view(Notice(session_id=session.id,
+                        text=f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
+        turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=view.ask, options=options))
+        interrupted = False
+        try:
+            async with async_cell.cancel_on_interrupt(turn):
+                await turn
+        except asyncio.CancelledError:
+            if not turn.cancelled():
+                raise  # the cell itself was cancelled from outside: let it go on up
+            interrupted = True
+        finally:
+            if not turn.done():
+                turn.cancel()
+            view.finish(interrupted=interrupted)
+        if interrupted:
+            raise AgentInterrupted()
+
+    def _view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
+        from .view import TextView, TurnView
+
+        if async_cell.kernel_of(self.shell) is None:
+            return TextView(session=session)
+        return TurnView(
+            ip=self.shell,
+            session=session,
+            max_rate=self.config.max_updates_per_second,
+            frontend_wait=self.config.frontend_wait,
+            headless_timeout=self.config.headless_timeout,
+            approval_timeout=approval_timeout,
+            todo=list(session.state.todo),
+        )

@@ -1,0 +1,237 @@
+"""``%agent SUBCOMMAND``: inspect and steer the agent (status, mode, rules, audit, undo, ...).
+
+Each subcommand is a method ``cmd_<name>(words)`` returning text (or something displayable);
+the ones that talk to MCP servers or a model are coroutines, awaited by the line magic.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from IPython.core.error import UsageError
+from IPython.display import Pretty
+
+from .agent_cell import AgentCellRunner
+from .config import MODES
+from .sessions import SessionRegistry
+
+if TYPE_CHECKING:
+    from ..engine.mcp.manager import ServerStatus
+
+__all__ = ["Subcommands", "COMMANDS", "mode_arg"]
+
+COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo", "compact")
+
+
+def mode_arg(value: str) -> str:
+    if value not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {value!r}")
+    return value
+
+
+@dataclass
+class Subcommands:
+    """The ``%agent`` subcommands of one shell."""
+
+    shell: Any
+    registry: SessionRegistry
+    runner: AgentCellRunner
+    # Runs a `%%agent` request (``%agent fix`` uses it): (line, body, expand references).
+    run_request: Callable[..., Any]
+
+    def handler(self, name: str) -> Callable[[list[str]], Any] | None:
+        return getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
+
+    def cmd_status(self, rest: list[str]) -> str:
+        from ..engine.context import context_status
+        from ..engine.models import resolve_model_name
+        from ..engine.prompts import loaded_instructions
+
+        entry = self.registry.current_entry()
+        session, parts = entry.session, entry.parts
+        model = session.last_model or resolve_model_name(self.registry.config.model or session.default_model())[0]
+        usage = session.usage
+        choice = session.mode_choice()
+        turns = f"{session.turns} turn{'s' if session.turns != 1 else ''}"
+        lines = [
+            f"session   {session.id}  ({turns})",
+            f"project   {session.project}",
+            f"model     {model}",
+            f"mode      {choice.mode}  (from {choice.source})",
+            f"tokens    {usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out",
+            f"cost      ${session.cost:.4f}",
+            f"sandbox   {parts.sandbox().describe()}",
+            f"{context_status(session).describe()}",
+            "instructions " + (", ".join(f.describe() for f in loaded_instructions(session.project)) or "none (AGENTS.md, CLAUDE.md)"),
+        ]
+        servers = parts.mcp.status()
+        if servers:
+            lines.append("mcp       " + ", ".join(f"{s.name} ({s.state})" for s in servers))
+        for warning in parts.settings.current().warnings:
+            lines.append(f"warning   {warning}")
+        return "\n".join(lines)
+
+    async def cmd_compact(self, rest: list[str]) -> str:
+        """Shorten what is sent to the model now (the transcript on disk keeps everything)."""
+        from ..engine.context import compact
+
+        report = await compact(self.registry.current_entry().session, force=True)
+        return report.describe()
+
+    def cmd_mode(self, rest: list[str]) -> str:
+        session = self.registry.current_entry().session
+        if len(rest) != 1:
+            choice = session.mode_choice()
+            return f"mode is {choice.mode} (from {choice.source}); change it with %agent mode {'|'.join(MODES)}"
+        session.mode = mode_arg(rest[0])  # type: ignore[assignment]
+        return f"mode set to {rest[0]}"
+
+    def cmd_reset(self, rest: list[str]) -> str:
+        entry = self.registry.entry(self.registry.current or self.registry.project(), new=True)
+        return f"new session {entry.session.id}"
+
+    def cmd_sessions(self, rest: list[str]) -> str:
+        from ..engine.session import list_sessions
+
+        project = self.registry.current or self.registry.project()
+        infos = list_sessions(project)
+        if not infos:
+            return f"no saved sessions in {project}"
+        current = self.registry.sessions.get(project)
+        rows = []
+        for info in infos:
+            mark = "*" if current is not None and current.session.id == info.id else " "
+            rows.append(f"{mark} {info.id}  {info.created[:19]:19}  {info.turns:>3} turns  {info.model:20}  {info.first_prompt[:50]}")
+        return "\n".join(rows)
+
+    def cmd_resume(self, rest: list[str]) -> str:
+        if len(rest) != 1:
+            raise UsageError("usage: %agent resume ID   (see %agent sessions)")
+        project = self.registry.current or self.registry.project()
+        entry = self.registry.open(project, session_id=rest[0], resume=True)
+        self.registry.replace(project, entry)
+        session = entry.session
+        return f"resumed {session.id}: {session.turns} turns, {len(session.conversation.messages)} messages"
+
+    def cmd_rules(self, rest: list[str]) -> str:
+        from ..engine.approval.pipeline import effective_rules
+        from ..engine.settings import SettingsError
+
+        entry = self.registry.current_entry()
+        try:
+            rows = effective_rules(entry.parts.settings.current(), entry.parts.pipeline.session_rules)
+        except SettingsError as error:
+            raise UsageError(str(error)) from None
+        lines = [f"{'action':6}  {'source':8}  {'priority':>8}  rule"]
+        lines += [f"{action:6}  {source:8}  {priority:>8}  {text}" for text, action, source, priority in rows]
+        return "\n".join(lines)
+
+    def cmd_audit(self, rest: list[str]) -> str:
+        from ..engine.approval.audit import AuditLog
+        from .widgets.audit import audit_fields
+
+        try:
+            count = int(rest[0]) if rest else 20
+        except ValueError:
+            raise UsageError("usage: %agent audit [N]") from None
+        if count <= 0:
+            raise UsageError("N must be a positive number")
+        project = self.registry.current or self.registry.project()
+        records = AuditLog(project).read(count)
+        if not records:
+            return f"no audit records in {project / '.codingcode' / 'audit.jsonl'}"
+        rows = []
+        for record in records:
+            f = audit_fields(record)
+            outcome = f" → {f['outcome']}" if f["outcome"] else ""
+            rows.append(
+                f"{str(record.get('ts', ''))[:19]:19}  {f['tool']:20}  {f['decision']:8}{outcome:14}  {f['why'][:50]:50}  {f['by']}".rstrip()
+            )
+        return "\n".join(rows)
+
+    def cmd_tools(self, rest: list[str]) -> str:
+        entry = self.registry.current_entry()
+        rows = []
+        for tool, status in entry.parts.resolver.visible():
+            flags = ", ".join(f for f in ("read-only" if tool.read_only else "", status if status != "offered" else "") if f)
+            rows.append(f"{tool.display_name or tool.name:30} {tool.source:8} {flags}")
+        return "\n".join(rows) or "no tools"
+
+    async def cmd_mcp(self, rest: list[str]) -> str:
+        mcp = self.registry.current_entry().parts.mcp
+        if rest[:1] == ["add"]:
+            if len(rest) < 3:
+                raise UsageError('usage: %agent mcp add NAME \'{"command": "...", "args": [...]}\'')
+            try:
+                config = json.loads(" ".join(rest[2:]))
+            except json.JSONDecodeError as error:
+                raise UsageError(f"the server config is not JSON: {error}") from None
+            try:
+                status = await mcp.add(rest[1], config)
+            except (ValueError, TypeError) as error:
+                raise UsageError(str(error)) from None
+            return format_servers([status])
+        if rest[:1] == ["remove"]:
+            if len(rest) != 2:
+                raise UsageError("usage: %agent mcp remove NAME")
+            return f"removed {rest[1]}" if await mcp.remove(rest[1]) else f"no server named {rest[1]!r}"
+        if rest:
+            raise UsageError("usage: %agent mcp [add NAME JSON | remove NAME]")
+        return format_servers(mcp.status()) or "no MCP servers (configure them in .mcp.json)"
+
+    async def cmd_fix(self, rest: list[str]) -> None:
+        from .references import NoErrorToFix, fix_prompt
+
+        try:
+            prompt = fix_prompt(self.shell, " ".join(rest))
+        except NoErrorToFix as error:
+            raise UsageError(str(error)) from None
+        # The failing cell's own braces are code, not references.
+        await self.run_request("", prompt, expand=False)
+
+    def cmd_undo(self, rest: list[str]) -> str:
+        from IPython.display import display
+
+        from ..engine.checkpoints import CheckpointError, CheckpointStore
+
+        flags = set(rest)
+        unknown = flags - {"--dry-run", "--force", "--outside"}
+        if unknown:
+            raise UsageError(f"usage: %agent undo [--dry-run] [--force] [--outside] (unknown: {' '.join(sorted(unknown))})")
+        project = self.registry.current or self.registry.project()
+        entry = self.registry.sessions.get(project)
+        deps = entry.session.deps if entry is not None else None
+        store = deps.checkpoints if deps is not None and deps.checkpoints is not None else CheckpointStore(project)
+        try:
+            plan = store.plan_undo(allow_outside="--outside" in flags)
+        except CheckpointError as error:
+            raise UsageError(str(error)) from None
+        display(Pretty(plan.render()))
+        if "--dry-run" in flags:
+            return "Dry run: nothing was changed. `%agent undo` restores these files."
+        try:
+            store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags)
+        except CheckpointError as error:
+            raise UsageError(str(error)) from None
+        changed = sum(1 for item in plan.files if item.action != "unchanged")
+        if entry is not None and entry.session.id == plan.checkpoint.session_id:
+            files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
+            self.runner.undo_notes.setdefault(entry.session.id, []).append(
+                f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
+                f"as they were before it: {files}. Read them again before changing them.)"
+            )
+        return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
+
+
+def format_servers(statuses: list["ServerStatus"]) -> str:
+    rows = []
+    for s in statuses:
+        line = f"{s.name:20} {s.transport:6} {s.state:12} {s.tool_count} tools"
+        if s.error:
+            line += f"  error: {s.error}"
+        if s.log_path:
+            line += f"  log: {s.log_path}"
+        rows.append(line)
+    return "\n".join(rows)
