@@ -33,6 +33,7 @@ from .models.base import Model, ModelError, ModelRequest, ModelResponse
 from .models.pricing import cost_usd
 from .state import SessionState
 from .tools.base import ToolContext, ToolDefinition, ToolError, ToolResult
+from .tools.images import IMAGE_MIME_TYPES
 from .tools.web import server_side_tools
 
 if TYPE_CHECKING:
@@ -118,7 +119,6 @@ def with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any
     return out
 
 
-_SHOWN_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 _SHOWN_IMAGE_BYTES = 4_000_000
 
 
@@ -129,7 +129,7 @@ def _images(result: ToolResult) -> list[dict[str, str]]:
         source = block.get("source") or {}
         if block.get("type") != "image" or source.get("type") != "base64":
             continue
-        if source.get("media_type") not in _SHOWN_IMAGE_TYPES:
+        if source.get("media_type") not in IMAGE_MIME_TYPES:
             continue
         total += len(source.get("data", ""))
         if total > _SHOWN_IMAGE_BYTES:

@@ -11,13 +11,16 @@ from codingcode_jupyter.engine.agent import INTERRUPTED_RESULT, AgentLoop, Conve
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
 from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool
+from tests.fakes.model import call, scripted
+from tests.fakes.model import text as scripted_text
 from tests.fakes.anthropic_server import HTTPError, Reply, StreamError, text, tool_use
 
 
 def make_loop(tmp_path: Path, tools, **kw) -> tuple[AgentLoop, Recorder]:
     events = Recorder()
+    model = kw.pop("model", None) or AnthropicModel("claude-sonnet-5", max_retries=kw.pop("max_retries", 0))
     loop = AgentLoop(
-        model=AnthropicModel("claude-sonnet-5", max_retries=kw.pop("max_retries", 0)),
+        model=model,
         tools=StaticTools(tools),
         approver=kw.pop("approver", AllowAll()),
         project=tmp_path,
@@ -56,53 +59,47 @@ async def test_multi_step_tool_conversation(fake_api, tmp_path):
     assert fake_api.requests[0]["system"][0]["cache_control"] == {"type": "ephemeral"}
 
 
-async def test_parallel_calls_answered_in_one_message_in_call_order(fake_api, tmp_path):
+async def test_parallel_calls_answered_in_one_message_in_call_order(tmp_path):
     log: list = []
-    fake_api.add(
-        Reply([
-            tool_use("echo", {"text": "slow", "delay": 0.3}, id="a"),
-            tool_use("echo", {"text": "fast", "delay": 0.0}, id="b"),
-            tool_use("echo", {"text": "mid", "delay": 0.1}, id="c"),
-        ]),
-        Reply([text("ok")]),
-    )
-    loop, _ = make_loop(tmp_path, [echo_tool(log=log)])
+    model = scripted([
+        call("echo", {"text": "slow", "delay": 0.3}, id="a"),
+        call("echo", {"text": "fast", "delay": 0.0}, id="b"),
+        call("echo", {"text": "mid", "delay": 0.1}, id="c"),
+    ])
+    loop, _ = make_loop(tmp_path, [echo_tool(log=log)], model=model)
     await loop.run(Conversation(), "go", 1)
-    answer = fake_api.requests[1]["messages"][-1]
+    answer = model.requests[1].messages[-1]
     assert answer["role"] == "user"
     assert [b["tool_use_id"] for b in answer["content"]] == ["a", "b", "c"]
     # read-only calls ran concurrently: all three started before the slow one ended
     assert [entry[0] for entry in log[:3]] == ["start", "start", "start"]
 
 
-async def test_mutating_calls_run_in_order(fake_api, tmp_path):
+async def test_mutating_calls_run_in_order(tmp_path):
     log: list = []
-    fake_api.add(
-        Reply([tool_use("write", {"text": "1", "delay": 0.1}, id="a"), tool_use("write", {"text": "2"}, id="b")]),
-        Reply([text("ok")]),
-    )
-    loop, _ = make_loop(tmp_path, [echo_tool("write", read_only=False, log=log)])
+    model = scripted([call("write", {"text": "1", "delay": 0.1}, id="a"), call("write", {"text": "2"}, id="b")])
+    loop, _ = make_loop(tmp_path, [echo_tool("write", read_only=False, log=log)], model=model)
     await loop.run(Conversation(), "go", 1)
     assert log == [("start", "1"), ("end", "1"), ("start", "2"), ("end", "2")]
 
 
-async def test_validation_error_returned_as_is_error(fake_api, tmp_path):
+async def test_validation_error_returned_as_is_error(tmp_path):
     approver = AllowAll()
-    fake_api.add(Reply([tool_use("echo", {"txt": 3}, id="bad")]), Reply([text("sorry")]))
-    loop, events = make_loop(tmp_path, [echo_tool()], approver=approver)
+    model = scripted([call("echo", {"txt": 3}, id="bad")], [scripted_text("sorry")])
+    loop, events = make_loop(tmp_path, [echo_tool()], approver=approver, model=model)
     done = await loop.run(Conversation(), "go", 1)
-    result = fake_api.requests[1]["messages"][-1]["content"][0]
+    result = model.requests[1].messages[-1]["content"][0]
     assert result["is_error"] is True
     assert "Invalid arguments for echo" in result["content"][0]["text"] and "text: Field required" in result["content"][0]["text"]
     assert approver.outcomes == []  # nobody was asked about a call that cannot run
     assert done.stop_reason == "end_turn"
 
 
-async def test_unknown_tool_is_an_error_result(fake_api, tmp_path):
-    fake_api.add(Reply([tool_use("nope", {}, id="x")]), Reply([text("ok")]))
-    loop, _ = make_loop(tmp_path, [echo_tool()])
+async def test_unknown_tool_is_an_error_result(tmp_path):
+    model = scripted([call("nope", {}, id="x")])
+    loop, _ = make_loop(tmp_path, [echo_tool()], model=model)
     await loop.run(Conversation(), "go", 1)
-    result = fake_api.requests[1]["messages"][-1]["content"][0]
+    result = model.requests[1].messages[-1]["content"][0]
     assert result["is_error"] and "Unknown tool 'nope'" in result["content"][0]["text"]
 
 

@@ -55,7 +55,7 @@ async def test_network_decisions_of_sandboxed_commands_are_audited(tmp_path):
             self.wfile.write(b"ok")
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     port = server.server_address[1]
     (tmp_path / ".codingcode").mkdir()
     (tmp_path / ".codingcode" / "settings.json").write_text(

@@ -60,7 +60,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def web_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield server.server_address[1]
     server.shutdown()

@@ -150,8 +150,7 @@ def test_interrupt_during_approval_ends_cleanly_and_next_cell_works(kernel):
     _write_script(kernel)
     msg_id = kernel.execute("%%agent\nWrite notes.txt")
     _render(kernel, msg_id)
-    _button(kernel, "Allow")
-    time.sleep(0.3)
+    _button(kernel, "Allow")  # the card is up: the turn is awaiting the person
     kernel.km.interrupt_kernel()
     reply = kernel.reply(msg_id, timeout=20)
     assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted"
@@ -218,9 +217,9 @@ def test_run_all_keeps_order_while_a_card_waits(kernel):
     second = kernel.execute("import pathlib\nseen = pathlib.Path('notes.txt').read_text()\nprint('second saw', repr(seen))")
     _render(kernel, first)
     allow = _button(kernel, "Allow")
-    time.sleep(0.5)
-    # The queued cell has not run: it would have failed on the missing file.
-    assert not any(m["parent_header"].get("msg_id") == second and m["msg_type"] == "stream" for m in kernel.messages)
+    # While the card waits, the queued cell does not start: nothing of it in half a second of IOPub.
+    kernel.pump(timeout=0.5)
+    assert not any(m["parent_header"].get("msg_id") == second for m in kernel.messages)
     kernel.click(allow)
     assert kernel.reply(first)["status"] == "ok"
     assert kernel.reply(second)["status"] == "ok", kernel.text_output(second)
@@ -331,19 +330,20 @@ def test_agent_profile_runs_as_the_main_agent(kernel):
 
 def test_interrupt_during_a_command_kills_it_and_records_the_outcome(kernel):
     marker = kernel.project / "still-running.txt"
+    started = kernel.project / "started.txt"
+    token = f"4.{os.getpid()}{int(time.time()) % 10_000}"
     # A command with a background child; both must die with the interrupt.
-    command = f"(sleep 4; touch {marker}) & sleep 30"
+    command = f"touch {started}; (sleep {token}; touch {marker}) & sleep 30.{token.split('.')[1]}"
     kernel.fake.add(Reply([tool_use("execute_command", {"command": command}, id="toolu_cmd")]))
     msg_id = kernel.execute("%%agent --mode bypass\nRun the long thing")
     _render(kernel, msg_id)
-    kernel.wait_for(lambda: any(r.get("tool") == "execute_command" for r in _audit(kernel)), 30, "the decision record")
-    time.sleep(0.5)
+    kernel.wait_for(started.exists, 30, "the command to start")
     kernel.km.interrupt_kernel()
     reply = kernel.reply(msg_id, timeout=20)
     assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted"
     outcomes = [r for r in _audit(kernel) if r.get("event") == "outcome" and r.get("tool_use_id") == "toolu_cmd"]
     assert outcomes and outcomes[-1]["outcome"] == "interrupted"
-    time.sleep(5)  # past the background child's sleep: had it survived, the marker would exist
+    kernel.wait_for(lambda: not _processes_with(token), 10, "the background child to be gone")
     assert not marker.exists()
     kernel.fake.script.clear()
     kernel.fake.add(Reply([text("Ready again.")]))
@@ -377,3 +377,17 @@ def test_broken_settings_and_api_outage_give_one_clear_line_and_lose_nothing(ker
     assert "Back online." in _html_text(kernel, "codingcode-text")
     sent = kernel.fake.requests[-1]["messages"]
     assert "hello again" in json.dumps(sent) and "and now?" in json.dumps(sent)  # the failed turn's prompt kept
+
+
+def _processes_with(token: str) -> list[str]:
+    """Command lines of running processes that mention ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if token in line and "pytest" not in line:
+                found.append(line)
+    return found

@@ -14,11 +14,13 @@ import fnmatch
 import inspect
 import json
 import logging
+import os
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Union
+from typing import Any, Awaitable, Callable, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..processes import run_process
 from ..settings import HookCommand, HookMatcher
 
 __all__ = [
@@ -129,32 +131,31 @@ async def _run_python(hook: PythonHook, payload: dict[str, Any]) -> HookOutput |
     return _parse_output(result, hook.name)
 
 
-async def _run_shell(command: HookCommand, payload: dict[str, Any], cwd: str) -> HookOutput | str:
+def _hook_env(extra: Mapping[str, str], cwd: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    env["CODINGCODE_PROJECT_DIR"] = cwd
+    return env
+
+
+async def _run_shell(command: HookCommand, payload: dict[str, Any], cwd: str,
+                     env: Mapping[str, str] = {}) -> HookOutput | str:
     name = f"`{command.command}`"
     try:
-        process = await asyncio.create_subprocess_shell(
-            command.command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        # In its own process group, killed as a group: a hook's grandchild holding the pipes
+        # cannot stretch its timeout.
+        run = await run_process(["/bin/sh", "-c", command.command], cwd=cwd, env=_hook_env(env, cwd),
+                                timeout=command.timeout, stdin=json.dumps(payload, default=str).encode())
     except OSError as error:
         return f"hook {name} could not start: {error}"
-    try:
-        stdout, stderr = await asyncio.wait_for(
-            process.communicate(json.dumps(payload, default=str).encode()), command.timeout
-        )
-    except asyncio.TimeoutError:
-        process.kill()
-        await process.wait()
+    if run.timed_out:
         return f"hook {name} did not answer within {command.timeout:g} s"
-    except asyncio.CancelledError:
-        process.kill()
-        raise
-    err = stderr.decode(errors="replace").strip()
-    if process.returncode == 2:  # Claude Code's convention: exit 2 blocks, stderr says why
+    err = run.stderr.render().strip()
+    if run.returncode == 2:  # Claude Code's convention: exit 2 blocks, stderr says why
         return HookOutput(decision="deny", reason=err or f"hook {name} blocked the call")
-    if process.returncode != 0:
-        return f"hook {name} failed with exit code {process.returncode}" + (f": {err[:300]}" if err else "")
-    text = stdout.decode(errors="replace").strip()
+    if run.returncode != 0:
+        return f"hook {name} failed with exit code {run.returncode}" + (f": {err[:300]}" if err else "")
+    text = run.stdout.render().strip()
     if not text:
         return HookOutput()
     try:
@@ -165,7 +166,8 @@ async def _run_shell(command: HookCommand, payload: dict[str, Any], cwd: str) ->
 
 
 async def run_pre_tool_use(
-    payload: dict[str, Any], *, tool: str, python_hooks: list[PythonHook], shell_hooks: list[HookMatcher], cwd: str
+    payload: dict[str, Any], *, tool: str, python_hooks: list[PythonHook], shell_hooks: list[HookMatcher], cwd: str,
+    env: Mapping[str, str] = {},
 ) -> HookResult:
     """Run every matching hook in order; deny stops at once, a modified input feeds the next hook."""
     result = HookResult()
@@ -178,7 +180,7 @@ async def run_pre_tool_use(
     for matcher in shell_hooks:
         if _matches(matcher.matcher, tool):
             for command in matcher.hooks:
-                jobs.append((command.command, lambda p, c=command: _run_shell(c, p, cwd)))
+                jobs.append((command.command, lambda p, c=command: _run_shell(c, p, cwd, env)))
     for name, job in jobs:
         result.ran.append(name)
         output = await job(current)
@@ -194,7 +196,8 @@ async def run_pre_tool_use(
     return result
 
 
-def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd: str) -> None:
+def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd: str,
+                     env: Mapping[str, str] = {}) -> None:
     """Hand an audit record to every observer; fire and forget, never raises."""
     for observer in list(_OBSERVERS):
         try:
@@ -206,7 +209,7 @@ def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd
     for matcher in shell_hooks:
         if _matches(matcher.matcher, str(record.get("tool", ""))):
             for command in matcher.hooks:
-                _spawn(_run_shell(command, record, cwd))
+                _spawn(_run_shell(command, record, cwd, env))
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()

@@ -251,7 +251,8 @@ class ApprovalPipeline:
         payload = {"session_id": ctx.session_id, "cwd": str(self.project), "permission_mode": mode,
                    "tool_name": subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
         result = await hooks_module.run_pre_tool_use(payload, tool=subject.tool, python_hooks=python_hooks,
-                                                     shell_hooks=shell_hooks, cwd=str(self.project))
+                                                     shell_hooks=shell_hooks, cwd=str(self.project),
+                                                     env=settings.merged.env)
         hook_label = f"hook:{result.hook}" if result.hook else None
         layers.append(LayerVerdict(layer="hooks", verdict=result.decision if result.ran else "skipped", rule=hook_label,
                                    reason=result.reason))
@@ -403,10 +404,11 @@ class ApprovalPipeline:
             record = self.audit.append(record)
         ctx.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
         try:
-            observers = self.settings.current().merged.hooks.ApprovalPost
+            merged = self.settings.current().merged
+            observers, env = merged.hooks.ApprovalPost, merged.env
         except SettingsError:
-            observers = []
-        hooks_module.notify_observers(record, observers, str(self.project))
+            observers, env = [], {}
+        hooks_module.notify_observers(record, observers, str(self.project), env)
 
     def _audit_decision(self, call: ToolCall, ctx: "ToolContext", decision: Decision, evaluation: Evaluation) -> None:
         layers = [v.model_dump() for v in evaluation.layers]

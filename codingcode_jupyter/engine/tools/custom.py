@@ -1,15 +1,11 @@
 """Custom tools from a notebook cell: a typed Python function becomes an agent tool.
 
-``@tool`` reads the function once, when the cell runs: parameters from type hints and
-defaults (pydantic validates them; ``Annotated[..., Field(description=...)]`` and the
-docstring's ``Args:`` / ``Parameters`` entries describe them), the description from the
-docstring, the name from the function. A parameter annotated :class:`ToolContext` is
-injected and never shown to the model. Every mistake in a definition is collected and
-raised together, naming the function, so one run of the cell shows them all.
-
-The tool goes into the process registry, so every session offers it from its next model
-request on; defining the same name again (re-running the cell) replaces it. Sync functions
-run in a worker thread so the kernel keeps serving clicks and interrupts meanwhile.
+``@tool`` reads the function once, when the cell runs (:mod:`.function_schema`); what it
+returns becomes content blocks (:mod:`.results`). The tool goes into the process registry,
+so every session offers it from its next model request on; defining the same name again
+(re-running the cell) replaces it. Sync functions run in a worker thread so the kernel
+keeps serving clicks and interrupts meanwhile. A custom tool is judged as able to reach
+anything its arguments name, unless it declares what it reaches (``access=``).
 
 ``@pre_tool_use`` and ``@on_approval`` register Python hooks with the approval pipeline,
 with the same contract as shell hooks (see :mod:`..approval.hooks`).
@@ -18,37 +14,19 @@ with the same contract as shell hooks (see :mod:`..approval.hooks`).
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import inspect
-import io
-import json
 import re
-import typing
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
-import docstring_parser
-import pydantic_core
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PydanticSchemaGenerationError,
-    PydanticUserError,
-    create_model,
-)
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel
 
-from .base import (
-    ContentBlock,
-    ToolContext,
-    ToolDefinition,
-    ToolError,
-    ToolResult,
-    text_block,
-)
+from .access import ToolAccess
+from .base import ToolContext, ToolDefinition, ToolResult
+from .function_schema import Signature, ToolDefinitionError, function_name, read_docstring, read_signature
 from .registry import ToolRegistry
+from .results import Image, to_tool_result
 
 __all__ = [
     "tool",
@@ -63,287 +41,13 @@ __all__ = [
 ]
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-# What the Messages API accepts in an image block, and its size limit per image.
-IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
-_SIGNATURES = {
-    b"\x89PNG\r\n\x1a\n": "image/png",
-    b"\xff\xd8\xff": "image/jpeg",
-    b"GIF87a": "image/gif",
-    b"GIF89a": "image/gif",
-}
-
-
-class ToolDefinitionError(TypeError):
-    """A function that cannot become a tool; the message lists every problem found."""
-
-    def __init__(self, qualname: str, problems: list[str]) -> None:
-        self.qualname = qualname
-        self.problems = problems
-        lines = "\n".join(f"  - {problem}" for problem in problems)
-        super().__init__(f"Cannot make a tool of {qualname}:\n{lines}")
-
-
-@dataclass(frozen=True)
-class Image:
-    """Image bytes with their mime type, returned from a tool as an image content block."""
-
-    data: bytes
-    mime: str = "image/png"
-
-
-# -- reading a function ---------------------------------------------------------------------
-
-
-def _qualname(fn: Any) -> str:
-    module = getattr(fn, "__module__", None)
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    return f"{module}.{name}" if module and module not in ("__main__", "builtins") else name
-
-
-def _is_context(annotation: Any) -> bool:
-    """True for ``ToolContext`` and ``ToolContext | None`` (the context is always given)."""
-    if annotation is ToolContext:
-        return True
-    if typing.get_origin(annotation) is Annotated:
-        return _is_context(typing.get_args(annotation)[0])
-    args = typing.get_args(annotation)
-    if args and type(None) in args:
-        rest = [a for a in args if a is not type(None)]
-        return len(rest) == 1 and rest[0] is ToolContext
-    return False
-
-
-def _explicit_description(annotation: Any, default: Any) -> str | None:
-    try:
-        return FieldInfo.from_annotated_attribute(annotation, default).description
-    except Exception:  # a bad annotation is reported when the model is built
-        return None
-
-
-def _strip_titles(node: Any) -> Any:
-    """The schema without pydantic's generated ``title`` keys (noise in every request)."""
-    if isinstance(node, list):
-        return [_strip_titles(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
-            out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
-        elif key in ("default", "examples", "const", "enum"):
-            out[key] = value  # data, not schemas: a property may well be called "title"
-        else:
-            out[key] = _strip_titles(value)
-    return out
-
-
-def _resolve_hints(fn: Callable[..., Any], signature: inspect.Signature, problems: list[str]) -> dict[str, Any]:
-    """Every parameter's type hint, with string annotations (``from __future__``) evaluated."""
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        pass  # find out which parameter is at fault, so the message can say so
-    target = inspect.unwrap(fn)
-    namespace = dict(getattr(target, "__globals__", {}))
-    code, closure = getattr(target, "__code__", None), getattr(target, "__closure__", None)
-    if code is not None and closure:
-        for name, cell in zip(code.co_freevars, closure):
-            try:
-                namespace[name] = cell.cell_contents
-            except ValueError:  # a cell not filled yet
-                pass
-    hints: dict[str, Any] = {}
-    for name, param in signature.parameters.items():
-        annotation = param.annotation
-        if annotation is inspect.Parameter.empty:
-            continue
-        try:
-            # Evaluated like typing.get_type_hints does; twice for `x: "T"` under __future__.
-            for _ in range(2):
-                if isinstance(annotation, str):
-                    annotation = eval(annotation, namespace)
-        except Exception as error:
-            problems.append(
-                f"parameter '{name}': its type hint {param.annotation!r} cannot be resolved "
-                f"({type(error).__name__}: {error})"
-            )
-            continue
-        hints[name] = annotation
-    return hints
-
-
-@dataclass
-class _Signature:
-    """What a function's signature says, read once."""
-
-    model: type[BaseModel] | None = None
-    schema: dict[str, Any] | None = None
-    # (parameter name, field name in the model, positional-only) in signature order
-    fields: list[tuple[str, str, bool]] = field(default_factory=list)
-    context: tuple[str, bool] | None = None  # (name, positional-only)
-
-
-def _read_signature(
-    fn: Callable[..., Any], tool_name: str, param_docs: dict[str, str], problems: list[str]
-) -> _Signature:
-    out = _Signature()
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError) as error:
-        problems.append(f"its signature cannot be read ({error})")
-        return out
-    hints = _resolve_hints(fn, signature, problems)
-
-    definitions: dict[str, Any] = {}
-    for index, (name, param) in enumerate(signature.parameters.items()):
-        annotation = hints.get(name, Any)
-        positional_only = param.kind is inspect.Parameter.POSITIONAL_ONLY
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            star = "*" if param.kind is inspect.Parameter.VAR_POSITIONAL else "**"
-            problems.append(f"parameter {star}{name}: *args and **kwargs cannot be described to the model")
-            continue
-        if _is_context(annotation):
-            if out.context is not None:
-                problems.append(f"parameter '{name}': only one parameter may be the ToolContext")
-            out.context = (name, positional_only)
-            continue
-        if name in ("ctx", "context") and name not in hints:
-            problems.append(f"parameter '{name}' has no annotation: annotate it as ToolContext to receive the context")
-            continue
-        if name.startswith("_"):
-            problems.append(f"parameter '{name}': names starting with '_' cannot be tool arguments")
-            continue
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        extra: dict[str, Any] = {}
-        if _explicit_description(annotation, default) is None and name in param_docs:
-            extra["description"] = param_docs[name]  # Field(description=None) would erase one
-        # The model's field names are internal (arg0, arg1...) and the parameter names are
-        # aliases, so a parameter may be called `json`, `schema` or `model_id`.
-        field_name = f"arg{index}"
-        aliased = Annotated[annotation, Field(alias=name, **extra)]
-        definitions[field_name] = (aliased, default)
-        out.fields.append((name, field_name, positional_only))
-
-    if problems:
-        return out
-    try:
-        out.model = create_model(  # type: ignore[call-overload]
-            f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False), **definitions
-        )
-        out.schema = _strip_titles(out.model.model_json_schema())
-    except (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError) as error:
-        first = str(error).strip().splitlines()[0]
-        problems.append(f"its parameters cannot be described as JSON schema: {first}")
-    return out
-
-
-def _docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
-    """The prose of the docstring, and the descriptions of its Args/Parameters entries."""
-    raw = inspect.getdoc(fn) or ""
-    if not raw:
-        return "", {}
-    try:
-        parsed = docstring_parser.parse(raw)
-    except Exception:  # an unusual docstring is still a fine description as it is
-        return raw.strip(), {}
-    prose = "\n\n".join(part for part in (parsed.short_description, parsed.long_description) if part)
-    params = {p.arg_name: " ".join(p.description.split()) for p in parsed.params if p.description}
-    return (prose or raw).strip(), params
-
-
-# -- running it -----------------------------------------------------------------------------
-
-
-def _image_bytes(value: Any) -> tuple[bytes, str] | None:
-    """(bytes, mime) when ``value`` is an image we know how to send, else None."""
-    if isinstance(value, Image):
-        return value.data, value.mime
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (bytes, bytearray)):
-        if isinstance(value[1], str) and value[1].startswith("image/"):
-            return bytes(value[0]), value[1]
-    module = type(value).__module__ or ""
-    # PIL and matplotlib are found by duck typing so neither is a dependency.
-    if module.startswith("PIL.") and hasattr(value, "save") and hasattr(value, "mode"):
-        buffer = io.BytesIO()
-        image = value if value.mode in ("RGB", "RGBA", "L", "LA", "P", "1", "I;16") else value.convert("RGBA")
-        image.save(buffer, format="PNG")
-        return buffer.getvalue(), "image/png"
-    if module.startswith("matplotlib.") and hasattr(value, "savefig"):
-        buffer = io.BytesIO()
-        value.savefig(buffer, format="png", bbox_inches="tight")
-        return buffer.getvalue(), "image/png"
-    for method, mime in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg")):
-        render = getattr(value, method, None)
-        if callable(render) and not isinstance(value, type):
-            data = render()
-            if isinstance(data, (bytes, bytearray)):
-                return bytes(data), mime
-    if isinstance(value, (bytes, bytearray)):
-        head = bytes(value[:12])
-        for signature, mime in _SIGNATURES.items():
-            if head.startswith(signature):
-                return bytes(value), mime
-        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-            return bytes(value), "image/webp"
-    return None
-
-
-def _image_block(data: bytes, mime: str) -> ContentBlock:
-    if mime not in IMAGE_MIME_TYPES:
-        raise ToolError(f"The tool returned an image of type {mime}; images must be one of {', '.join(IMAGE_MIME_TYPES)}.")
-    if len(data) > MAX_IMAGE_BYTES:
-        raise ToolError(
-            f"The tool returned an image of {len(data) / 1e6:.1f} MB; the API accepts at most "
-            f"{MAX_IMAGE_BYTES / 1e6:.0f} MB per image."
-        )
-    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()}}
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode()
-        except UnicodeDecodeError:
-            raise ToolError(
-                f"The tool returned {len(value)} bytes that are neither text nor a PNG/JPEG/GIF/WebP image; "
-                "return a str, or (bytes, 'image/...') for an image."
-            ) from None
-    if value is None or isinstance(value, (dict, list, tuple, set, frozenset, int, float, bool)) or dataclasses.is_dataclass(value):
-        return json.dumps(pydantic_core.to_jsonable_python(value, fallback=str), ensure_ascii=False)
-    return str(value)  # a DataFrame, a Path...: its own text reads better than a quoted JSON string
-
-
-def to_tool_result(value: Any) -> ToolResult:
-    """What a custom tool returned, as tool_result content: text, JSON, or image blocks."""
-    if isinstance(value, ToolResult):
-        return value
-    if value is None:
-        return ToolResult.text("(the tool returned nothing)")
-    image = _image_bytes(value)
-    if image is not None:
-        return ToolResult([_image_block(*image)])
-    # A list mixing text and images becomes several blocks; any other list is JSON data.
-    if isinstance(value, (list, tuple)) and any(_image_bytes(item) is not None for item in value):
-        blocks: list[ContentBlock] = []
-        for item in value:
-            found = _image_bytes(item)
-            blocks.append(_image_block(*found) if found is not None else text_block(_as_text(item)))
-        return ToolResult(blocks)
-    return ToolResult.text(_as_text(value))
 
 
 def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-def _make_executor(fn: Callable[..., Any], sig: _Signature, is_async: bool):
+def _make_executor(fn: Callable[..., Any], sig: Signature, is_async: bool):
     def call_arguments(args: BaseModel, ctx: ToolContext) -> tuple[list[Any], dict[str, Any]]:
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
@@ -417,10 +121,15 @@ def function_tool(
     short_description: str | None = None,
     deferred: bool = False,
     read_only: bool = False,
+    access: ToolAccess | None = None,
 ) -> FunctionTool:
-    """The tool a function makes, without registering it; ToolDefinitionError lists every mistake."""
+    """The tool a function makes, without registering it; ToolDefinitionError lists every mistake.
+
+    ``access`` declares what its arguments reach (e.g. ``ToolAccess(paths=(PathArg("path", "read"),))``);
+    without it the tool is judged as able to reach anything its arguments name.
+    """
     problems: list[str] = []
-    qualname = _qualname(fn)
+    qualname = function_name(fn)
     if not callable(fn):
         raise ToolDefinitionError(qualname, ["it is not callable"])
     if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
@@ -432,11 +141,11 @@ def function_tool(
             "(pass name=... to choose another)"
         )
         tool_name = "tool"
-    prose, param_docs = _docstring(fn)
+    prose, param_docs = read_docstring(fn)
     text = description if description is not None else prose
     if not text.strip():
         problems.append("it has no description: write a docstring or pass description=... (the model reads it)")
-    sig = _read_signature(fn, tool_name, param_docs, problems)
+    sig = read_signature(fn, tool_name, param_docs, problems)
     if problems:
         raise ToolDefinitionError(qualname, problems)
     assert sig.model is not None and sig.schema is not None
@@ -450,12 +159,13 @@ def function_tool(
         read_only=read_only,
         json_schema=sig.schema,
         source="custom",
+        access=access if access is not None else ToolAccess(read_only=read_only, opaque=True),
         function=fn,
     )
 
 
 class _ToolDecorator:
-    """``@tool`` / ``@tool(name=..., read_only=..., deferred=..., short_description=...)``.
+    """``@tool`` / ``@tool(name=..., read_only=..., deferred=..., short_description=..., access=...)``.
 
     Also ``tool.register(definition)`` for a hand-written ToolDefinition (e.g. with a
     ``json_schema`` override), ``tool.remove(name)`` and ``tool.custom()``.
@@ -471,12 +181,13 @@ class _ToolDecorator:
         short_description: str | None = None,
         deferred: bool = False,
         read_only: bool = False,
+        access: ToolAccess | None = None,
         registry: ToolRegistry | None = None,
     ) -> Any:
         def decorate(function: Callable[..., Any]) -> FunctionTool:
             made = function_tool(
                 function, name=name, description=description, short_description=short_description,
-                deferred=deferred, read_only=read_only,
+                deferred=deferred, read_only=read_only, access=access,
             )
             self.register(made, registry=registry)
             return made

@@ -8,7 +8,6 @@ refuse to clobber a file the agent has not read, or that changed on disk since i
 from __future__ import annotations
 
 import asyncio
-import base64
 import difflib
 import mimetypes
 import os
@@ -22,6 +21,7 @@ from ..paths import is_within
 from ..state import FileStamp
 from .access import PathArg, ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult, text_block
+from .images import MAX_IMAGE_BYTES, image_block, sniff_image
 
 __all__ = [
     "ReadFileArgs",
@@ -43,18 +43,11 @@ MAX_LINE_CHARS = 2000
 MAX_LINE_BYTES = MAX_LINE_CHARS * 4
 CHUNK = 1 << 20
 SNIFF_BYTES = 8192
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_DIFF_CHARS = 30_000
 # Bounds the tree walk that looks for close matches of a missing path.
 MAX_SUGGESTION_SCAN = 20_000
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".tox"}
 
-IMAGE_SIGNATURES = {
-    b"\x89PNG\r\n\x1a\n": "image/png",
-    b"\xff\xd8\xff": "image/jpeg",
-    b"GIF87a": "image/gif",
-    b"GIF89a": "image/gif",
-}
 
 
 def resolve_arg(ctx: ToolContext, raw: str) -> Path:
@@ -73,15 +66,6 @@ def display_path(ctx: ToolContext, path: Path) -> str:
     if is_within(path, root) and path != root:
         return str(path.relative_to(root))
     return str(path)
-
-
-def _sniff_image(head: bytes) -> str | None:
-    for signature, media_type in IMAGE_SIGNATURES.items():
-        if head.startswith(signature):
-            return media_type
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def _looks_binary(head: bytes) -> bool:
@@ -252,18 +236,15 @@ async def _read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
             head = fh.read(SNIFF_BYTES)
     except PermissionError:
         raise ToolError(f"Permission denied reading {path}") from None
-    image_type = _sniff_image(head)
+    image_type = sniff_image(head)
     if image_type is not None:
         size = path.stat().st_size
         if size > MAX_IMAGE_BYTES:
             raise ToolError(f"{path} is an image ({image_type}, {size} bytes), too large to return (max {MAX_IMAGE_BYTES}).")
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        block = image_block(path.read_bytes(), image_type)
         _remember(ctx, path)
         return ToolResult(
-            [
-                text_block(f"{path}: image ({image_type}, {size} bytes)"),
-                {"type": "image", "source": {"type": "base64", "media_type": image_type, "data": data}},
-            ],
+            [text_block(f"{path}: image ({image_type}, {size} bytes)"), block],
             display=f"{path}: image ({image_type}, {size} bytes)",
         )
     if _looks_binary(head):
