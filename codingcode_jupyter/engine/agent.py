@@ -300,7 +300,7 @@ class AgentLoop:
                 return await self.model.stream(request, on_text)
             except ModelError as error:
                 # The SDK retries 429/5xx/529 answers, but not an overloaded_error that arrives
-                # mid-stream as an SSE error event (FINDINGS §3): that one is ours to retry.
+                # mid-stream as an SSE error event (measured with anthropic 2.x): that one is ours to retry.
                 if error.kind != "overloaded" or attempt >= self.overload_retries:
                     raise
                 delay = self.overload_backoff * (2**attempt)

@@ -86,7 +86,7 @@ class HookMatcher(_Model):
 class HooksSettings(_Model):
     PreToolUse: list[HookMatcher] = Field(default_factory=list)
     PostToolUse: list[HookMatcher] = Field(default_factory=list)
-    # Observers of every approval decision (the design document's tool.approval.post).
+    # Observers of every approval decision and outcome (they see each audit record).
     ApprovalPost: list[HookMatcher] = Field(default_factory=list)
 
 

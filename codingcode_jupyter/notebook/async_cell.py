@@ -1,6 +1,6 @@
 """Running ``%%agent`` as an awaited cell, and waiting for a click while it runs.
 
-Why (FINDINGS §2): a widget click is a comm message on the kernel's shell channel, which
+Why (measured on ipykernel 6.29 to 7.4): a widget click is a comm message on the kernel's shell channel, which
 is busy while a cell runs. On ipykernel >= 7.4 it is dispatched only while the running cell
 yields to the event loop, so ``%%agent`` cells are rewritten into ``await <coroutine>`` by
 an input transformer and IPython runs them as top-level-await code on the kernel loop. On

@@ -20,13 +20,6 @@ read_file, write_file, edit_file = read_file_tool(), write_file_tool(), edit_fil
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def store(project: Path) -> CheckpointStore:
     return CheckpointStore(project)
 

@@ -303,7 +303,7 @@ async def test_credentials_in_environment_are_not_passed(sb: CommandSandbox, mon
 
 
 async def test_project_under_tmp_and_cwd_in_subdirectory(sb: CommandSandbox, project: Path) -> None:
-    assert str(project).startswith("/tmp")  # the mount-order trap of FINDINGS §5
+    assert str(project).startswith("/tmp")  # the mount-order trap: a tmpfs on /tmp after the project bind hides it
     result = await run(sb, "pwd; echo ok > here.txt", cwd=project / "src")
     assert result.out.strip().splitlines()[0] == str(project / "src")
     assert (project / "src" / "here.txt").exists()

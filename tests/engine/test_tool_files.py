@@ -5,29 +5,15 @@ from __future__ import annotations
 import base64
 import os
 import stat
-from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.files import edit_file_tool, read_file_tool, write_file_tool
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def ctx(project: Path) -> ToolContext:
-    return ToolContext(session_id="s", turn_id=1, project_path=project, state=SessionState())
 
 
 read_file, write_file, edit_file = read_file_tool(), write_file_tool(), edit_file_tool()

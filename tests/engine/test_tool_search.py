@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from codingcode_jupyter.engine.tools import search
-from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.search import find_rg, search_code_tool, search_files_tool
 
 search_code, search_files = search_code_tool(), search_files_tool()
@@ -36,11 +35,6 @@ def project(tmp_path: Path) -> Path:
     (root / "debug.log").write_text("TOKEN in a log\n")
     (root / "blob.bin").write_bytes(b"TOKEN\x00\x01\x02binary")
     return root
-
-
-@pytest.fixture
-def ctx(project: Path) -> ToolContext:
-    return ToolContext(session_id="s", turn_id=1, project_path=project)
 
 
 async def test_search_code_finds_all_consecutive_matches(engine, project, ctx):

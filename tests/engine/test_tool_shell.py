@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from codingcode_jupyter.engine.events import ToolProgress
-from codingcode_jupyter.engine.tools.base import ToolContext
 from tests.engine.helpers import make_deps
 from codingcode_jupyter.engine.tools.shell import OutputBuffer, execute_command_tool
 
@@ -32,18 +31,6 @@ async def wait_dead(pid: int, within: float = 5.0) -> bool:
             return True
         await asyncio.sleep(0.05)
     return False
-
-
-@pytest.fixture
-def events():
-    return []
-
-
-@pytest.fixture
-def ctx(tmp_path: Path, events) -> ToolContext:
-    project = tmp_path / "proj"
-    project.mkdir()
-    return ToolContext(session_id="s", turn_id=1, project_path=project, tool_use_id="t1", emit=events.append)
 
 
 async def test_exit_code_stdout_stderr(ctx):

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tests.engine.helpers import make_deps
-from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.web import SearchHit, fetch_url_tool, html_to_markdown, web_search_tool
 
 fetch_url, web_search = fetch_url_tool(), web_search_tool()
@@ -84,11 +82,6 @@ def server():
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     httpd.server_close()
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(session_id="s", turn_id=1, project_path=tmp_path)
 
 
 async def test_html_becomes_markdown_without_scripts_or_styles(server, ctx):

@@ -10,7 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from codingcode_jupyter.notebook import kernel as kt
-from codingcode_jupyter.notebook.kernel import errors as kt_errors, run_python as kt_run
+from codingcode_jupyter.notebook.kernel import errors as kt_errors
 from codingcode_jupyter.notebook.references import NoErrorToFix, expand_references, fix_prompt
 
 

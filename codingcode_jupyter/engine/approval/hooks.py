@@ -1,5 +1,5 @@
 """PreToolUse hooks (Python callables from the kernel, shell commands from settings) and
-approval observers (the design document's ``tool.approval.post``).
+approval observers (every audit record, as it is written).
 
 A hook receives ``{session_id, cwd, permission_mode, tool_name, tool_input, tool_use_id}``
 and answers ``{decision: allow|deny|ask|continue, reason, modified_input}`` (or None /

@@ -1,7 +1,7 @@
 """One connection to one MCP server, owned by one long-lived task.
 
 The SDK's client session lives in anyio cancel scopes, so it must be entered and exited
-in the same task (FINDINGS §4). :class:`ServerConnection` starts an owner task that opens
+in the same task (the SDK's anyio cancel scopes require it). :class:`ServerConnection` starts an owner task that opens
 the session, lists the tools, keeps a change subscription open and waits to be stopped;
 calls from any other task use the open session directly (the SDK multiplexes concurrent
 requests), bounded by a per-server semaphore. A crash, a timeout or a server that never
@@ -172,7 +172,7 @@ class ServerConnection:
                     raise RuntimeError(f"server '{self.name}' asks for the sandbox, which is unavailable: {reason}")
                 argv = self.sandbox.wrap(argv, cwd)
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=config.env or None, cwd=cwd)
-            # A real file: under ipykernel sys.stderr may have no file descriptor (FINDINGS §4).
+            # A real file: under ipykernel sys.stderr may have no file descriptor.
             if self.log_path is not None:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 errlog = stack.enter_context(open(self.log_path, "a", encoding="utf-8", errors="replace"))

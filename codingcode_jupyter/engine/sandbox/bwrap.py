@@ -10,7 +10,7 @@ Every capability is dropped (as root, bwrap otherwise keeps CAP_SYS_ADMIN inside
 command could simply unmount the masks), new privileges are off, the command gets its own
 session and PID namespace, and it dies with its parent.
 
-Mount facts this relies on (measured, FINDINGS §5): mounts apply in argument order, so the
+Mount facts this relies on (measured with bubblewrap 0.8): mounts apply in argument order, so the
 private /tmp comes before a project that may live under /tmp; every mount target must
 exist. A protected path that does not exist yet gets an empty placeholder on the host (an
 empty directory or file, removed again by :meth:`CommandSandbox.aclose` if still empty),
@@ -103,7 +103,7 @@ def _base_flags() -> list[str]:
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        # Before any bind under /tmp: a later tmpfs would hide it (FINDINGS §5).
+        # Before any bind under /tmp: a later tmpfs would hide it (bwrap mounts in argument order).
         "--tmpfs", "/tmp",
     ]  # fmt: skip
 

@@ -275,7 +275,7 @@ NOT_CONFIGURED = (
 )
 
 
-# The Messages API's server-side web search (FINDINGS §3): the API runs the searches itself and
+# The Messages API's server-side web search: the API runs the searches itself and
 # returns server_tool_use / web_search_tool_result blocks; nothing runs on our side.
 ANTHROPIC_WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
 
