@@ -32,7 +32,7 @@ from .events import (
 from .models.base import Model, ModelError, ModelRequest, ModelResponse
 from .models.pricing import cost_usd
 from .state import SessionState
-from .tools.base import ToolContext, ToolDefinition, ToolError, ToolResult
+from .tools.base import AgentRun, ToolContext, ToolDefinition, ToolError, ToolResult
 from .tools.images import IMAGE_MIME_TYPES
 from .tools.web import server_side_tools
 
@@ -57,11 +57,12 @@ class ToolSource(Protocol):
 class ContextKeeper(Protocol):
     """Keeps what is sent inside the model's context window (context compaction)."""
 
-    async def prepare(self, request: ModelRequest, run: "AgentLoop") -> ModelRequest:
+    async def prepare(self, request: ModelRequest, run: "AgentRun | None" = None) -> ModelRequest:
         """The request to send (may be smaller than ``request``)."""
         ...
 
-    async def on_overflow(self, request: ModelRequest, error: ModelError, run: "AgentLoop") -> ModelRequest | None:
+    async def on_overflow(self, request: ModelRequest, error: ModelError,
+                          run: "AgentRun | None" = None) -> ModelRequest | None:
         """After the API said the prompt is too long: a smaller request to send once more, or None."""
         ...
 

@@ -145,7 +145,7 @@ class ProjectSettings:
         return settings_paths(self.project)
 
     def _stat(self) -> tuple[int, ...]:
-        stamps = []
+        stamps: list[int] = []
         for _, path in self.paths():
             try:
                 info = path.stat()

@@ -20,7 +20,7 @@ from .deps import SessionDeps
 from .mcp.manager import McpManager
 from .project_settings import ProjectSettings
 from .sandbox import CommandSandbox
-from .session import Session, sessions_dir
+from .session import Session, new_session_id, sessions_dir
 from .settings import PermissionMode, SandboxSettings
 from .state import SessionState
 from .tools.builtin import builtin_tools
@@ -138,10 +138,10 @@ def open_session(
     pipeline = ApprovalPipeline(project, settings=settings)
     profile = agent.profile
     session = Session(
-        project=project, tools=agent.resolver, approver=pipeline, model_name=agent.model, system=agent.system,
-        state=state, deps=deps, max_steps=agent.max_steps, mode=mode, approval_timeout=approval_timeout,
-        profile_mode=profile.permission_mode if profile else None, profile_name=profile.name if profile else None,
-        **({"id": session_id} if session_id else {}),
+        project=project, tools=agent.resolver, approver=pipeline, id=session_id or new_session_id(),
+        model_name=agent.model, system=agent.system, state=state, deps=deps, max_steps=agent.max_steps, mode=mode,
+        approval_timeout=approval_timeout, profile_mode=profile.permission_mode if profile else None,
+        profile_name=profile.name if profile else None,
     )
     keep_in_window(session)
     if resume:

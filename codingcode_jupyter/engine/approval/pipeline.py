@@ -87,7 +87,7 @@ def _session_rule(rule: Any) -> Rule:
 
 def effective_rules(settings: EffectiveSettings, session_rules: Iterable[Any] = ()) -> list[tuple[str, str, str, int]]:
     """(rule text, action, source, priority) of every rule in force, strongest first."""
-    rows = [(rule.text, rule.action, "builtin", 1000) for rule in BUILTIN_RULES]
+    rows: list[tuple[str, str, str, int]] = [(rule.text, rule.action, "builtin", 1000) for rule in BUILTIN_RULES]
     rules = [_session_rule(r) for r in session_rules] + list(settings.rules)
     order = {"deny": 0, "ask": 1, "allow": 2}
     for rule in sorted(rules, key=lambda r: (-r.priority, order[r.action])):
@@ -221,7 +221,8 @@ class ApprovalPipeline:
                               layers=layers), None, layers
         if mode == "acceptEdits" and sticky is None and subject.access.edits:
             refs = [ref for ref in subject.paths if ref.resolved is not None]
-            if refs and all(relative_to_project(subject.project, ref.resolved) is not None for ref in refs):
+            if refs and all(ref.resolved is not None and relative_to_project(subject.project, ref.resolved) is not None
+                            for ref in refs):
                 layers.append(LayerVerdict(layer="mode", verdict="allow", reason="acceptEdits: an edit inside the project"))
                 return Evaluation(kind="allow", input=subject.input, layer="mode", reason="acceptEdits mode allows "
                                   "edits inside the project", by="mode", layers=layers), None, layers
@@ -341,47 +342,48 @@ class ApprovalPipeline:
 
     async def _confirm(self, call: ToolCall, ctx: "ToolContext", evaluation: Evaluation, ask: Asker | None) -> Decision:
         tool_name = call.definition.display_name or call.definition.name
-        base = dict(input=evaluation.input, rule=evaluation.rule)
+        def decided(kind: Literal["allow", "deny"], by: str, reason: str) -> Decision:
+            return Decision(kind=kind, layer="confirm", by=by, reason=reason, input=evaluation.input,
+                            rule=evaluation.rule)
+
+        def answered(answer: "Answer | Literal['timeout', 'interrupted']", by: str) -> ApprovalAnswered:
+            return ApprovalAnswered(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
+                                    tool_use_id=call.tool_use_id, answer=answer, by=by)
+
         if ask is None:
-            return Decision(kind="deny", layer="confirm", by="nobody", **base,
-                            reason=f"Denied: {tool_name} needs a person's approval ({evaluation.reason}) and nobody can "
+            return decided("deny", "nobody", f"Denied: {tool_name} needs a person's approval ({evaluation.reason}) and nobody can "
                             "be asked in this session; do without it, or tell the user what to run or which allow rule "
                             "to add to .codingcode/settings.json.")
         sandbox = _sandbox_of(ctx)
         sandboxed = bool(sandbox and sandbox.active) if call.definition.access.command is not None else None
         preview = escape_unicode(await self._preview(call, ctx, evaluation))
         key = call.definition.access.key_value(evaluation.input)
-        common = dict(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent)
-        request = ApprovalRequest(**common, tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
+        request = ApprovalRequest(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
+                                  tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
                                   input=escape_value(evaluation.input), preview=preview, layer=evaluation.layer,
                                   rule=evaluation.rule, reason=escape_unicode(evaluation.reason), sandboxed=sandboxed,
                                   annotations=call.definition.annotations, key=escape_value(key))
-        ctx.emit(ApprovalRequested(**common, tool_use_id=call.tool_use_id, tool=request.tool, input=request.input,
-                                   preview=preview, layer=request.layer, rule=request.rule, reason=request.reason,
-                                   sandboxed=request.sandboxed, annotations=request.annotations, key=request.key))
+        ctx.emit(ApprovalRequested(**request.model_dump()))
         try:
             if ctx.approval_timeout is not None:
                 answer: Answer = await asyncio.wait_for(ask(request), ctx.approval_timeout)
             else:
                 answer = await ask(request)
         except asyncio.TimeoutError:
-            ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer="timeout", by="timeout"))
-            return Decision(kind="deny", layer="confirm", by="timeout", **base,
-                            reason=f"Denied: nobody answered within {ctx.approval_timeout:g} s; do not retry it now — "
+            ctx.emit(answered("timeout", "timeout"))
+            return decided("deny", "timeout", f"Denied: nobody answered within {ctx.approval_timeout:g} s; do not retry it now — "
                             "continue without it or tell the user what you wanted to run.")
         except asyncio.CancelledError:
-            ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer="interrupted", by="user"))
-            decision = Decision(kind="deny", layer="confirm", by="interrupted", reason="The turn was interrupted.", **base)
+            ctx.emit(answered("interrupted", "user"))
+            decision = decided("deny", "interrupted", "The turn was interrupted.")
             self._audit_decision(call, ctx, decision, evaluation)
             self.record_outcome(call, ctx, decision, "interrupted", 0.0)
             raise
         except Exception as error:  # the front failed to ask: nobody approved
-            return Decision(kind="deny", layer="confirm", by="error", **base,
-                            reason=f"Denied: the approval prompt failed ({type(error).__name__}: {error}).")
+            return decided("deny", "error", f"Denied: the approval prompt failed ({type(error).__name__}: {error}).")
         if answer not in ("allow", "deny", "always", "never"):
-            return Decision(kind="deny", layer="confirm", by="error", **base,
-                            reason=f"Denied: the approval prompt answered {answer!r}, which is not a known answer.")
-        ctx.emit(ApprovalAnswered(**common, tool_use_id=call.tool_use_id, answer=answer, by="user"))
+            return decided("deny", "error", f"Denied: the approval prompt answered {answer!r}, which is not a known answer.")
+        ctx.emit(answered(answer, "user"))
         note = ""
         if answer in ("always", "never") and evaluation.exact_rules:
             action: Literal["allow", "deny"] = "allow" if answer == "always" else "deny"
@@ -394,9 +396,8 @@ class ApprovalPipeline:
                 except (OSError, SettingsError) as error:
                     note = f" (could not save the rule: {error})"
         if answer in ("allow", "always"):
-            return Decision(kind="allow", layer="confirm", by="user", **base, reason=f"The user allowed it{note}.")
-        return Decision(kind="deny", layer="confirm", by="user", **base,
-                        reason=f"Denied: the user declined this {tool_name} call{note}; do not retry it — ask the user "
+            return decided("allow", "user", f"The user allowed it{note}.")
+        return decided("deny", "user", f"Denied: the user declined this {tool_name} call{note}; do not retry it — ask the user "
                         "what they want instead.")
 
     def _write(self, record: dict[str, Any], ctx: "ToolContext") -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Mapping
 
 from ..models.base import ModelRequest
 
@@ -59,10 +59,9 @@ def _parse(value: Any, source: str) -> int:
     return number
 
 
-def context_window(model: str, setting: int | None = None, env: dict[str, str] | None = None) -> int:
+def context_window(model: str, setting: int | None = None, env: Mapping[str, str] | None = None) -> int:
     """The window in tokens for ``model``: the env variable, else the setting, else the table."""
-    env = os.environ if env is None else env
-    raw = env.get(ENV_VAR, "").strip()
+    raw = (os.environ if env is None else env).get(ENV_VAR, "").strip()
     if raw:
         return _parse(raw, f"environment variable {ENV_VAR}")
     if setting is not None:

@@ -88,16 +88,31 @@ class AnyArgs(BaseModel):
 
 class AgentRun(Protocol):
     """The agent whose turn is running, for tools that act on its behalf (dispatch_agent) and
-    for code the loop calls (compaction): its identity, its front, and its turn's totals."""
+    for code the loop calls (compaction): its identity, its model and front, its turn's totals."""
 
-    agent: str
-    session_id: str
-    project: Path
-    model: "Model"
-    approver: "Approver"
-    ask: "Asker | None"
-    emit: EventSink
-    max_tokens: int
+    @property
+    def agent(self) -> str: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def project(self) -> Path: ...
+
+    @property
+    def model(self) -> "Model": ...
+
+    @property
+    def approver(self) -> "Approver": ...
+
+    @property
+    def ask(self) -> "Asker | None": ...
+
+    @property
+    def emit(self) -> EventSink: ...
+
+    @property
+    def max_tokens(self) -> int: ...
 
     @property
     def model_name(self) -> str: ...
