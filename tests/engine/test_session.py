@@ -114,3 +114,23 @@ async def test_interrupted_turn_still_counts_its_tokens(fake_api, tmp_path):
     assert session.usage.input_tokens == 11
     turns = [r for r in session.transcript.records() if r.get("type") == "turn"]
     assert turns[-1]["stop_reason"] == "interrupted" and turns[-1]["usage"]["input_tokens"] == 11
+
+
+async def test_the_settings_model_is_the_projects_default_and_a_cell_overrides_it(fake_api, tmp_path):
+    from codingcode_jupyter.engine.runtime import open_session
+    from codingcode_jupyter.engine.session import TurnOptions
+    from tests.engine.helpers import write_settings
+    from tests.fakes.anthropic_server import Reply, text
+
+    write_settings(tmp_path, {"model": "claude-project-default"})
+    fake_api.add(Reply([text("one")]), Reply([text("two")]), Reply([text("three")]))
+    session, parts = open_session(tmp_path)
+    try:
+        await session.run_turn("hi")
+        await session.run_turn("again", options=TurnOptions(model="claude-cell-choice"))
+        write_settings(tmp_path, {"model": "claude-edited-default"})  # read when the file changes
+        await session.run_turn("once more")
+    finally:
+        await parts.aclose()
+    assert [r["model"] for r in fake_api.requests] == ["claude-project-default", "claude-cell-choice",
+                                                      "claude-edited-default"]
