@@ -379,9 +379,11 @@ class AgentLoop:
                 result = ToolResult.text(f"Unknown tool '{name}'. Available tools: {offered}.", is_error=True)
             else:
                 try:
-                    tool.validate(raw_input)
+                    args = tool.validate(raw_input)
+                    if tool.precheck is not None:
+                        await tool.precheck(args, ctx)
                 except ToolError as error:
-                    # Not worth a person's attention: the call cannot run as written.
+                    # Not worth a person's attention: the call cannot run as written, or cannot succeed.
                     result = ToolResult.text(str(error), is_error=True)
                 else:
                     tool_call = ToolCall(tool_use_id=tool_use_id, tool=tool, input=raw_input)

@@ -114,6 +114,9 @@ class ApprovalRequested(_Base):
     annotations: dict[str, Any] | None = None
     # The argument that says what the call is about, as its tool declares it.
     key: str | None = None
+    # What "Always allow" / "Never allow" would save, and whether "Always" allows only once.
+    exact_rules: list[str] = Field(default_factory=list)
+    forced: bool = False
 
 
 class ApprovalAnswered(_Base):

@@ -22,13 +22,22 @@ if TYPE_CHECKING:
     from ..engine.session import Session
     from .view import TextView, TurnView
 
-__all__ = ["AgentInterrupted", "AgentCellRunner", "NO_REQUEST"]
+_POLICY_NOTICE = {
+    "deny": "Approval policy deny: nobody is asked; only tools that read run, everything else is denied.",
+    "rules": "Approval policy rules: nobody is asked; what the rules and the mode allow runs, everything else is denied.",
+}
+
+__all__ = ["AgentInterrupted", "AgentCellRunner", "NO_REQUEST", "APPROVAL_POLICIES"]
 
 NO_REQUEST = "%%agent needs a request in the cell body, e.g.\n%%agent\nAdd a test for parse()"
 
 
+# What `--approval-policy` may say: who answers the questions of a turn.
+APPROVAL_POLICIES = ("ask", "deny", "rules")
+
+
 class AgentInterrupted(Exception):
-    """The interrupt button stopped a turn; shown as one line, not a traceback."""
+    """The interrupt button (or Stop) ended a turn; shown as one line, not a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return ["Interrupted."]
@@ -68,7 +77,11 @@ class AgentCellRunner:
         if notes:
             prompt = "\n".join(notes) + "\n\n" + prompt
         await entry.parts.start()
-        options = TurnOptions(mode=args.mode, approval_timeout=args.approval_timeout, model=args.model or None)
+        policy = getattr(args, "approval_policy", None) or "ask"
+        mode = args.mode
+        if policy == "deny":
+            mode = "plan"  # nothing that changes anything runs: read-only tools only
+        options = TurnOptions(mode=mode, approval_timeout=args.approval_timeout, model=args.model or None)
         timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
         view = self._view(session, timeout)
         view.display()
@@ -76,11 +89,18 @@ class AgentCellRunner:
             names = ", ".join("{" + name + "}" for name in expanded.unresolved)
             view(Notice(session_id=session.id,
                         text=f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
-        turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=view.ask, options=options))
+        if policy != "ask":
+            view(Notice(session_id=session.id, text=_POLICY_NOTICE[policy]))
+        # With a policy nobody is asked: the pipeline denies what needs a person, as by "nobody".
+        ask = view.ask if policy == "ask" else None
+        turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=ask, options=options))
+        # The Stop button cancels the turn exactly as the interrupt handler below does.
+        view.on_stop = turn.cancel
         interrupted = False
         try:
             async with async_cell.cancel_on_interrupt(turn):
-                await turn
+                # Waiting this way lets the Stop click reach the kernel on ipykernel 6 as well.
+                await async_cell.wait_answer(turn, self.shell)
         except asyncio.CancelledError:
             if not turn.cancelled():
                 raise  # the cell itself was cancelled from outside: let it go on up
@@ -93,6 +113,7 @@ class AgentCellRunner:
             raise AgentInterrupted()
 
     def _view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
+        """Widgets in a kernel, text in a terminal."""
         from .view import TextView, TurnView
 
         if async_cell.kernel_of(self.shell) is None:

@@ -163,13 +163,22 @@ def stdin_allowed(ip: Any) -> bool:
 # -- waiting for a click ------------------------------------------------------------------
 
 
+# Kernels whose shell messages a wait is already pumping: a wait inside it (a card's, inside
+# the whole turn's) just awaits, or two pumps would hold and replay the same requests.
+_PUMPING: set[int] = set()
+
+
 async def wait_answer(future: "asyncio.Future[T]", ip: Any = None) -> T:
     """Await ``future`` so that widget clicks reach the kernel meanwhile."""
     kernel = kernel_of(ip)
-    if kernel is None or ipykernel_major() >= 7:
+    if kernel is None or ipykernel_major() >= 7 or id(kernel) in _PUMPING:
         return await future
-    async with _ShellPump(ip, kernel) as pump:
-        return await pump.until(future)
+    _PUMPING.add(id(kernel))
+    try:
+        async with _ShellPump(ip, kernel) as pump:
+            return await pump.until(future)
+    finally:
+        _PUMPING.discard(id(kernel))
 
 
 class _ShellPump:

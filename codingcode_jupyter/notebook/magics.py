@@ -15,14 +15,20 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import Pretty
+from IPython.display import Pretty, display
 
-from .agent_cell import NO_REQUEST, AgentCellRunner
+from .agent_cell import APPROVAL_POLICIES, NO_REQUEST, AgentCellRunner
 from .config import CodingCode
 from .sessions import SessionRegistry
 from .subcommands import COMMANDS, Subcommands, mode_arg
 
 __all__ = ["AgentMagics"]
+
+
+def policy_arg(value: str) -> str:
+    if value not in APPROVAL_POLICIES:
+        raise UsageError(f"--approval-policy must be one of {', '.join(APPROVAL_POLICIES)}, not {value!r}")
+    return value
 
 
 @magics_class
@@ -38,19 +44,24 @@ class AgentMagics(Magics):
 
     # -- %%agent ---------------------------------------------------------------------------
 
-    @magic_arguments()
+    @magic_arguments(name="%agent")  # shown as %%agent in the usage line
     @argument("--mode", type=mode_arg, help="Permission mode for this cell: default, acceptEdits, plan, bypass.")
     @argument("--model", help="Model for this cell (e.g. claude-sonnet-4-5, or demo).")
     @argument("--agent", dest="profile", metavar="PROFILE", help="Agent profile to run as.")
     @argument("--new", action="store_true", help="Start a new session instead of continuing this project's.")
     @argument("--approval-timeout", type=float, metavar="SECONDS", help="Deny approvals not answered within SECONDS.")
-    @argument("--project", metavar="DIR", help="Project directory (default: the kernel's working directory).")
+    @argument("--project", metavar="DIR", help="Project directory; it stays the notebook's project until changed "
+              "(default: the last --project or %%agent project, else the kernel's working directory).")
+    @argument("--approval-policy", type=policy_arg, metavar="POLICY",
+              help="Who answers questions: ask (a person, the default), deny (nobody; only tools that read run) or "
+                   "rules (nobody; what the rules and the mode allow runs, the rest is denied) — for scheduled runs.")
     @cell_magic("agent")
     def agent_cell(self, line: str, cell: str) -> Any:
         """Ask the coding agent; the cell body is the request.
 
         The model's text streams into the cell; each tool call that needs approval shows a
-        card with Allow / Deny / Always allow / Never allow. The interrupt button stops it.
+        card with Allow / Deny / Always allow / Never allow. The Stop button (or the kernel's
+        interrupt) ends the turn. When the turn ends, the cell keeps a static record of it.
         """
         if not cell.strip():
             raise UsageError(NO_REQUEST)
@@ -79,11 +90,15 @@ class AgentMagics(Magics):
     def agent_line(self, line: str) -> Any:
         """Inspect and steer the agent.
 
-        %agent status            session, model, mode, tokens, cost, sandbox
+        %agent status            session, project, model, mode, tokens, cost, sandbox
         %agent mode NAME         default | acceptEdits | plan | bypass
+        %agent project [DIR]     show or change the notebook's project
         %agent reset             start a new session
-        %agent sessions          saved sessions of this project
-        %agent resume ID         continue a saved session
+        %agent sessions [--project DIR | --all]
+                                 saved sessions of this project (or of every project found)
+        %agent resume ID [--project DIR]
+                                 continue a saved session
+        %agent login             set the API key for this kernel (never shown in the notebook)
         %agent rules             effective approval rules and where each comes from
         %agent audit [N]         the last N audit records (default 20)
         %agent tools             the tools the agent sees
@@ -114,14 +129,24 @@ class AgentMagics(Magics):
         """Run one ``%agent`` subcommand."""
         words = split_words(line)
         if not words:
-            return Pretty(self.agent_line.__doc__ or "")
+            display(Pretty(self.agent_line.__doc__ or ""))
+            return None
         handler = self.subcommands.handler(words[0])
         if handler is None:
             raise UsageError(f"Unknown subcommand {words[0]!r}. Try: {', '.join(COMMANDS)}")
         result = handler(words[1:])
         if asyncio.iscoroutine(result):
             result = await result
-        return Pretty(result) if isinstance(result, str) else result
+        # Displayed, not returned: a subcommand's answer shows wherever it stands in a cell.
+        if isinstance(result, str):
+            display(Pretty(result))
+        elif result is not None:
+            display(result)
+        return None
+
+
+# magic_arguments writes the usage for reStructuredText ("::" before it); a notebook shows it as text.
+AgentMagics.agent_cell.__doc__ = (AgentMagics.agent_cell.__doc__ or "").replace("::\n\n", "", 1)
 
 
 def split_words(line: str) -> list[str]:

@@ -47,11 +47,34 @@ class SessionRegistry:
     kernel_tools: list["ToolDefinition"] = field(default_factory=list)
 
     def project(self, override: str | None = None) -> Path:
+        """The project a cell or subcommand acts on: its own ``--project``, else the notebook's
+        current one (the last ``--project`` or ``%agent project``), else the configured one,
+        else the kernel's working directory."""
+        if not override and self.current is not None:
+            return self.current
         raw = override or self.config.project or os.getcwd()
         path = Path(os.path.expanduser(raw)).resolve()
         if not path.is_dir():
             raise UsageError(f"Project directory {raw!r} does not exist")
         return path
+
+    def known_projects(self) -> list[Path]:
+        """Projects with saved sessions: the ones this kernel used, the working directory, and
+        directories up to two levels below it that hold ``.codingcode/sessions``."""
+        found: list[Path] = []
+
+        def add(path: Path) -> None:
+            path = path.resolve()
+            if path not in found and (path / ".codingcode" / "sessions").is_dir():
+                found.append(path)
+
+        for path in [*(p for p in [self.current] if p), *self.sessions, *(p for p, _ in self.profile_sessions)]:
+            add(path)
+        root = Path(self.config.project or os.getcwd())
+        add(root)
+        for child in sorted(_subdirectories(root, depth=2)):
+            add(child)
+        return found
 
     def _engine(self) -> Any:
         """The engine's runtime, imported on first use; the kernel tools join its registry then."""
@@ -65,6 +88,9 @@ class SessionRegistry:
 
     def open(self, project: Path, **options: Any) -> Entry:
         """A session from the engine; a broken settings, profile or session file is one clear line."""
+        from .login import key_from_keyring
+
+        key_from_keyring()  # a key saved by `%agent login --keyring` in an earlier kernel
         try:
             session, parts = self._engine().open_session(
                 project,
@@ -99,6 +125,7 @@ class SessionRegistry:
             if entry is not None:
                 self.close_later(entry)
             entry = self.profile_sessions[key] = fresh
+        self.current = project
         return entry
 
     def replace(self, project: Path, entry: Entry) -> None:
@@ -123,3 +150,20 @@ class SessionRegistry:
             self.close_later(entry)
         self.sessions.clear()
         self.profile_sessions.clear()
+
+
+_SKIPPED = {".git", ".venv", "venv", "node_modules", "__pycache__", ".ipynb_checkpoints", ".mypy_cache", ".tox"}
+
+
+def _subdirectories(root: Path, depth: int) -> list[Path]:
+    """Directories under ``root``, at most ``depth`` levels down, skipping hidden and tool directories."""
+    out: list[Path] = []
+    try:
+        children = [c for c in root.iterdir() if c.is_dir() and c.name not in _SKIPPED and not c.name.startswith(".")]
+    except OSError:
+        return out
+    for child in children:
+        out.append(child)
+        if depth > 1:
+            out.extend(_subdirectories(child, depth - 1))
+    return out

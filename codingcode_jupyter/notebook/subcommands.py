@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 
-COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo", "compact")
+COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo",
+            "compact", "login")
 
 
 def mode_arg(value: str) -> str:
@@ -55,9 +56,10 @@ class Subcommands:
         usage = session.usage
         choice = session.mode_choice()
         turns = f"{session.turns} turn{'s' if session.turns != 1 else ''}"
+        where = "the notebook's project (--project / %agent project)" if self.registry.current else "the working directory"
         lines = [
             f"session   {session.id}  ({turns})",
-            f"project   {session.project}",
+            f"project   {session.project}  ({where})",
             f"model     {model}",
             f"mode      {choice.mode}  (from {choice.source})",
             f"tokens    {usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out",
@@ -88,32 +90,50 @@ class Subcommands:
         session.mode = mode_arg(rest[0])  # type: ignore[assignment]
         return f"mode set to {rest[0]}"
 
+    def cmd_project(self, rest: list[str]) -> str:
+        """Show or change the notebook's project (what cells and subcommands without --project act on)."""
+        if len(rest) > 1:
+            raise UsageError("usage: %agent project [DIR]")
+        if rest:
+            self.registry.current = self.registry.project(rest[0])
+            return f"project is now {self.registry.current}"
+        return f"project is {self.registry.project()}" + ("" if self.registry.current else " (the working directory)")
+
     def cmd_reset(self, rest: list[str]) -> str:
-        entry = self.registry.entry(self.registry.current or self.registry.project(), new=True)
+        entry = self.registry.entry(self.registry.project(), new=True)
         return f"new session {entry.session.id}"
 
     def cmd_sessions(self, rest: list[str]) -> str:
         from ..engine.session import list_sessions
 
-        project = self.registry.current or self.registry.project()
-        infos = list_sessions(project)
-        if not infos:
-            return f"no saved sessions in {project}"
-        current = self.registry.sessions.get(project)
-        rows = []
-        for info in infos:
-            mark = "*" if current is not None and current.session.id == info.id else " "
-            rows.append(f"{mark} {info.id}  {info.created[:19]:19}  {info.turns:>3} turns  {info.model:20}  {info.first_prompt[:50]}")
-        return "\n".join(rows)
+        flags = _options(rest, "usage: %agent sessions [--project DIR | --all]", values=("--project",), switches=("--all",))
+        if "--all" in flags and "--project" in flags:
+            raise UsageError("usage: %agent sessions [--project DIR | --all]")
+        projects = self.registry.known_projects() if "--all" in flags else [self.registry.project(flags.get("--project"))]
+        if not projects:
+            return "no saved sessions found (looked in this kernel's projects and two levels below the working directory)"
+        blocks = []
+        for project in projects:
+            infos = list_sessions(project)
+            current = self.registry.sessions.get(project)
+            rows = [["", "id", "created", "turns", "model", "first request"]]
+            for info in infos:
+                mark = "*" if current is not None and current.session.id == info.id else ""
+                rows.append([mark, info.id, info.created[:19].replace("T", " "), str(info.turns), info.model,
+                             " ".join(info.first_prompt.split())[:60]])
+            title = f"{project}" + ("" if infos else ": no saved sessions")
+            blocks.append(title + ("\n" + table(rows, right={3}) if infos else ""))
+        hint = f"\nresume one with %agent resume ID --project {projects[0]}" if "--all" in flags else ""
+        return "\n\n".join(blocks) + hint
 
     def cmd_resume(self, rest: list[str]) -> str:
-        if len(rest) != 1:
-            raise UsageError("usage: %agent resume ID   (see %agent sessions)")
-        project = self.registry.current or self.registry.project()
-        entry = self.registry.open(project, session_id=rest[0], resume=True)
+        usage = "usage: %agent resume ID [--project DIR]   (see %agent sessions)"
+        flags = _options(rest, usage, values=("--project",), positional=1)
+        project = self.registry.project(flags.get("--project"))
+        entry = self.registry.open(project, session_id=flags["_"][0], resume=True)
         self.registry.replace(project, entry)
         session = entry.session
-        return f"resumed {session.id}: {session.turns} turns, {len(session.conversation.messages)} messages"
+        return f"resumed {session.id} in {project}: {session.turns} turns, {len(session.conversation.messages)} messages"
 
     def cmd_rules(self, rest: list[str]) -> str:
         from ..engine.approval.pipeline import effective_rules
@@ -124,40 +144,37 @@ class Subcommands:
             rows = effective_rules(entry.parts.settings.current(), entry.parts.pipeline.session_rules)
         except SettingsError as error:
             raise UsageError(str(error)) from None
-        lines = [f"{'action':6}  {'source':8}  {'priority':>8}  rule"]
-        lines += [f"{action:6}  {source:8}  {priority:>8}  {text}" for text, action, source, priority in rows]
-        return "\n".join(lines)
+        return table([["action", "source", "priority", "rule"],
+                      *([action, source, str(priority), text] for text, action, source, priority in rows)], right={2})
 
     def cmd_audit(self, rest: list[str]) -> str:
+        """The last N decisions (each with its outcome), in words, in aligned columns."""
         from ..engine.approval.audit import AuditLog
-        from .widgets.audit import audit_fields
+        from .record import audit_row_words
 
         try:
             count = int(rest[0]) if rest else 20
         except ValueError:
             raise UsageError("usage: %agent audit [N]") from None
-        if count <= 0:
-            raise UsageError("N must be a positive number")
-        project = self.registry.current or self.registry.project()
-        records = AuditLog(project).read(count)
+        if count <= 0 or len(rest) > 1:
+            raise UsageError("usage: %agent audit [N]   (N a positive number)")
+        project = self.registry.project()
+        records = merge_outcomes(AuditLog(project).read(None))[-count:]
         if not records:
             return f"no audit records in {project / '.codingcode' / 'audit.jsonl'}"
-        rows = []
+        rows = [["time", "call", "decision", "outcome"]]
         for record in records:
-            f = audit_fields(record)
-            outcome = f" → {f['outcome']}" if f["outcome"] else ""
-            rows.append(
-                f"{str(record.get('ts', ''))[:19]:19}  {f['tool']:20}  {f['decision']:8}{outcome:14}  {f['why'][:50]:50}  {f['by']}".rstrip()
-            )
-        return "\n".join(rows)
+            what, said, came = audit_row_words(record, project)
+            rows.append([str(record.get("ts", ""))[:19].replace("T", " "), what, said.replace("`", ""), came])
+        return table(rows, wrap={1: 40, 2: 48})
 
     def cmd_tools(self, rest: list[str]) -> str:
         entry = self.registry.current_entry()
-        rows = []
+        rows = [["tool", "source", "notes"]]
         for tool, status in entry.parts.resolver.visible():
             flags = ", ".join(f for f in ("read-only" if tool.read_only else "", status if status != "offered" else "") if f)
-            rows.append(f"{tool.display_name or tool.name:30} {tool.source:8} {flags}")
-        return "\n".join(rows) or "no tools"
+            rows.append([tool.display_name or tool.name, tool.source, flags])
+        return table(rows) if len(rows) > 1 else "no tools"
 
     async def cmd_mcp(self, rest: list[str]) -> str:
         mcp = self.registry.current_entry().parts.mcp
@@ -200,7 +217,7 @@ class Subcommands:
         unknown = flags - {"--dry-run", "--force", "--outside"}
         if unknown:
             raise UsageError(f"usage: %agent undo [--dry-run] [--force] [--outside] (unknown: {' '.join(sorted(unknown))})")
-        project = self.registry.current or self.registry.project()
+        project = self.registry.project()
         entry = self.registry.sessions.get(project)
         deps = entry.session.deps if entry is not None else None
         store = deps.checkpoints if deps is not None and deps.checkpoints is not None else CheckpointStore(project)
@@ -223,6 +240,72 @@ class Subcommands:
                 f"as they were before it: {files}. Read them again before changing them.)"
             )
         return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
+
+
+    def cmd_login(self, rest: list[str]) -> Any:
+        """Ask for the API key without it ever reaching the notebook's output."""
+        from .login import login
+
+        if rest not in ([], ["--keyring"]):
+            raise UsageError("usage: %agent login [--keyring]")
+        return login(self.shell, keyring="--keyring" in rest)
+
+
+def merge_outcomes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Decision records with their outcome folded in (one row a call); other records as they are."""
+    out: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    for record in records:
+        call = str(record.get("tool_use_id") or "")
+        if record.get("event") == "outcome" and call in by_call:
+            by_call[call]["outcome"] = record.get("outcome", "")
+            continue
+        row = dict(record)
+        out.append(row)
+        if call and record.get("event") == "decision":
+            by_call[call] = row
+    return out
+
+
+def table(rows: list[list[str]], *, right: set[int] = frozenset(), wrap: dict[int, int] | None = None) -> str:
+    """Rows as aligned plain-text columns; a long cell of a ``wrap`` column wraps at word boundaries."""
+    import textwrap
+
+    wrap = wrap or {}
+    cells = [[textwrap.wrap(str(c), wrap[i], break_long_words=False, break_on_hyphens=False) or [""]
+              if i in wrap else [str(c)] for i, c in enumerate(row)] for row in rows]
+    widths = [max(len(line) for row in cells for line in row[i]) for i in range(len(rows[0]))]
+    out = []
+    for row in cells:
+        for index in range(max(len(cell) for cell in row)):
+            parts = []
+            for i, cell in enumerate(row):
+                text = cell[index] if index < len(cell) else ""
+                parts.append(text.rjust(widths[i]) if i in right else text.ljust(widths[i]))
+            out.append("  ".join(parts).rstrip())
+    return "\n".join(out)
+
+
+def _options(rest: list[str], usage: str, *, values: tuple[str, ...] = (), switches: tuple[str, ...] = (),
+             positional: int = 0) -> dict[str, Any]:
+    """``--name VALUE`` and ``--switch`` options of a subcommand, the other words under ``"_"``."""
+    found: dict[str, Any] = {"_": []}
+    words = list(rest)
+    while words:
+        word = words.pop(0)
+        if word in values:
+            if not words:
+                raise UsageError(usage)
+            found[word] = words.pop(0)
+        elif word in switches:
+            found[word] = True
+        elif word.startswith("--"):
+            raise UsageError(usage)
+        else:
+            found["_"].append(word)
+    if len(found["_"]) != positional:
+        raise UsageError(usage)
+    return found
 
 
 def format_servers(statuses: list["ServerStatus"]) -> str:

@@ -1,25 +1,25 @@
 """Rendering one turn's event stream into the cell, and asking the person in it.
 
-The cell shows one widget tree: the conversation on the left (streamed Markdown, tool
-lines, approval cards, notices; a sub-agent's output in its own collapsible section) and the
-todo and audit widgets on the right. Streamed text is coalesced so the frontend gets at
-most ``max_rate`` display updates a second however fast tokens arrive.
+While the turn runs the cell shows live widgets: the conversation on the left (streamed
+Markdown, one row per tool call, approval cards, notices; a sub-agent's output in its own
+collapsible section), the todo and audit widgets on the right, a "thinking" indicator with
+the seconds it has waited and a Stop button. Streamed text is coalesced so the frontend
+gets at most ``max_rate`` display updates a second however fast tokens arrive. When the
+turn ends the same display is replaced by the static record (:mod:`.record`): the saved
+notebook keeps what happened, readable without a kernel.
 
-Where no widget frontend renders the cell (terminal IPython, nbconvert, a view that never
-shows), approvals fall back to ``input()``; where stdin is not allowed either, a request is
-denied after a timeout with a message — a cell never hangs on a question nobody can see.
+Where no widget frontend renders the cell (nbconvert, papermill, a view that never
+shows), approvals fall back to ``input()``; where stdin is not allowed either, nobody can
+answer: the question times out after ``headless_timeout`` and is recorded as such.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
-import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as widgets
-import mistune
 from IPython.display import display
 
 from ..engine.approval.types import Answer, ApprovalRequest
@@ -35,101 +35,46 @@ from ..engine.events import (
     ToolCallStarted,
     ToolProgress,
     TurnDone,
-    UsageUpdated,
 )
-from . import async_cell
-from .widgets._text import h, reveal, short
+from . import async_cell, theme
+from .record import NoteItem, TextItem, ToolItem, TurnRecord, note_html, usage_line
+from .rendering import render_markdown
+from .text_view import TextView, ask_by_text, parse_text_answer
+from .widgets._text import h
 from .widgets.approval import ApprovalCard
-from .widgets.audit import AuditWidget, audit_fields
+from .widgets.audit import AuditWidget
 from .widgets.todo import TodoWidget
 from .widgets.tool_line import ToolLine
-
 
 if TYPE_CHECKING:
     from ..engine.session import Session
 
-__all__ = ["TurnView", "TextView", "render_markdown", "usage_line", "parse_text_answer"]
+__all__ = ["TurnView", "TextView", "render_markdown", "usage_line", "parse_text_answer", "STOP_LABEL"]
 
-# escape=True: raw HTML in model text is shown as text, never run in the page.
-_markdown = mistune.create_markdown(escape=True, plugins=["strikethrough", "table"])
-
-
-def render_markdown(text: str) -> str:
-    """Model text as safe HTML."""
-    return _markdown(reveal(text))
-
-
-def usage_line(done: TurnDone, session: "Session | None" = None) -> str:
-    """Tokens and cost of a turn (and of the session so far)."""
-    u = done.usage
-    cache = ""
-    if u.cache_read_input_tokens or u.cache_creation_input_tokens:
-        cache = f" (cache read {u.cache_read_input_tokens:,}, written {u.cache_creation_input_tokens:,})"
-    cost = f" · ${done.cost_usd:.4f}" if done.cost_usd is not None else ""
-    total = ""
-    if session is not None:
-        total = f" · session {session.usage.total_input + session.usage.output_tokens:,} tokens"
-        if getattr(session, "cost", None):
-            total += f", ${session.cost:.4f}"
-    return f"{u.total_input:,} in{cache} / {u.output_tokens:,} out{cost}{total} · {done.stop_reason}"
-
-
-_TEXT_ANSWERS: dict[str, Answer] = {
-    "y": "allow", "yes": "allow", "allow": "allow",
-    "n": "deny", "no": "deny", "deny": "deny", "": "deny",
-    "a": "always", "always": "always", "always allow": "always",
-    "v": "never", "never": "never", "never allow": "never",
-}
-
-
-def parse_text_answer(text: str) -> Answer | None:
-    """A typed answer (y/n/a/v or the words); None when unrecognised."""
-    return _TEXT_ANSWERS.get(text.strip().lower())
-
-
-def _text_question(request: ApprovalRequest) -> str:
-    why = "/".join(p for p in (request.layer, request.rule or "") if p)
-    lines = [f"Approve {reveal(request.tool)} {reveal(short(request.key or '', 100))}?"]
-    if why or request.reason:
-        lines.append(f"  asked by {why}: {reveal(request.reason)}".rstrip(": "))
-    if request.preview:
-        lines.append(reveal(request.preview))
-    lines.append("[y]es / [n]o / [a]lways allow / ne[v]er allow: ")
-    return "\n".join(lines)
-
-
-def _ask_by_text(request: ApprovalRequest) -> Answer:
-    """Ask on stdin; an interrupt meanwhile cancels the turn like the button would."""
-    question = _text_question(request)
-    for _ in range(3):
-        with async_cell.sync_interrupts():
-            try:
-                typed = input(question)
-            except KeyboardInterrupt:
-                raise asyncio.CancelledError() from None
-            except EOFError:
-                return "deny"
-        answer = parse_text_answer(typed)
-        if answer is not None:
-            return answer
-        question = "Please answer y, n, a or v: "
-    return "deny"
+STOP_LABEL = "Stop"
+# How often the waiting indicator and running tools' elapsed seconds are redrawn.
+TICK = 1.0
+# Text that stopped arriving this long ago counts as the model thinking again.
+IDLE_AFTER = 1.5
 
 
 class _Section:
-    """The output of one agent (main or a sub-agent): text segments, tool lines, cards."""
+    """Where one agent's (main or a sub-agent's) widgets go."""
 
     def __init__(self, box: widgets.VBox) -> None:
         self.box = box
         self.segment: widgets.HTML | None = None
-        self.text = ""
+        self.item: TextItem | None = None
 
     def add(self, widget: widgets.Widget) -> None:
         self.box.children = (*self.box.children, widget)
 
+    def swap(self, old: widgets.Widget, new: widgets.Widget) -> None:
+        self.box.children = tuple(new if child is old else child for child in self.box.children)
+
     def close_segment(self) -> None:
         self.segment = None
-        self.text = ""
+        self.item = None
 
 
 class TurnView:
@@ -145,23 +90,35 @@ class TurnView:
         headless_timeout: float = 10.0,
         approval_timeout: float | None = None,
         todo: list[Any] | None = None,
+        on_stop: Callable[[], None] | None = None,
     ) -> None:
         self.ip = ip
         self.session = session
+        self.project = getattr(session, "project", None)
         self.interval = 1.0 / max_rate if max_rate > 0 else 0.0
         self.frontend_wait = frontend_wait
         self.headless_timeout = headless_timeout
         self.approval_timeout = approval_timeout
+        self.on_stop = on_stop
         self.loop = asyncio.get_event_loop()
+        self.record = TurnRecord(project=self.project, session=session, todo=todo)
         self.main = widgets.VBox(layout=widgets.Layout(flex="3 1 0%", min_width="0"))
-        self.todo = TodoWidget(todo or [])
-        self.audit = AuditWidget()
+        self.todo = TodoWidget(self.record.todo)
+        self.audit = AuditWidget(self.project)
         self.footer = widgets.HTML()
         self.side = widgets.VBox(
             [self.todo, self.audit],
-            layout=widgets.Layout(flex="1 1 0%", min_width="14em", border_left="1px solid #d0d7de", padding="0 0 0 8px"),
+            layout=widgets.Layout(flex="1 1 0%", min_width="14em", padding="0 0 0 8px",
+                                  border_left=f"1px solid {theme.BORDER}"),
         )
-        self.root = widgets.VBox([widgets.HBox([self.main, self.side]), self.footer])
+        self.thinking = widgets.HTML()
+        self.thinking.add_class("codingcode-thinking")
+        self.stop_button = widgets.Button(description=STOP_LABEL, button_style="warning", tooltip="End this turn now, as an interrupt would",
+                                          layout=widgets.Layout(width="auto"))
+        self.stop_button.add_class("codingcode-stop")
+        self.stop_button.on_click(lambda _b: self._stop_clicked())
+        self.status_bar = widgets.HBox([self.stop_button, self.thinking], layout=widgets.Layout(align_items="center"))
+        self.root = widgets.VBox([widgets.HBox([self.main, self.side]), self.status_bar, self.footer])
         self.root.add_class("codingcode-cell")
         # Opt in to view counting: the frontend reports each rendered view, which is how
         # we know a person can see (and click) an approval card.
@@ -169,20 +126,27 @@ class TurnView:
         self._seen = self.loop.create_future()
         self.root.observe(self._view_counted, names="_view_count")
         self.sections: dict[str, _Section] = {"main": _Section(self.main)}
-        self.tools: dict[str, ToolLine] = {}
+        self.lines: dict[str, ToolLine] = {}
         self.cards: dict[str, ApprovalCard] = {}
         self._dirty: set[_Section] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
         self.flushes = 0
-        # A plain-text record of the turn, printed at the end when no frontend ever rendered
-        # the widgets (nbconvert, papermill): the saved notebook then still says what happened.
-        self._record = io.StringIO()
-        self._mirror = TextView(session=session, out=self._record)
+        self.handle: Any = None
+        self.finished = False
+        self._last_event = time.monotonic()
+        self._last_text = 0.0
+        self._tick_handle: asyncio.TimerHandle | None = None
+        self.stopped_by_button = False
+
+    @property
+    def tools(self) -> dict[str, ToolLine]:
+        return self.lines
 
     def display(self) -> None:
-        """Put the widgets in the cell's output."""
-        display(self.root)
+        """Put the widgets in the cell's output and start the clock of the waiting indicator."""
+        self.handle = display(self.root, display_id=True)
+        self._tick()
 
     # -- frontend presence --------------------------------------------------------------
 
@@ -203,6 +167,40 @@ class TurnView:
         except asyncio.TimeoutError:
             return self.frontend_seen
         return True
+
+    # -- the Stop button ------------------------------------------------------------------
+
+    def _stop_clicked(self) -> None:
+        if self.finished or self.on_stop is None:
+            return
+        self.stopped_by_button = True
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopping…"
+        # The click may come in on another thread (ipykernel 7 subshells).
+        self.loop.call_soon_threadsafe(self.on_stop)
+
+    # -- the waiting indicator and running clocks --------------------------------------------
+
+    def _tick(self) -> None:
+        self._tick_handle = None
+        if self.finished:
+            return
+        now = time.monotonic()
+        busy = any(item.status in ("running", "waiting") for item in self.record.tools.values())
+        idle = now - max(self._last_event, self._last_text)
+        if not busy and (idle >= IDLE_AFTER or not self.record.items):
+            value = f'<span style="color:{theme.MUTED}">{theme.icon("clock")} thinking… {idle:.0f} s</span>'
+        else:
+            value = ""
+        if self.thinking.value != value:
+            self.thinking.value = value
+        for line in self.lines.values():
+            if line.item.status == "running" and line.item.tool_use_id:
+                line.render()
+        try:
+            self._tick_handle = self.loop.call_later(TICK, self._tick)
+        except RuntimeError:  # the loop is closed (a test's loop ended)
+            self._tick_handle = None
 
     # -- sections -------------------------------------------------------------------------
 
@@ -225,78 +223,77 @@ class TurnView:
 
     def __call__(self, event: Any) -> None:
         try:
-            self._mirror(event)
             self._handle(event)
         except Exception as error:  # a rendering bug must not kill the agent's turn
-            self._section("main").add(widgets.HTML(f'<div style="color:#cf222e">display error: {h(error)}</div>'))
+            self._section("main").add(widgets.HTML(
+                f'<div style="color:{theme.ROLE["bad"]}">display error: {h(type(error).__name__)}: {h(error)}</div>'))
 
     def _handle(self, event: Any) -> None:
         agent = getattr(event, "agent", "main") or "main"
         if isinstance(event, TextDelta):
+            self._last_text = time.monotonic()
+            if self.thinking.value:
+                self.thinking.value = ""
+            item = self.record.apply(event)
             section = self._section(agent)
-            if section.segment is None:
+            if section.segment is None or section.item is not item:
                 section.segment = widgets.HTML()
                 section.segment.add_class("codingcode-text")
+                section.item = item  # type: ignore[assignment]
                 section.add(section.segment)
-            section.text += event.text
             self._dirty.add(section)
             self._schedule_flush()
             return
+        self._last_event = time.monotonic()
         # Anything else goes below the text so far: flush it first to keep the order.
         self._flush_now()
-        if isinstance(event, ToolCallStarted):
-            self._tool_line(agent, event.tool_use_id, event.tool, event.input, event.key)
-        elif isinstance(event, ToolProgress):
-            line = self.tools.get(event.tool_use_id)
-            if line is not None:
-                line.set_progress(event.text)
-        elif isinstance(event, ToolCallFinished):
-            line = self._tool_line(agent, event.tool_use_id, event.tool, {})
-            line.finish(event.status, event.result, event.duration_ms, event.images)
-        elif isinstance(event, ApprovalRequested):
-            self._tool_line(agent, event.tool_use_id, event.tool, event.input, event.key).set_status("waiting")
+        item = self.record.apply(event)
+        if isinstance(event, (ToolCallStarted, ApprovalRequested, ToolCallFinished, ToolProgress)):
+            if isinstance(item, ToolItem):
+                line = self._line(agent, item)
+                if isinstance(event, ToolProgress):
+                    line.set_progress(event.text)
+                else:
+                    line.render()
         elif isinstance(event, ApprovalAnswered):
-            card = self.cards.get(event.tool_use_id)
-            if card is not None and event.answer in ("timeout", "interrupted"):
-                card.settle(event.answer, by=event.by)
-            line = self.tools.get(event.tool_use_id)
-            if line is not None and line.status == "waiting":
-                line.set_status("running" if event.answer in ("allow", "always") else "denied")
+            self._answered(event)
         elif isinstance(event, AuditRecorded):
-            if "decision" in event.record or "kind" in event.record:
-                self.audit.add(event.record)
+            self.audit.show(self.record.audit)
+            if isinstance(item, ToolItem) and item.tool_use_id in self.lines:
+                self.lines[item.tool_use_id].render()
         elif isinstance(event, TodoUpdated):
             if agent == "main":
-                self.todo.show(event.items)
-        elif isinstance(event, Notice):
-            self._line(agent, f'<div style="opacity:.75">ℹ {h(event.text)}</div>')
-        elif isinstance(event, ErrorEvent):
-            self._line(agent, f'<div style="color:#cf222e">⚠ {h(event.message)}</div>')
-        elif isinstance(event, UsageUpdated):
-            pass
+                self.todo.show(self.record.todo)
+        elif isinstance(event, (Notice, ErrorEvent)):
+            if isinstance(item, NoteItem):
+                section = self._section(agent)
+                section.close_segment()
+                section.add(widgets.HTML(note_html(item, self.project)))
         elif isinstance(event, TurnDone):
             if agent == "main":
-                self.footer.value = f'<div class="codingcode-usage" style="opacity:.7">{h(usage_line(event, self.session))}</div>'
+                self.footer.value = f'<div class="codingcode-usage" style="color:{theme.MUTED}">{h(self.record.usage)}</div>'
 
-    def _line(self, agent: str, html: str) -> None:
-        section = self._section(agent)
-        section.close_segment()
-        section.add(widgets.HTML(html))
-
-    def _tool_line(self, agent: str, tool_use_id: str, tool: str, tool_input: dict[str, Any],
-                   key: str | None = None) -> ToolLine:
-        line = self.tools.get(tool_use_id)
+    def _line(self, agent: str, item: ToolItem) -> ToolLine:
+        line = self.lines.get(item.tool_use_id)
         if line is None:
             section = self._section(agent)
             section.close_segment()
-            line = self.tools[tool_use_id] = ToolLine(tool, tool_input, key)
+            line = self.lines[item.tool_use_id] = ToolLine(item=item, project=self.project)
             section.add(line)
-        else:
-            if tool_input and not line.input:
-                line.input = tool_input
-            if key and not line.key:
-                line.key = key
         return line
+
+    def _answered(self, event: ApprovalAnswered) -> None:
+        """The decision is made: the card settles and its call's row takes its place again."""
+        card = self.cards.get(event.tool_use_id)
+        line = self.lines.get(event.tool_use_id)
+        if card is not None:
+            if event.answer in ("timeout", "interrupted"):
+                card.settle(event.answer, by=event.by)
+            section = self._section(card.request.agent or "main")
+            if line is not None:
+                section.swap(card, line)
+        if line is not None:
+            line.render()
 
     # -- throttled text -------------------------------------------------------------------
 
@@ -314,26 +311,30 @@ class TurnView:
             return
         dirty, self._dirty = self._dirty, set()
         for section in dirty:
-            if section.segment is not None:
-                section.segment.value = render_markdown(section.text)
+            if section.segment is not None and section.item is not None:
+                section.segment.value = render_markdown(section.item.text)
                 self.flushes += 1
         self._last_flush = time.monotonic()
 
     # -- asking ---------------------------------------------------------------------------
 
     async def ask(self, request: ApprovalRequest) -> Answer:
-        """Show a card and wait for the person's answer (see the module docstring)."""
+        """Show a card in place of the call's row and wait for the person's answer (see the module docstring)."""
         self._flush_now()
-        card = ApprovalCard(request, loop=self.loop)
+        card = ApprovalCard(request, loop=self.loop, project=self.project)
         self.cards[request.tool_use_id] = card
         section = self._section(request.agent or "main")
         section.close_segment()
-        section.add(card)
+        line = self.lines.get(request.tool_use_id)
+        if line is not None and line in section.box.children:
+            section.swap(line, card)
+        else:
+            section.add(card)
         try:
             if await self._wait_frontend():
                 return await async_cell.wait_answer(card.answer, self.ip)
             if async_cell.stdin_allowed(self.ip):
-                answer = _ask_by_text(request)
+                answer = ask_by_text(request, self.project)
                 card.settle(answer, by="text prompt")
                 return answer
             if self.approval_timeout is not None:
@@ -343,14 +344,14 @@ class TurnView:
             try:
                 return await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
             except asyncio.TimeoutError:
-                card.settle("no_frontend", by="timeout", note=f"no widget view and no stdin for {self.headless_timeout:g} s")
-                self._line(
-                    request.agent or "main",
-                    f'<div style="color:#9a6700">Denied {h(request.tool)}: nobody could answer (no widget '
-                    "frontend, stdin not allowed). Run the cell in JupyterLab, or allow it with a rule or "
-                    "<code>--mode</code>.</div>",
-                )
-                return "deny"
+                card.settle("no_frontend", note=f"no widget view and no stdin for {self.headless_timeout:g} s")
+                self.record.section(request.agent or "main").append(NoteItem(
+                    request.agent or "main", "notice",
+                    f"Nobody was there to answer (no widget frontend, no stdin) within {self.headless_timeout:g} s, "
+                    f"so {request.tool} was not run. Run the notebook where someone can answer, or let a rule or "
+                    "--approval-policy decide."))
+                # A timeout, not a person's "no": the pipeline records it as by "timeout".
+                raise
         except asyncio.CancelledError:
             card.settle("interrupted")
             raise
@@ -358,74 +359,28 @@ class TurnView:
     # -- the end ---------------------------------------------------------------------------
 
     def finish(self, *, interrupted: bool = False) -> None:
-        """Final flush; pending cards are marked interrupted; running tools too."""
-        self._mirror.finish(interrupted=interrupted)
-        if not self.frontend_seen:
-            print(self._record.getvalue(), end="")
+        """Final flush; what still waits or runs is marked; the widgets give way to the static record."""
         self._flush_now()
+        self.finished = True
+        if self._tick_handle is not None:
+            self._tick_handle.cancel()
+            self._tick_handle = None
+        self.record.finish(interrupted=interrupted)
         for card in self.cards.values():
             if card.state == "pending":
                 card.settle("interrupted")
-        if interrupted:
-            for line in self.tools.values():
-                if line.status in ("running", "waiting"):
-                    line.set_status("interrupted")
-            self._line("main", '<div style="color:#6e7781"><b>Interrupted.</b></div>')
+        for line in self.lines.values():
+            line.render()
+        self.thinking.value = ""
+        self.stop_button.layout.display = "none"
+        if self.handle is not None:
+            self.handle.update({"text/html": self.record.html(), "text/plain": self.record.text()}, raw=True)
+            _close_tree(self.root)
 
 
-class TextView:
-    """The same events as plain text, for terminal IPython (no widget frontend)."""
-
-    def __init__(self, *, session: "Session | None" = None, out: Any = None) -> None:
-        self.session = session
-        self.out = out or sys.stdout
-        self._at_line_start = True
-
-    def display(self) -> None:
-        pass
-
-    def _write(self, text: str) -> None:
-        if text:
-            self.out.write(text)
-            self._at_line_start = text.endswith("\n")
-            self.out.flush()
-
-    def _print(self, text: str) -> None:
-        if not self._at_line_start:
-            self._write("\n")
-        self._write(text + "\n")
-
-    def __call__(self, event: Any) -> None:
-        prefix = "" if getattr(event, "agent", "main") == "main" else f"[{event.agent}] "
-        if isinstance(event, TextDelta):
-            self._write(reveal(event.text))
-        elif isinstance(event, ToolCallStarted):
-            self._print(f"{prefix}→ {event.tool} {reveal(short(event.key or '', 70))}")
-        elif isinstance(event, ToolCallFinished):
-            self._print(f"{prefix}  {event.tool}: {event.status} ({event.duration_ms / 1000:.2f} s)")
-        elif isinstance(event, TodoUpdated) and event.agent == "main":
-            marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
-            self._print("Todo:\n" + "\n".join(f"  {marks[i.status]} {reveal(i.step)}" for i in event.items))
-        elif isinstance(event, AuditRecorded) and event.record.get("event") != "outcome" and (
-            "decision" in event.record or "kind" in event.record
-        ):  # an outcome is already the tool's own line
-            f = audit_fields(event.record)
-            self._print(f"{prefix}audit: {f['tool']} {f['decision']} {f['why']} {('by ' + f['by']) if f['by'] else ''}".rstrip())
-        elif isinstance(event, Notice):
-            self._print(f"{prefix}{event.text}")
-        elif isinstance(event, ErrorEvent):
-            self._print(f"{prefix}error: {event.message}")
-        elif isinstance(event, TurnDone) and event.agent == "main":
-            self._print(usage_line(event, self.session))
-
-    async def ask(self, request: ApprovalRequest) -> Answer:
-        """Ask on stdin (terminal)."""
-        if not self._at_line_start:
-            self._write("\n")
-        return _ask_by_text(request)
-
-    def finish(self, *, interrupted: bool = False) -> None:
-        if interrupted:
-            self._print("Interrupted.")
-
+def _close_tree(widget: Any) -> None:
+    """Close a widget and everything under it (the static record replaced their views)."""
+    for child in getattr(widget, "children", ()) or ():
+        _close_tree(child)
+    widget.close()
 

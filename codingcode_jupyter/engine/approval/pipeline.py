@@ -362,7 +362,8 @@ class ApprovalPipeline:
                                   tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
                                   input=escape_value(evaluation.input), preview=preview, layer=evaluation.layer,
                                   rule=evaluation.rule, reason=escape_unicode(evaluation.reason), sandboxed=sandboxed,
-                                  annotations=call.definition.annotations, key=escape_value(key))
+                                  annotations=call.definition.annotations, key=escape_value(key),
+                                  exact_rules=evaluation.exact_rules, forced=evaluation.forced)
         ctx.emit(ApprovalRequested(**request.model_dump()))
         try:
             if ctx.approval_timeout is not None:
@@ -371,7 +372,9 @@ class ApprovalPipeline:
                 answer = await ask(request)
         except asyncio.TimeoutError:
             ctx.emit(answered("timeout", "timeout"))
-            return decided("deny", "timeout", f"Denied: nobody answered within {ctx.approval_timeout:g} s; do not retry it now — "
+            # The front may time the wait itself (no frontend, no stdin), with no approval_timeout set.
+            within = f" within {ctx.approval_timeout:g} s" if ctx.approval_timeout is not None else ""
+            return decided("deny", "timeout", f"Denied: nobody answered{within}; do not retry it now — "
                             "continue without it or tell the user what you wanted to run.")
         except asyncio.CancelledError:
             ctx.emit(answered("interrupted", "user"))

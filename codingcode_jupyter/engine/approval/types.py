@@ -39,6 +39,10 @@ class ApprovalRequest(BaseModel):
     annotations: dict[str, Any] | None = None
     # The argument that says what the call is about, as its tool declares it.
     key: str | None = None
+    # The exact rules "Always allow" / "Never allow" would save, and whether "Always" can
+    # only allow this once (the question comes from something no saved rule outranks).
+    exact_rules: list[str] = Field(default_factory=list)
+    forced: bool = False
 
 
 Asker = Callable[[ApprovalRequest], Awaitable[Answer]]

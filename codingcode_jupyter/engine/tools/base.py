@@ -218,6 +218,10 @@ class ToolDefinition:
     # Renders what a call will do (a diff, the command and its directory) for a person
     # deciding on it; may return "" when the input says it all.
     preview: Callable[[Any, ToolContext], Awaitable[str]] | None = None
+    # Checks, before anyone is asked, that the call can succeed at all (the file was read,
+    # the text to replace is there); raises ToolError, which the model gets as the result.
+    # The tool's own execute checks again: things may change while a person decides.
+    precheck: Callable[[Any, ToolContext], Awaitable[None]] | None = None
     _schema: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

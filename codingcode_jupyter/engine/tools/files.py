@@ -354,6 +354,19 @@ async def _write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult([text_block(summary + ("\n\n" + _cap_diff(diff) if diff else ""))], display=diff or summary)
 
 
+async def _write_precheck(args: WriteFileArgs, ctx: ToolContext) -> None:
+    """A write that would be refused, or would change nothing, fails before anyone is asked."""
+    path = _target(ctx, args.path)
+    _check_fresh(ctx, path)
+    if path.exists():
+        try:
+            unchanged = path.read_bytes() == args.content.encode("utf-8")
+        except OSError:
+            return  # let the write itself report it
+        if unchanged:
+            raise ToolError(f"{path} already has exactly this content; nothing to write.")
+
+
 async def _write_preview(args: WriteFileArgs, ctx: ToolContext) -> str:
     try:
         path, before, after = _plan_write(args, ctx)
@@ -421,6 +434,14 @@ async def _edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult([text_block(summary + "\n\n" + _cap_diff(diff))], display=diff)
 
 
+async def _edit_precheck(args: EditFileArgs, ctx: ToolContext) -> None:
+    """An edit that cannot apply (file unread or changed, text not found, no change) fails before anyone is asked."""
+    path = _target(ctx, args.path)
+    if path.exists():
+        _check_fresh(ctx, path)
+    _plan_edit(args, ctx)
+
+
 async def _edit_preview(args: EditFileArgs, ctx: ToolContext) -> str:
     try:
         path, before, after, _ = _plan_edit(args, ctx)
@@ -455,6 +476,7 @@ def write_file_tool() -> ToolDefinition:
         parameters=WriteFileArgs,
         execute=_write_file,
         preview=_write_preview,
+        precheck=_write_precheck,
         access=ToolAccess(paths=(PathArg("path", "write"),), edits=True),
     )
 
@@ -470,5 +492,6 @@ def edit_file_tool() -> ToolDefinition:
         parameters=EditFileArgs,
         execute=_edit_file,
         preview=_edit_preview,
+        precheck=_edit_precheck,
         access=ToolAccess(paths=(PathArg("path", "write"),), edits=True),
     )

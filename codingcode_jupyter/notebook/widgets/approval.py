@@ -1,8 +1,9 @@
-"""The approval card: what will happen, why it is asked, and four buttons.
+"""The approval card: what will happen, why it is asked, what each button does.
 
 A click may arrive on a kernel thread other than the event loop's (ipykernel 7 subshells),
 so the answer future is resolved through ``loop.call_soon_threadsafe``. After the first
-answer the buttons are disabled and the card collapses to one line with its decision.
+answer the buttons are disabled and the card says its decision; the view then puts the
+call's row back in its place (one row per action).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from typing import Any, Literal
 import ipywidgets as widgets
 
 from ...engine.approval.types import Answer, ApprovalRequest
+from .. import theme, words
+from ..record import is_diff
+from ..rendering import diff_html, pre
 from ._text import h, pretty_json, short
 
 __all__ = ["ApprovalCard", "BUTTONS", "CardState"]
@@ -24,71 +28,67 @@ _STYLES = {"Allow": "success", "Deny": "danger", "Always allow": "", "Never allo
 CardState = Literal["pending", "allow", "deny", "always", "never", "timeout", "interrupted", "no_frontend"]
 
 _VERDICTS = {
-    "allow": ("✔ Allowed", "#1a7f37"),
-    "always": ("✔ Always allowed", "#1a7f37"),
-    "deny": ("✖ Denied", "#cf222e"),
-    "never": ("✖ Never allowed", "#cf222e"),
-    "timeout": ("⌛ Timed out — denied", "#9a6700"),
-    "interrupted": ("◼ Interrupted", "#6e7781"),
-    "no_frontend": ("✖ Denied — nobody could answer", "#9a6700"),
+    "allow": ("check", "ok", "Allowed"),
+    "always": ("check", "ok", "Always allowed"),
+    "deny": ("cross", "bad", "Denied"),
+    "never": ("cross", "bad", "Never allowed"),
+    "timeout": ("clock", "warn", "Timed out — denied"),
+    "interrupted": ("stop", "muted", "Interrupted"),
+    "no_frontend": ("cross", "warn", "Denied — nobody could answer"),
 }
 
 
-def _preview_html(request: ApprovalRequest) -> str:
-    if not request.preview:
-        return f"<pre>{h(pretty_json(request.input))}</pre>"
-    lines = []
-    for line in request.preview.splitlines():
-        colour = ""
-        if line.startswith("+") and not line.startswith("+++"):
-            colour = "background:#e6ffec"
-        elif line.startswith("-") and not line.startswith("---"):
-            colour = "background:#ffebe9"
-        elif line.startswith("@@"):
-            colour = "color:#0969da"
-        lines.append(f'<span style="{colour}">{h(line)}</span>')
-    return '<pre style="max-height:24em;overflow:auto">' + "\n".join(lines) + "</pre>"
+def _preview_html(request: ApprovalRequest, project: Any) -> str:
+    preview = request.preview or ""
+    if is_diff(preview):
+        return diff_html(preview)
+    if not preview:
+        return pre(h(pretty_json(request.input)))
+    return pre(h(words.relative(preview, project)), extra="max-height:24em")
 
 
-def _why_html(request: ApprovalRequest) -> str:
-    parts = []
-    if request.layer:
-        parts.append(f"layer <code>{h(request.layer)}</code>")
-    if request.rule:
-        parts.append(f"rule <code>{h(request.rule)}</code>")
-    why = "Asked because " + ", ".join(parts) if parts else "Asked"
-    if request.reason:
-        why += f": {h(request.reason)}"
+def _why_html(request: ApprovalRequest, project: Any) -> str:
+    why = words.why_asked(request.layer, request.rule, request.reason, project)
     extra = []
     if request.sandboxed is not None:
-        extra.append("runs in the sandbox" if request.sandboxed else "<b>runs without a sandbox</b>")
+        extra.append("It runs in the sandbox: no network, writes only inside the project." if request.sandboxed
+                     else "<b>It runs without a sandbox.</b>")
     if request.annotations:
-        extra.append("annotations <code>" + h(pretty_json(request.annotations)) + "</code>")
-    return f"<div>{why}</div>" + (f"<div>{' · '.join(extra)}</div>" if extra else "")
+        extra.append("The server describes it as <code>" + h(pretty_json(request.annotations)) + "</code> (not checked).")
+    return f'<div style="color:{theme.MUTED}">{words.code_html(why)} {" ".join(extra)}</div>'
 
 
 class ApprovalCard(widgets.VBox):
     """One pending tool call awaiting a person's answer."""
 
-    def __init__(self, request: ApprovalRequest, *, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(self, request: ApprovalRequest, *, loop: asyncio.AbstractEventLoop | None = None,
+                 project: Any = None) -> None:
         self.request = request
+        self.project = project
         self.state: CardState = "pending"
         self.by = ""
         self._loop = loop or asyncio.get_event_loop()
         self.answer: asyncio.Future[Answer] = self._loop.create_future()
         agent = f" <small>({h(request.agent)})</small>" if request.agent != "main" else ""
+        sentence = words.action(request.tool, request.input, key=request.key, preview=request.preview, project=project)
         self.header = widgets.HTML(
-            f"<b>Approve</b> <code>{h(request.tool)}</code>{agent}?",
+            f"{theme.icon('question', 'warn')} <b>Allow the agent to {words.code_html(sentence)}?</b>"
+            f' <span style="color:{theme.MUTED}">(<code>{h(request.tool)}</code>{agent})</span>'
         )
-        self.why = widgets.HTML(_why_html(request))
-        self.preview = widgets.HTML(_preview_html(request))
+        self.why = widgets.HTML(_why_html(request, project))
+        self.preview = widgets.HTML(_preview_html(request, project))
         self.buttons = {label: widgets.Button(description=label, button_style=_STYLES[label]) for label in BUTTONS}
         for label, button in self.buttons.items():
             button.on_click(lambda _b, label=label: self._clicked(label))
         self.row = widgets.HBox(list(self.buttons.values()))
+        self.consequences = widgets.HTML(
+            f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em">'
+            f"{words.code_html(words.consequences(request.exact_rules, request.forced))}</div>"
+        )
         super().__init__(
-            [self.header, self.why, self.preview, self.row],
-            layout=widgets.Layout(border="1px solid #d0d7de", padding="4px 8px", margin="4px 0"),
+            [self.header, self.why, self.preview, self.row, self.consequences],
+            layout=widgets.Layout(border=f"1px solid {theme.var('border-color1', '#bdbdbd')}", padding="4px 8px",
+                                  margin="4px 0"),
         )
         self.add_class("codingcode-approval")
 
@@ -127,16 +127,15 @@ class ApprovalCard(widgets.VBox):
         self.by = by
         for button in self.buttons.values():
             button.disabled = True
-        verdict, colour = _VERDICTS.get(state, (state, "#6e7781"))
-        who = f" by {h(by)}" if by and by != "user" else ""
+        name, role, verdict = _VERDICTS.get(state, ("dot", "muted", state))
+        who = f" by {h(by)}" if by and by not in ("user", "timeout") else ""
         note_html = f" <small>{h(note)}</small>" if note else ""
         self.header.value = (
-            f'<span class="approval-verdict" style="color:{colour}"><b>{verdict}</b>{who}</span>: '
-            f"<code>{h(self.request.tool)}</code> {h(short(self.request.key or '', 60))}{note_html}"
+            f'<span class="approval-verdict" style="color:{theme.ROLE[role]}">{theme.icon(name)} <b>{verdict}</b>{who}</span>: '
+            f"<code>{h(self.request.tool)}</code> {h(short(words.relative(self.request.key or '', self.project), 60))}{note_html}"
         )
-        self.why.layout.display = "none"
-        self.preview.layout.display = "none"
-        self.row.layout.display = "none"
+        for part in (self.why, self.preview, self.row, self.consequences):
+            part.layout.display = "none"
 
     def details(self) -> dict[str, Any]:
         """What the card shows, as data (for text fallbacks and tests)."""

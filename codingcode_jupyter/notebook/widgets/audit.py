@@ -6,13 +6,13 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ._text import h, short
+from ..record import audit_html
 
 __all__ = ["AuditWidget", "audit_fields"]
 
 
 def audit_fields(record: dict[str, Any]) -> dict[str, str]:
-    """The columns shown for one audit record, whatever optional keys it lacks."""
+    """The raw columns of one audit record, whatever optional keys it lacks."""
     rule = record.get("rule") or ""
     layer = record.get("layer") or ""
     tool = record.get("tool") or record.get("display_name")
@@ -28,13 +28,14 @@ def audit_fields(record: dict[str, Any]) -> dict[str, str]:
 
 
 class AuditWidget(widgets.HTML):
-    """Decisions of this cell (tool, decision, layer/rule, who decided)."""
+    """Decisions of this cell: what, who decided and why, what came of it."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, project: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.add_class("codingcode-audit")
+        self.project = project
         self.records: list[dict[str, Any]] = []
-        self._render()
+        self.show(self.records)
 
     def add(self, record: dict[str, Any]) -> None:
         """Append a decision; an outcome record completes its decision's row instead."""
@@ -42,24 +43,12 @@ class AuditWidget(widgets.HTML):
             for row in reversed(self.records):
                 if row.get("tool_use_id") == record.get("tool_use_id") and row.get("tool_use_id"):
                     row["outcome"] = record.get("outcome", "")
-                    self._render()
+                    self.show(self.records)
                     return
         self.records.append(dict(record))
-        self._render()
+        self.show(self.records)
 
-    def _render(self) -> None:
-        if not self.records:
-            self.value = "<b>Audit</b><div><i>no decisions yet</i></div>"
-            return
-        rows = []
-        for record in self.records:
-            f = audit_fields(record)
-            colour = "#1a7f37" if f["decision"].startswith("allow") else "#cf222e"
-            outcome = f" → {h(f['outcome'])}" if f["outcome"] else ""
-            rows.append(
-                f'<div class="audit-row"><code>{h(f["tool"])}</code> '
-                f'<b style="color:{colour}">{h(f["decision"])}</b>{outcome} '
-                f'<span style="opacity:.7">{h(short(f["why"], 60))}'
-                f'{" · by " + h(f["by"]) if f["by"] else ""}</span></div>'
-            )
-        self.value = "<b>Audit</b>" + "".join(rows)
+    def show(self, records: list[dict[str, Any]]) -> None:
+        """Redraw from ``records`` (the view shares its record's list)."""
+        self.records = records
+        self.value = audit_html(records, self.project)

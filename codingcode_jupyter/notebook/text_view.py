@@ -1,0 +1,201 @@
+"""The turn as text, for terminal IPython; and asking on stdin (terminal or a notebook's input box).
+
+Model text is rendered for the terminal by rich (when installed) a block at a time: a
+paragraph, list or code block is printed once it is complete, so streaming still shows
+progress and Markdown never prints raw. A question names what will happen in words and
+takes ``y``, ``n``, ``a`` (always) or ``v`` (never); an empty answer asks again, since the
+Enter that ended the cell must not count as anyone's "no".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from ..engine.approval.types import Answer, ApprovalRequest
+from ..engine.events import (
+    ApprovalRequested,
+    ErrorEvent,
+    Notice,
+    TextDelta,
+    TodoUpdated,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnDone,
+)
+from . import async_cell, words
+from .record import LOOP_INTERRUPT_NOTICE, ToolItem, TurnRecord, item_text
+from .widgets._text import reveal, short
+
+__all__ = ["TextView", "ask_by_text", "parse_text_answer", "text_question", "PROMPT"]
+
+_TEXT_ANSWERS: dict[str, Answer] = {
+    "y": "allow", "yes": "allow", "allow": "allow",
+    "n": "deny", "no": "deny", "deny": "deny",
+    "a": "always", "always": "always", "always allow": "always",
+    "v": "never", "never": "never", "never allow": "never",
+}
+
+PROMPT = "Allow it? [y/n/a/v] (y yes, n no, a always allow, v never allow): "
+_AGAIN = "Please type y, n, a or v and press Enter: "
+
+
+def parse_text_answer(text: str) -> Answer | None:
+    """A typed answer (y/n/a/v or the words); None when empty or unrecognised."""
+    return _TEXT_ANSWERS.get(text.strip().lower())
+
+
+def text_question(request: ApprovalRequest, project: Any = None) -> str:
+    """The question as plain text: what will happen, why, the diff or command, what the buttons save."""
+    sentence = words.action(request.tool, request.input, key=request.key, preview=request.preview, project=project)
+    lines = [f"{reveal(request.tool)}: the agent wants to {reveal(sentence)}",
+             "  " + reveal(words.why_asked(request.layer, request.rule, request.reason, project))]
+    if request.sandboxed is not None:
+        lines.append("  It runs in the sandbox." if request.sandboxed else "  It runs WITHOUT a sandbox.")
+    if request.preview:
+        lines.append(reveal(words.relative(request.preview, project)).rstrip("\n"))
+    lines.append("  " + reveal(words.consequences(request.exact_rules, request.forced)))
+    lines.append(PROMPT)
+    return "\n".join(lines)
+
+
+def _drop_typeahead() -> None:
+    """Forget keys typed before the question (the Enter that ended a terminal cell)."""
+    try:
+        import termios
+
+        if sys.stdin is not None and sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def ask_by_text(request: ApprovalRequest, project: Any = None) -> Answer:
+    """Ask on stdin until a known answer comes; an interrupt meanwhile cancels the turn like Stop would."""
+    question = text_question(request, project)
+    _drop_typeahead()
+    while True:
+        with async_cell.sync_interrupts():
+            try:
+                typed = input(question)
+            except KeyboardInterrupt:
+                raise asyncio.CancelledError() from None
+            except EOFError:
+                # stdin closed: nobody is left to answer.
+                raise asyncio.TimeoutError() from None
+        answer = parse_text_answer(typed)
+        if answer is not None:
+            return answer
+        question = _AGAIN
+
+
+def _cut_point(text: str) -> int:
+    """Where the text so far ends in a complete block (a blank line outside a code fence); 0 if none."""
+    fenced = False
+    cut = 0
+    position = 0
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            if not fenced and line.endswith("\n"):
+                cut = position
+        elif not stripped and not fenced and line.endswith("\n"):
+            cut = position
+    return cut
+
+
+class TextView:
+    """The same events as text, for terminal IPython (no widget frontend)."""
+
+    def __init__(self, *, session: Any = None, out: Any = None, markdown: bool | None = None) -> None:
+        self.session = session
+        self.project = getattr(session, "project", None)
+        self.out = out or sys.stdout
+        self.record = TurnRecord(project=self.project, session=session)
+        self._at_line_start = True
+        self._text = ""
+        self._console = _console(self.out) if markdown is not False else None
+
+    def display(self) -> None:
+        pass
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self._at_line_start = text.endswith("\n")
+            self.out.flush()
+
+    def _print(self, text: str) -> None:
+        self._flush_text(everything=True)
+        if not self._at_line_start:
+            self._write("\n")
+        self._write(text + "\n")
+
+    def _flush_text(self, *, everything: bool = False) -> None:
+        cut = len(self._text) if everything else _cut_point(self._text)
+        if not cut:
+            return
+        block, self._text = self._text[:cut], self._text[cut:]
+        if not block.strip():
+            return
+        if self._console is not None:
+            from rich.markdown import Markdown
+
+            self._console.print(Markdown(reveal(block)))
+            self._at_line_start = True
+        else:
+            self._write(reveal(block) if block.endswith("\n") else reveal(block) + "\n")
+
+    def __call__(self, event: Any) -> None:
+        item = self.record.apply(event)
+        agent = getattr(event, "agent", "main")
+        prefix = "" if agent == "main" else f"[{agent}] "
+        if isinstance(event, TextDelta):
+            self._text += event.text
+            self._flush_text()
+        elif isinstance(event, ToolCallStarted):
+            key = short(words.relative(event.key or "", self.project), 70)
+            self._print(f"{prefix}→ {event.tool} {reveal(key)}".rstrip())
+        elif isinstance(event, ToolCallFinished) and isinstance(item, ToolItem):
+            rows = item_text(item, self.project, indent="  ")
+            shown = len(item.diff.splitlines()[:200]) if item.diff and item.request is not None else 0
+            if shown:  # the question already showed the diff
+                rows = rows[:-shown]
+            self._print(prefix + "\n".join(rows).lstrip())
+        elif isinstance(event, TodoUpdated) and agent == "main":
+            marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+            self._print("Todo:\n" + "\n".join(f"  {marks[i.status]} {reveal(i.step)}" for i in event.items))
+        elif isinstance(event, Notice) and not (agent == "main" and event.text == LOOP_INTERRUPT_NOTICE):
+            self._print(f"{prefix}{reveal(words.relative(event.text, self.project))}")
+        elif isinstance(event, ErrorEvent):
+            self._print(f"{prefix}error: {reveal(words.relative(event.message, self.project))}")
+        elif isinstance(event, TurnDone) and agent == "main":
+            self._print(self.record.usage)
+        elif isinstance(event, ApprovalRequested):
+            self._flush_text(everything=True)
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        """Ask on stdin (terminal)."""
+        self._flush_text(everything=True)
+        if not self._at_line_start:
+            self._write("\n")
+        return ask_by_text(request, self.project)
+
+    def finish(self, *, interrupted: bool = False) -> None:
+        # The interrupt itself is said once, by the cell's exception.
+        self._flush_text(everything=True)
+        self.record.finish(interrupted=interrupted)
+
+
+def _console(out: Any) -> Any:
+    """A rich console writing to ``out``, or None when rich is not installed."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    terminal = bool(getattr(out, "isatty", lambda: False)())
+    return Console(file=out, force_terminal=terminal, highlight=False, soft_wrap=False,
+                   width=None if terminal else 100)

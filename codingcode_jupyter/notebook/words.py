@@ -1,0 +1,236 @@
+"""What a person reads about a call: what will happen, why it is asked, who decided.
+
+The engine's reasons are written for the model ("do not retry it — ask the user …") and
+its layers have names ("confirm", "readonly"); none of that is shown as such. These
+functions turn a request, an answer or an audit record into short plain sentences, with
+paths relative to the project. They return plain text (Markdown-style backticks around
+names); the HTML fronts escape it and turn the backticks into code.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = [
+    "LOCAL_SETTINGS",
+    "relative",
+    "action",
+    "why_asked",
+    "consequences",
+    "decision",
+    "saved_rule",
+    "outcome",
+    "code_html",
+    "plural",
+]
+
+# Where "Always allow" / "Never allow" write their rule, relative to the project.
+LOCAL_SETTINGS = ".codingcode/settings.local.json"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def relative(text: str, project: Path | str | None) -> str:
+    """``text`` with the project's absolute path taken out of every path in it."""
+    if not project or not text:
+        return text
+    root = str(project).rstrip("/")
+    real = os.path.realpath(root)
+    for prefix in {root, real}:
+        if prefix and prefix != "/":
+            text = text.replace(prefix + "/", "").replace(prefix, ".")
+    return text
+
+
+def _tick(value: Any, limit: int = 80) -> str:
+    """A value in backticks, on one line, shortened."""
+    text = " ".join(str(value).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"`{text.replace('`', 'ˋ')}`"
+
+
+def _diff_counts(preview: str) -> tuple[int, int, bool]:
+    added = removed = 0
+    created = False
+    for line in preview.splitlines():
+        if line.startswith("--- /dev/null"):
+            created = True
+        elif line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return added, removed, created
+
+
+def _lines(text: Any) -> int:
+    text = str(text or "")
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _where(project: Path | str | None, cwd: Any) -> str:
+    name = Path(str(project)).name if project else "."
+    if cwd and str(cwd) not in (".", "./"):
+        cwd = relative(str(cwd), project)
+        return _tick(cwd if str(cwd).startswith("/") else f"{name}/{str(cwd).strip('/')}/")
+    return _tick(f"{name}/")
+
+
+def action(tool: str, tool_input: Mapping[str, Any], *, key: str | None = None, preview: str = "",
+           project: Path | str | None = None) -> str:
+    """One sentence saying what the call will do: "create `a.py` (14 lines)", "run `pytest -q` in `demo/`"."""
+    args = dict(tool_input or {})
+    path = relative(str(args.get("path") or key or ""), project)
+    if tool == "write_file":
+        added, removed, created = _diff_counts(preview)
+        if created or not preview:
+            return f"create {_tick(path)} ({plural(_lines(args.get('content')), 'line')})"
+        return f"overwrite {_tick(path)} (+{added} −{removed} lines)"
+    if tool == "edit_file":
+        added, removed, _ = _diff_counts(preview)
+        return f"edit {_tick(path)} (+{added} −{removed} lines)" if preview else f"edit {_tick(path)}"
+    if tool == "execute_command":
+        return f"run {_tick(args.get('command', key or ''), 120)} in {_where(project, args.get('cwd'))}"
+    if tool == "fetch_url":
+        return f"fetch {_tick(args.get('url', key or ''), 120)}"
+    if tool == "web_search":
+        return f"search the web for {_tick(args.get('query', key or ''))}"
+    if tool == "run_python":
+        return f"run Python code in this kernel ({plural(_lines(args.get('code')), 'line')})"
+    if tool == "insert_cell":
+        return "insert a new cell into the notebook"
+    if tool == "dispatch_agent":
+        return f"start the sub-agent {_tick(args.get('agent', key or ''))}"
+    if ":" in tool:
+        server, name = tool.split(":", 1)
+        what = f" with {_tick(relative(key, project))}" if key else ""
+        return f"call {_tick(name)} on the MCP server {_tick(server)}{what}"
+    what = f" on {_tick(relative(key, project))}" if key else ""
+    return f"call {_tick(tool)}{what}"
+
+
+_PROTECTED = re.compile(r"may change (.+?) \(")
+
+
+def why_asked(layer: str, rule: str | None, reason: str, project: Path | str | None = None) -> str:
+    """Why a person is asked, without layer names."""
+    reason = relative(reason or "", project)
+    if layer == "sandbox":
+        return "The command sandbox is not available, so this command would run without its protection."
+    if layer == "hooks":
+        name = (rule or "").removeprefix("hook:") or "a hook"
+        return f"The hook {_tick(name)} asks you to decide" + (f": {reason}" if reason and not reason.endswith("asks") else ".")
+    if rule == "builtin:unresolved":
+        problems = reason.removeprefix("Cannot be judged before it runs: ")
+        return f"Part of it cannot be checked before it runs ({problems}), so you decide."
+    if rule == "builtin:protected":
+        found = _PROTECTED.search(reason)
+        what = found.group(1) if found else "a protected file"
+        return f"It may change {what}, which is always asked about."
+    if rule and rule.startswith("builtin:"):
+        detail = re.sub(r"^Built-in rule \S+: ", "", reason)
+        return f"A built-in safety rule asks about this: {detail.rstrip('.')}."
+    if layer == "rules" and rule:
+        return f"Your settings ask before this (rule {_tick(rule)})."
+    return "Nothing in your settings allows this yet, so you decide."
+
+
+def consequences(exact_rules: list[str] | None, forced: bool = False) -> str:
+    """What "Always allow" and "Never allow" will do, before the click."""
+    rules = [r for r in (exact_rules or []) if r]
+    if not rules:
+        return "Always allow and Never allow act on this call only: no exact rule can be written for it."
+    shown = ", ".join(_tick(r, 200) for r in rules)
+    if forced:
+        return (f"Always allow allows it this once (a built-in rule always asks about it); "
+                f"Never allow saves the deny rule {shown} to `{LOCAL_SETTINGS}`.")
+    return (f"Always allow saves {shown} to `{LOCAL_SETTINGS}`, so this exact call runs without asking; "
+            f"Never allow saves it as a deny rule there.")
+
+
+def saved_rule(answer: str | None, exact_rules: list[str] | None, forced: bool = False, reason: str = "") -> str:
+    """After "Always allow" / "Never allow": which rule was saved, and where ("" for the other answers)."""
+    if answer not in ("always", "never"):
+        return ""
+    if "could not save the rule" in (reason or ""):
+        return "the rule could not be saved"
+    rules = [r for r in (exact_rules or []) if r]
+    if not rules:
+        return "no rule saved (none fits this call exactly)"
+    if answer == "always" and forced:
+        return "allowed once; no rule saved (a built-in rule always asks about it)"
+    kind = "allow" if answer == "always" else "deny"
+    return f"saved {kind} rule {', '.join(_tick(r, 200) for r in rules)} to `{LOCAL_SETTINGS}`"
+
+
+def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, waited: float | None = None) -> str:
+    """Who decided and why, from an audit decision record: "allowed by you", "denied by rule `x`"."""
+    if not record:
+        return ""
+    kind = str(record.get("decision") or record.get("kind") or "")
+    by = str(record.get("by") or "")
+    rule = record.get("rule") or ""
+    layer = str(record.get("layer") or "")
+    reason = str(record.get("reason") or "")
+    verb = "allowed" if kind == "allow" else "denied"
+    wait = f" after {waited:.0f} s" if waited is not None and waited >= 1 else ""
+    if by == "user":
+        if answer == "always":
+            return f"always allowed by you{wait}"
+        if answer == "never":
+            return f"never allowed by you{wait}"
+        return f"{verb} by you{wait}"
+    if by == "interrupted":
+        return "interrupted while waiting for an answer"
+    if by == "timeout":
+        return "denied: nobody answered in time" + (f" ({waited:.0f} s)" if waited else "")
+    if by == "nobody":
+        return "denied: nobody was there to answer"
+    if by == "readonly":
+        return "allowed: it only reads"
+    if by == "rule":
+        if str(rule).startswith("builtin:"):
+            return f"{verb} by the built-in rule {_tick(str(rule).removeprefix('builtin:'))}"
+        return f"{verb} by the rule {_tick(rule, 120)}"
+    if by == "mode":
+        mode = str(record.get("mode") or "")
+        if kind == "deny" and mode == "plan":
+            return "denied: plan mode runs only tools that read"
+        return f"{verb} by {_tick(mode) if mode else 'the permission'} mode"
+    if by == "hook":
+        return f"{verb} by the hook {_tick(str(rule).removeprefix('hook:') or 'hook')}"
+    if by == "sandbox":
+        return "denied: the command sandbox is not available"
+    if by == "settings":
+        return "denied: a settings file could not be read"
+    if by == "error":
+        return "denied: the question could not be shown"
+    if layer == "readonly":
+        return "allowed: it only reads"
+    return verb if kind in ("allow", "deny") else kind
+
+
+_OUTCOMES = {"ok": "done", "error": "failed", "denied": "not run", "interrupted": "interrupted", "running": "running",
+             "waiting": "waiting for you"}
+
+
+def outcome(status: str) -> str:
+    """A call's status in words."""
+    return _OUTCOMES.get(status, status)
+
+
+_TICKED = re.compile(r"`([^`]+)`")
+
+
+def code_html(text: str) -> str:
+    """Plain text from this module as HTML: escaped, with backticked names as <code>."""
+    from .widgets._text import reveal
+
+    escaped = html.escape(reveal(text), quote=True)
+    return _TICKED.sub(lambda m: f"<code>{m.group(1)}</code>", escaped)
