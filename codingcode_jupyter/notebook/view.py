@@ -171,7 +171,7 @@ class TurnView:
     # -- the Stop button ------------------------------------------------------------------
 
     def _stop_clicked(self) -> None:
-        if self.finished or self.on_stop is None:
+        if self.finished or self.on_stop is None or self.stopped_by_button:
             return
         self.stopped_by_button = True
         self.stop_button.disabled = True

@@ -70,7 +70,9 @@ def test_markdown_escapes_html_and_reveals_hidden_characters():
 
 def test_text_answers():
     assert parse_text_answer(" Y ") == "allow" and parse_text_answer("v") == "never"
-    assert parse_text_answer("a") == "always" and parse_text_answer("") == "deny"
+    assert parse_text_answer("a") == "always" and parse_text_answer("n") == "deny"
+    # The Enter that ends a terminal cell is nobody's answer: an empty line asks again.
+    assert parse_text_answer("") is None and parse_text_answer("  ") is None
     assert parse_text_answer("maybe") is None
 
 
@@ -80,7 +82,8 @@ def test_text_answers():
 async def test_card_click_resolves_disables_and_collapses():
     card = ApprovalCard(request())
     assert set(card.buttons) == {"Allow", "Deny", "Always allow", "Never allow"} == set(BUTTONS)
-    assert "+hi" in card.preview.value and "writes a file" in card.why.value
+    assert "+hi" in card.preview.value and "cc-diff-add" in card.preview.value
+    assert "layer" not in card.why.value and "you decide" in card.why.value
     card.click("Always allow")
     assert await asyncio.wait_for(card.answer, 1) == "always"
     assert all(b.disabled for b in card.buttons.values())
@@ -178,13 +181,16 @@ async def test_ask_waits_for_a_click_once_a_frontend_rendered_the_cell():
     assert await asyncio.wait_for(task, 1) == "allow"
 
 
-async def test_ask_without_frontend_or_stdin_denies_after_timeout_and_says_why():
+async def test_ask_without_frontend_or_stdin_times_out_and_the_record_says_nobody_was_there():
     view = TurnView(frontend_wait=0.1, headless_timeout=0.3)
     start = time.monotonic()
-    answer = await asyncio.wait_for(view.ask(request()), 3)
-    assert answer == "deny" and 0.25 <= time.monotonic() - start < 2
+    # A timeout, not an answer: the pipeline records it as decided by "timeout", not by a person.
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(view.ask(request()), 3)
+    assert 0.25 <= time.monotonic() - start < 2
     assert view.cards["toolu_1"].state == "no_frontend"
-    assert "nobody could answer" in view.main.children[-1].value
+    view.finish()
+    assert "Nobody was there to answer" in view.record.text()
 
 
 async def test_ask_without_frontend_still_takes_a_late_click():
@@ -217,6 +223,64 @@ def test_package_import_stays_light():
             "if m in sys.modules]; print(heavy, callable(c.load_ipython_extension))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] True"
+
+
+async def test_events_fold_into_one_row_per_call_and_a_static_record(tmp_path):
+    """Card in place of the row while it waits, the row back with who decided; the end replaces the widgets."""
+    from codingcode_jupyter.engine.events import ApprovalRequested
+
+    class _Session:
+        project = tmp_path
+        usage = Usage()
+        cost = 0.0
+
+    view = TurnView(frontend_wait=5, session=_Session())
+    view.root._view_count = 1
+    view(ToolCallStarted(tool_use_id="toolu_1", tool="write_file", input={"path": "a.txt", "content": "hi"}, key="a.txt"))
+    req = request(preview="--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n", exact_rules=[f"write_file({tmp_path}/a.txt)"])
+    view(ApprovalRequested(**req.model_dump()))
+    async def answer():
+        await asyncio.sleep(0.05)
+        card = view.cards["toolu_1"]
+        assert card in view.main.children and view.lines["toolu_1"] not in view.main.children
+        assert "create <code>a.txt</code> (1 line)" in card.header.value
+        assert "settings.local.json" in card.consequences.value and f"write_file({tmp_path}/a.txt)" in card.consequences.value
+        card.click("Always allow")
+    asyncio.ensure_future(answer())
+    assert await asyncio.wait_for(view.ask(req), 2) == "always"
+    view(ApprovalAnswered(tool_use_id="toolu_1", answer="always", by="user"))
+    assert view.lines["toolu_1"] in view.main.children and view.cards["toolu_1"] not in view.main.children
+    view(AuditRecorded(record={"event": "decision", "tool_use_id": "toolu_1", "tool": "write_file", "decision": "allow",
+                               "layer": "confirm", "by": "user", "reason": "The user allowed it."}))
+    view(ToolCallFinished(tool_use_id="toolu_1", tool="write_file", status="ok", duration_ms=80,
+                          result="--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n"))
+    view(TurnDone(stop_reason="end_turn", usage=Usage(input_tokens=5, output_tokens=2)))
+    row = view.lines["toolu_1"].value
+    assert "always allowed by you" in row and "saved allow rule" in row and "cc-diff-add" in row
+    html, text = view.record.html(), view.record.text()
+    assert "always allowed by you" in html and "<script" not in html and "+hi" in text
+    assert str(tmp_path) + "/a.txt" not in text.replace(f"write_file({tmp_path}/a.txt)", "")  # paths relative to the project
+
+
+async def test_the_stop_button_calls_back_once_and_the_thinking_indicator_counts(monkeypatch):
+    from codingcode_jupyter.notebook import view as view_module
+
+    monkeypatch.setattr(view_module, "TICK", 0.05)
+    monkeypatch.setattr(view_module, "IDLE_AFTER", 0.05)
+    stops = []
+    view = TurnView(on_stop=lambda: stops.append(1))
+    view._tick()
+    await asyncio.sleep(0.15)
+    assert "thinking" in view.thinking.value
+    view(TextDelta(text="Hello"))
+    assert view.thinking.value == ""
+    assert view.stop_button.description == "Stop"
+    view.stop_button.click()
+    view.stop_button.click()
+    await asyncio.sleep(0.01)
+    assert stops == [1]
+    view.finish(interrupted=True)
+    assert "stopped before it finished" in view.record.text()
 
 
 def test_tool_line_shows_result_images():
