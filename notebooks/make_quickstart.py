@@ -12,7 +12,9 @@ cells = [
         "asks before anything changes: each question is a card in the cell with **Allow**, **Deny**, "
         "**Always allow** and **Never allow**.\n\n"
         "No API key? The offline **demo model** plays a short scripted session on a real project, "
-        "through the real tools and approval pipeline. With `ANTHROPIC_API_KEY` set, it is Claude."
+        "through the real tools and approval pipeline. To work with Claude, run `%agent login` and paste "
+        "your key into the password field: it stays in the kernel's memory and never appears in the "
+        "notebook (`%env ANTHROPIC_API_KEY=...` would print it into the saved output)."
     ),
     new_code_cell("%load_ext codingcode_jupyter"),
     new_markdown_cell("A small project to work on (the agent's project root is the kernel's working directory unless `--project DIR`):"),
@@ -35,7 +37,9 @@ cells = [
     new_markdown_cell(
         "Ask. The answer streams in; when the agent wants to write a file or run a command, a card shows "
         "the exact diff or command — click **Allow** (or **Deny**). The todo list and the audit trail "
-        "update beside the answer."
+        "update beside the answer; **Stop** ends the turn. When the turn ends, the cell keeps a record of "
+        "it — the answer, every call, who decided and the diffs — that stays readable after a restart, "
+        "on GitHub and in an HTML export."
     ),
     new_code_cell("%%agent --project demo_project\nAdd a --verbose flag to cli.py and a test."),
     new_markdown_cell("Every decision is kept in `demo_project/.codingcode/audit.jsonl`:"),

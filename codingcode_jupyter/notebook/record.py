@@ -345,14 +345,13 @@ def tool_row_html(item: ToolItem, project: Any = None, *, live: bool = False) ->
     key = short(words.relative(item.key, project), 90)
     decided = _decision_text(item, project)
     status = _status_words(item, live=live)
-    waited = item.waited
-    wait_note = f" · waited {waited:.0f} s for you" if waited and waited >= 1 and item.status not in ("waiting",) else ""
+    # The wait for a person is in the decision's words ("allowed by you after 4 s"); status has the run alone.
     summary_line = _result_summary(item, project)
     parts = [f'<code>{h(item.tool)}</code>', f"{h(key)}" if key else ""]
     summary = (
         f'{icon(name, role)} ' + " ".join(p for p in parts if p)
         + (f' <span class="cc-decision" style="color:{theme.MUTED}">— {words.code_html(decided)}</span>' if decided else "")
-        + f' <span class="tool-status" style="color:{theme.MUTED}">· {h(status)}{h(wait_note)}</span>'
+        + f' <span class="tool-status" style="color:{theme.MUTED}">· {h(status)}</span>'
     )
     body = f'<div style="margin:2px 0 0 1.4em"><div style="color:{theme.MUTED}">input</div>{pre(h(pretty_json(item.input)))}'
     if item.result and item.status not in ("denied",):

@@ -374,12 +374,20 @@ class TurnView:
         self.thinking.value = ""
         self.stop_button.layout.display = "none"
         if self.handle is not None:
-            self.handle.update({"text/html": self.record.html(), "text/plain": self.record.text()}, raw=True)
-            _close_tree(self.root)
+            html = self.record.html()
+            # A page reloaded during the turn no longer receives this cell's display updates (they
+            # follow the request of the page that ran it), only widget state: the root keeps the
+            # record as its one child for such a page, everything else is closed.
+            final = widgets.HTML(html)
+            final.add_class("codingcode-final")
+            live, self.root.children = self.root.children, (final,)
+            self.handle.update({"text/html": html, "text/plain": self.record.text()}, raw=True)
+            for child in (*live, *self.cards.values()):  # answered cards are no longer in the tree
+                _close_tree(child)
 
 
 def _close_tree(widget: Any) -> None:
-    """Close a widget and everything under it (the static record replaced their views)."""
+    """Close a widget and everything under it (the static record replaced its views)."""
     for child in getattr(widget, "children", ()) or ():
         _close_tree(child)
     widget.close()

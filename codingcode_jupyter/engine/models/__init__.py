@@ -22,7 +22,7 @@ def resolve_model_name(requested: str | None) -> tuple[str, str | None]:
     if not has_api_key():
         return DEMO, (
             "No ANTHROPIC_API_KEY is set, so this is the offline demo model playing a scripted session "
-            "on your project. Set the key (e.g. %env ANTHROPIC_API_KEY=sk-ant-...) to use Claude."
+            "on your project. Set the key to use Claude: `%agent login` in a notebook (it never shows in the output)."
         )
     from .anthropic import DEFAULT_MODEL
 

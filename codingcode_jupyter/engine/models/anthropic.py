@@ -102,7 +102,7 @@ def _map_error(error: Exception) -> ModelError:
     if isinstance(error, TypeError) and "authentication" in str(error).lower():
         return ModelError(
             "No Anthropic API key: set ANTHROPIC_API_KEY in the kernel's environment "
-            "(e.g. %env ANTHROPIC_API_KEY=sk-...), or use the offline demo with --model demo.",
+            "(in a notebook `%agent login`, which keeps it out of the output), or use the offline demo with --model demo.",
             kind="auth",
         )
     if isinstance(error, anthropic.AuthenticationError):

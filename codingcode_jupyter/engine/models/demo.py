@@ -124,8 +124,10 @@ class DemoModel:
             )
         write = next(c for c in calls if c["name"] == "write_file")
         if write["is_error"]:
+            # A denial's text is addressed to the model; the demo says in its own words what happened.
+            why = "it was not approved" if write["text"].startswith("Denied") else _first_line(write["text"])
             return (
-                f"The file was not written ({_first_line(write['text'])}), so I won't run anything. "
+                f"The file was not written ({why}), so I won't run anything. "
                 "That is the approval pipeline doing its job: nothing changes without your say.", None
             )
         if "execute_command" not in done:
