@@ -273,7 +273,8 @@ class TurnRecord:
         footer = (f'<div class="codingcode-usage" style="color:{theme.MUTED};font-size:.9em;margin-top:4px">'
                   f"{h(self.usage)}</div>") if self.usage else ""
         return (
-            f'<div class="codingcode-record" style="font-family:{theme.var("ui-font-family", "sans-serif")};'
+            # tex2jax_ignore, mathjax_ignore: JupyterLab's math typesetter would read "$0.01 · … $0.02" as LaTeX.
+            f'<div class="codingcode-record tex2jax_ignore mathjax_ignore" style="font-family:{theme.var("ui-font-family", "sans-serif")};'
             f'color:{theme.var("content-font-color1", "inherit")}">'
             f'<div style="display:flex;flex-wrap:wrap;gap:8px 16px">'
             f'<div style="flex:3 1 28em;min-width:0">{main}</div>'

@@ -120,6 +120,8 @@ class TurnView:
         self.status_bar = widgets.HBox([self.stop_button, self.thinking], layout=widgets.Layout(align_items="center"))
         self.root = widgets.VBox([widgets.HBox([self.main, self.side]), self.status_bar, self.footer])
         self.root.add_class("codingcode-cell")
+        for name in ("tex2jax_ignore", "mathjax_ignore"):  # a cost line "$0.01 … $0.02" is not LaTeX
+            self.root.add_class(name)
         # Opt in to view counting: the frontend reports each rendered view, which is how
         # we know a person can see (and click) an approval card.
         self.root._view_count = 0

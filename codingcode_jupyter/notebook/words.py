@@ -193,7 +193,7 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
     if by == "nobody":
         return "denied: nobody was there to answer"
     if by == "readonly":
-        return "allowed: it only reads"
+        return "allowed: it changes nothing"
     if by == "rule":
         if str(rule).startswith("builtin:"):
             return f"{verb} by the built-in rule {_tick(str(rule).removeprefix('builtin:'))}"
@@ -212,7 +212,7 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
     if by == "error":
         return "denied: the question could not be shown"
     if layer == "readonly":
-        return "allowed: it only reads"
+        return "allowed: it changes nothing"
     return verb if kind in ("allow", "deny") else kind
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -268,6 +269,8 @@ def test_agent_cell_in_jupyterlab(lab, tmp_path):
         expect(page.locator("text=allowed by you >> visible=true").first).to_be_visible()
         expect(page.locator(".codingcode-record .cc-diff-add >> visible=true").first).to_contain_text("hello from the agent")
         expect(allow).to_have_count(0)
+        # the cost reads as money, not as LaTeX typeset between two dollar signs
+        expect(page.locator(".codingcode-usage >> visible=true").first).to_contain_text(re.compile(r"\$0\.\d{4} · session"))
         page.screenshot(path=str(tmp_path / "e2e.png"), full_page=True)
     audit = [json.loads(line) for line in (project / ".codingcode" / "audit.jsonl").read_text().splitlines()]
     assert any(r.get("tool") == "write_file" and r.get("decision") == "allow" for r in audit)

@@ -52,7 +52,7 @@ def test_why_and_who_speak_without_layer_names_or_words_for_the_model(tmp_path):
     assert words.decision(record, waited=4.2) == "denied by you after 4 s"
     assert words.decision({"decision": "deny", "by": "timeout"}) == "denied: nobody answered in time"
     assert words.decision({"decision": "deny", "by": "nobody"}) == "denied: nobody was there to answer"
-    assert words.decision({"decision": "allow", "by": "readonly", "layer": "readonly"}) == "allowed: it only reads"
+    assert words.decision({"decision": "allow", "by": "readonly", "layer": "readonly"}) == "allowed: it changes nothing"
     assert words.decision({"decision": "deny", "by": "mode", "mode": "plan"}) == "denied: plan mode runs only tools that read"
     assert words.decision({"decision": "deny", "by": "rule", "rule": "builtin:rm-root"}) == "denied by the built-in rule `rm-root`"
 

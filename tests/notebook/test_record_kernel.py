@@ -195,7 +195,7 @@ def test_subcommand_text_is_aligned_complete_and_the_help_names_the_cell_magic(k
     kernel.reply(audit)
     lines = kernel.text_output(audit).strip().splitlines()
     assert len(lines) == 11 and lines[0].split() == ["time", "call", "decision", "outcome"]
-    assert all("allowed: it only reads" in line and line.rstrip().endswith("done") for line in lines[1:])
+    assert all("allowed: it changes nothing" in line and line.rstrip().endswith("done") for line in lines[1:])
     column = lines[0].index("decision")
     assert all(line[column:].startswith("allowed") for line in lines[1:])  # aligned, not cut mid-word
     payload = json.dumps(kernel.run("%%agent?"))  # help comes back as the reply's pager payload
