@@ -6,11 +6,12 @@ cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3.11}
 
-# System packages: Chromium for the browser test, bubblewrap for the command sandbox.
-if ! command -v chromium >/dev/null || ! command -v bwrap >/dev/null; then
+# System packages: Chromium for the browser test, bubblewrap for the command sandbox, tmux for the
+# terminal IPython test.
+if ! command -v chromium >/dev/null || ! command -v bwrap >/dev/null || ! command -v tmux >/dev/null; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium bubblewrap >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium bubblewrap tmux >/dev/null
 fi
 
 # The project and its test tools.

@@ -326,3 +326,29 @@ def test_a_terminal_keeps_reading_the_request_after_the_magic_line():
     assert manager.check_complete("%%agent --mode plan\n")[0] == "incomplete"
     assert manager.check_complete("%%agent\nfix the test\n\n")[0] == "complete"
     assert async_cell.agent_cell_transformer(["%%agent\n", "   \n"]) == ["%%agent\n", "   \n"]
+
+
+def test_text_question_reasks_on_an_empty_line_and_speaks_plainly(monkeypatch):
+    from codingcode_jupyter.notebook import text_view
+
+    typed = iter(["", "  ", "y"])
+    prompts = []
+    monkeypatch.setattr("builtins.input", lambda prompt="": prompts.append(prompt) or next(typed))
+    answer = text_view.ask_by_text(request(exact_rules=["write_file(/p/a.txt)"], layer="confirm", reason="No rule allows write_file here"))
+    assert answer == "allow" and len(prompts) == 3
+    assert "[y/n/a/v]" in prompts[0] and "write_file(/p/a.txt)" in prompts[0] and "layer" not in prompts[0]
+
+
+def test_terminal_text_renders_markdown_a_block_at_a_time():
+    import io
+
+    from codingcode_jupyter.notebook.text_view import TextView
+
+    out = io.StringIO()
+    view = TextView(out=out)
+    view(TextDelta(text="Some **bold** words.\n\n- one\n- tw"))
+    first = out.getvalue()
+    assert "bold" in first and "**" not in first and "one" not in first  # the unfinished list waits
+    view(TextDelta(text="o\n"))
+    view.finish()
+    assert "two" in out.getvalue() and "- one" not in out.getvalue()  # rendered as a list, not raw

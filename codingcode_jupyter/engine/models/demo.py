@@ -144,7 +144,8 @@ class DemoModel:
             return "", ("todo_write", {"plan": plan})
         run = next(c for c in calls if c["name"] == "execute_command")
         if run["is_error"]:
-            return f"The command did not run: {_first_line(run['text'])}. The file `{DEMO_FILE}` is there for you to try.", None
+            why = "it was not approved" if run["text"].startswith("Denied") else _first_line(run["text"])
+            return f"The command did not run ({why}). The file `{DEMO_FILE}` is there for you to try.", None
         output = "\n".join(line for line in run["text"].splitlines() if line.strip())[:600]
         return (
             f"Done. I wrote `{DEMO_FILE}` and ran it:\n\n```\n{output}\n```\n\n"
