@@ -60,5 +60,13 @@ def test_quickstart_runs_with_the_demo_model(tmp_path, monkeypatch):
     decisions = {(r["tool"], r["decision"]) for r in audit if "decision" in r}
     assert ("search_files", "allow") in decisions and ("write_file", "deny") in decisions
     assert not (project / "codingcode_demo.py").exists()
+    # Nobody decided: the audit and the saved notebook say so, and do not blame the person.
+    write = next(r for r in audit if r.get("tool") == "write_file" and r.get("event") == "decision")
+    assert write["by"] == "timeout" and "declined" not in write["reason"]
+    agent_cell = next(cell for cell in notebook.cells if cell.source.startswith("%%agent"))
+    assert all("application/vnd.jupyter.widget-view+json" not in o.get("data", {}) for o in agent_cell.outputs)
+    saved = _outputs_text(agent_cell)
+    assert "nobody answered in time" in saved and "Nobody was there to answer" in saved and "denied by you" not in saved
+    assert "codingcode_demo.py" in saved and "+import ast" in saved  # the diff that was not applied
     assert "word_count" in everything and "custom" in everything
     assert os.environ.get("ANTHROPIC_API_KEY") is None
