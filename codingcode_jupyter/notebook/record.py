@@ -191,10 +191,10 @@ class TurnRecord:
             item.input, item.key = dict(event.input), event.key or ""
             return item
         if isinstance(event, ToolProgress):
-            item = self.tools.get(event.tool_use_id)
-            if item is not None:
-                item.progress = (item.progress + [event.text])[-20:]
-            return item
+            running = self.tools.get(event.tool_use_id)
+            if running is not None:
+                running.progress = (running.progress + [event.text])[-20:]
+            return running
         if isinstance(event, ApprovalRequested):
             item = self.tool(agent, event.tool_use_id, event.tool)
             item.request, item.asked_at, item.status = event, time.monotonic(), "waiting"
@@ -203,12 +203,12 @@ class TurnRecord:
             item.key = item.key or event.key or ""
             return item
         if isinstance(event, ApprovalAnswered):
-            item = self.tools.get(event.tool_use_id)
-            if item is not None:
-                item.answer, item.answered_at = event.answer, time.monotonic()
-                if item.status == "waiting":
-                    item.status = "running" if event.answer in ("allow", "always") else "denied"
-            return item
+            asked = self.tools.get(event.tool_use_id)
+            if asked is not None:
+                asked.answer, asked.answered_at = event.answer, time.monotonic()
+                if asked.status == "waiting":
+                    asked.status = "running" if event.answer in ("allow", "always") else "denied"
+            return asked
         if isinstance(event, ToolCallFinished):
             item = self.tool(agent, event.tool_use_id, event.tool)
             item.status, item.result, item.duration_ms = event.status, event.result, event.duration_ms

@@ -153,9 +153,11 @@ def _table_cell(renderer: Any, text: str, align: str | None = None, head: bool =
 
 
 def _make() -> Any:
-    md = mistune.create_markdown(escape=True, renderer=_Renderer(escape=True), plugins=["strikethrough", "table", "url"])
-    md.renderer.register("table", _table)
-    md.renderer.register("table_cell", _table_cell)
+    renderer = _Renderer(escape=True)
+    md = mistune.create_markdown(escape=True, renderer=renderer, plugins=["strikethrough", "table", "url"])
+    # After the plugin, which registers its own plain table renderers.
+    renderer.register("table", _table)
+    renderer.register("table_cell", _table_cell)
     return md
 
 

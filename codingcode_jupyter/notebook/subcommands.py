@@ -267,7 +267,7 @@ def merge_outcomes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def table(rows: list[list[str]], *, right: set[int] = frozenset(), wrap: dict[int, int] | None = None) -> str:
+def table(rows: list[list[str]], *, right: frozenset[int] | set[int] = frozenset(), wrap: dict[int, int] | None = None) -> str:
     """Rows as aligned plain-text columns; a long cell of a ``wrap`` column wraps at word boundaries."""
     import textwrap
 

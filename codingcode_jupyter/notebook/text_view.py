@@ -118,6 +118,8 @@ class TextView:
         self._at_line_start = True
         self._text = ""
         self._console = _console(self.out) if markdown is not False else None
+        # A terminal has no Stop button (Ctrl-C interrupts); kept so every view takes the callback.
+        self.on_stop: Any = None
 
     def display(self) -> None:
         pass

@@ -49,13 +49,24 @@ from .widgets.tool_line import ToolLine
 if TYPE_CHECKING:
     from ..engine.session import Session
 
-__all__ = ["TurnView", "TextView", "render_markdown", "usage_line", "parse_text_answer", "STOP_LABEL"]
+__all__ = ["TurnView", "TextView", "render_markdown", "usage_line", "parse_text_answer", "STOP_LABEL", "register_event",
+           "EXTRA_HANDLERS"]
 
 STOP_LABEL = "Stop"
 # How often the waiting indicator and running tools' elapsed seconds are redrawn.
 TICK = 1.0
 # Text that stopped arriving this long ago counts as the model thinking again.
 IDLE_AFTER = 1.5
+
+
+# Renderers for event types of other fronts' own (an MCP form, say): handler(view, event),
+# consulted before the built-in ones; see :func:`register_event`.
+EXTRA_HANDLERS: dict[type, Callable[["TurnView", Any], None]] = {}
+
+
+def register_event(event_type: type, handler: Callable[["TurnView", Any], None]) -> None:
+    """Render ``event_type`` (and its subclasses) with ``handler`` in every turn's view."""
+    EXTRA_HANDLERS[event_type] = handler
 
 
 class _Section:
@@ -154,7 +165,11 @@ class TurnView:
 
     def _view_counted(self, change: dict[str, Any]) -> None:
         if (change.get("new") or 0) >= 1:
-            self.loop.call_soon_threadsafe(lambda: self._seen.done() or self._seen.set_result(True))
+            self.loop.call_soon_threadsafe(self._mark_seen)
+
+    def _mark_seen(self) -> None:
+        if not self._seen.done():
+            self._seen.set_result(True)
 
     @property
     def frontend_seen(self) -> bool:
@@ -249,6 +264,10 @@ class TurnView:
         self._last_event = time.monotonic()
         # Anything else goes below the text so far: flush it first to keep the order.
         self._flush_now()
+        for kind, handler in EXTRA_HANDLERS.items():
+            if isinstance(event, kind):
+                handler(self, event)
+                return
         item = self.record.apply(event)
         if isinstance(event, (ToolCallStarted, ApprovalRequested, ToolCallFinished, ToolProgress)):
             if isinstance(item, ToolItem):
@@ -274,6 +293,12 @@ class TurnView:
         elif isinstance(event, TurnDone):
             if agent == "main":
                 self.footer.value = f'<div class="codingcode-usage" style="color:{theme.MUTED}">{h(self.record.usage)}</div>'
+
+    def add(self, agent: str, widget: widgets.Widget) -> None:
+        """Put ``widget`` at the end of ``agent``'s output (for handlers of other event types)."""
+        section = self._section(agent)
+        section.close_segment()
+        section.add(widget)
 
     def _line(self, agent: str, item: ToolItem) -> ToolLine:
         line = self.lines.get(item.tool_use_id)

@@ -352,3 +352,41 @@ def test_terminal_text_renders_markdown_a_block_at_a_time():
     view(TextDelta(text="o\n"))
     view.finish()
     assert "two" in out.getvalue() and "- one" not in out.getvalue()  # rendered as a list, not raw
+
+
+async def test_other_fronts_can_render_event_types_of_their_own(monkeypatch):
+    import ipywidgets as widgets
+
+    from codingcode_jupyter.engine.events import Notice
+    from codingcode_jupyter.notebook import view as view_module
+
+    class FormAsked(Notice):
+        type: str = "form_asked"
+
+    monkeypatch.setattr(view_module, "EXTRA_HANDLERS", {})
+    view_module.register_event(FormAsked, lambda view, event: view.add(event.agent, widgets.HTML(f"form: {event.text}")))
+    view = TurnView()
+    view(FormAsked(text="your name?"))
+    view(Notice(text="plain"))
+    assert [w.value for w in view.main.children][0] == "form: your name?" and "plain" in view.main.children[1].value
+
+
+def test_a_key_saved_in_the_keyring_comes_back_in_a_later_kernel(monkeypatch):
+    import os
+    import sys
+    import types
+
+    from codingcode_jupyter.notebook import login
+
+    saved: dict = {}
+    fake = types.SimpleNamespace(set_password=lambda s, n, k: saved.__setitem__((s, n), k),
+                                 get_password=lambda s, n: saved.get((s, n)))
+    monkeypatch.setitem(sys.modules, "keyring", fake)
+    monkeypatch.delenv(login.KEY_NAME, raising=False)
+    form = login.LoginForm(keyring=True)
+    form.field.value = "sk-ant-kept"
+    form.button.click()
+    assert form.field.value == "" and "sk-ant-kept" not in form.message.value and "keyring" in form.message.value
+    assert saved[(login.KEYRING_SERVICE, login.KEY_NAME)] == "sk-ant-kept"
+    monkeypatch.delenv(login.KEY_NAME)
+    assert login.key_from_keyring() and os.environ[login.KEY_NAME] == "sk-ant-kept"
