@@ -6,7 +6,7 @@ and tests) ask it for a :class:`~.session.Session` and never wire parts themselv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -26,6 +26,7 @@ from .state import SessionState
 from .tools.builtin import builtin_tools
 from .tools.registry import ToolRegistry
 from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
+from .trust import TrustItem, record_trust
 
 if TYPE_CHECKING:
     from .sandbox.proxy import ProxyDecision
@@ -75,6 +76,8 @@ class SessionParts:
     pipeline: ApprovalPipeline
     profile: AgentProfile | None = None
     started: bool = False
+    # Fingerprints the person answered "Not now" to in this kernel session.
+    declined: set[str] = field(default_factory=set)
 
     @property
     def settings(self) -> ProjectSettings:
@@ -89,6 +92,34 @@ class SessionParts:
         sandbox = self.deps.sandbox()
         assert sandbox is not None
         return sandbox
+
+    # -- trust ---------------------------------------------------------------------------
+
+    def pending_trust(self) -> list[TrustItem]:
+        """What the project's files ask for that is not trusted (so ignored), not yet declined here."""
+        return [item for item in self.settings.current().ignored if item.fingerprint not in self.declined]
+
+    def trust(self, items: list[TrustItem] | None = None, *, by: str = "user", session_id: str = "") -> list[TrustItem]:
+        """Trust ``items`` (default: all pending), remembered per content, and audit it."""
+        granted = self.settings.trust(items if items is not None else self.pending_trust())
+        if granted:
+            record_trust(self.deps.project, "trust", granted, by=by, session_id=session_id)
+        return granted
+
+    def decline(self, *, by: str = "user", session_id: str = "") -> list[TrustItem]:
+        """"Not now": the session runs untrusted and is not asked again until ``%agent trust``."""
+        pending = self.pending_trust()
+        self.declined.update(item.fingerprint for item in pending)
+        if pending:
+            record_trust(self.deps.project, "not now", pending, by=by, session_id=session_id)
+        return pending
+
+    def revoke_trust(self, *, by: str = "user", session_id: str = "") -> None:
+        """Forget every trust decision about the project (asked again at the next cell)."""
+        trusted = [item for item in self.settings.current().items if item not in self.settings.current().ignored]
+        self.settings.revoke()
+        self.declined.clear()
+        record_trust(self.deps.project, "revoke", trusted, by=by, session_id=session_id)
 
     async def start(self) -> None:
         """Start what needs the event loop (MCP servers); failures are statuses, not errors."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal
 from pydantic import BaseModel, Field
 
 from ..atomic import atomic_write
+from ..domains import domain_allowed, url_host
 from ..events import ApprovalAnswered, ApprovalRequested, AuditRecorded
 from ..project_settings import EffectiveSettings, ProjectSettings
 from ..settings import PermissionMode, SettingsError, settings_paths
@@ -149,10 +150,13 @@ class ApprovalPipeline:
 
     # -- layers 1-3 ------------------------------------------------------------------------
 
-    def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
+    def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode,
+                    domains: tuple[str, ...] = ()) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
         layers: list[LayerVerdict] = []
         sticky: _Ask | None = None
         read_only = subject.read_only
+        # A request to a domain nobody allowed is where data would leave: never read-only enough to run unasked.
+        egress = _unlisted_egress(subject, domains)
 
         def deny(layer: str, rule: str | None, reason: str, by: str) -> Evaluation:
             return Evaluation(kind="deny", input=subject.input, layer=layer, rule=rule, reason=reason, by=by, layers=layers)
@@ -201,7 +205,9 @@ class ApprovalPipeline:
                                   reason=verdict.reason, by="rule", layers=layers), None, layers
 
         # Layer 2: read-only tools (MCP readOnlyHint is shown, never trusted).
-        if read_only:
+        if read_only and egress is not None:
+            layers.append(LayerVerdict(layer="readonly", verdict="continue", reason=egress))
+        elif read_only:
             layers.append(LayerVerdict(layer="readonly", verdict="skipped" if sticky else "allow"))
             if sticky is None:
                 return Evaluation(kind="allow", input=subject.input, layer="readonly", reason=f"{subject.tool} is read-only",
@@ -242,7 +248,7 @@ class ApprovalPipeline:
         rules = self.session_rules + list(settings.rules)
         mode = ctx.mode
         subject = build_subject(call.tool, call.input, self.project)
-        final, sticky, layers = self._layers_1_3(subject, rules, mode)
+        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains)
         if final is not None:
             return self._sandbox_check(final, subject, ctx)
 
@@ -261,7 +267,7 @@ class ApprovalPipeline:
         if result.modified_input is not None and result.modified_input != call.input:
             # The modified input is what will run: judge it afresh (the original no longer matters).
             subject = build_subject(call.tool, result.modified_input, self.project)
-            rerun, sticky, again = self._layers_1_3(subject, rules, mode)
+            rerun, sticky, again = self._layers_1_3(subject, rules, mode, settings.allowed_domains)
             layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
                                        reason=v.reason) for v in again)
             if rerun is not None and rerun.kind == "deny":
@@ -281,7 +287,16 @@ class ApprovalPipeline:
         if result.decision == "ask" and sticky is None:
             sticky = _Ask("hooks", hook_label, result.reason or f"{hook_label} asks", result.reason.endswith("(hooks fail closed)"))
         if sticky is None:
-            sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
+            untrusted = _untrusted_allow(subject, settings)
+            if untrusted is not None:
+                reason = (f"The allow rule `{untrusted.text}` in {settings.source_path(untrusted.source)} is ignored "
+                          "until you trust this project (%agent trust)")
+                layers.append(LayerVerdict(layer="trust", verdict="ask", rule=untrusted.text, reason=reason))
+                sticky = _Ask("trust", untrusted.text, reason, False)
+            elif (egress := _unlisted_egress(subject, settings.allowed_domains)) is not None:
+                sticky = _Ask("egress", None, egress, False)
+            else:
+                sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
         asked = Evaluation(kind="ask", input=subject.input, layer=sticky.layer, rule=sticky.rule, reason=sticky.reason,
                            by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact)
         return self._sandbox_check(asked, subject, ctx)
@@ -392,6 +407,9 @@ class ApprovalPipeline:
             else:
                 try:
                     persist_rules(self.project, action, evaluation.exact_rules)
+                    if action == "allow":
+                        # The person wrote these rules by clicking: they need no further trust.
+                        self.settings.trust_rules("local", evaluation.exact_rules)
                     note = f" (saved {', '.join(evaluation.exact_rules)} to .codingcode/settings.local.json)"
                 except (OSError, SettingsError) as error:
                     note = f" (could not save the rule: {error})"
@@ -439,3 +457,27 @@ class ApprovalPipeline:
 
 def _sandbox_of(ctx: "ToolContext") -> "CommandSandbox | None":
     return ctx.deps.sandbox() if ctx.deps is not None else None
+
+
+def _untrusted_allow(subject: Subject, settings: EffectiveSettings) -> Rule | None:
+    """An allow rule of the project's that would allow this call but is ignored until trusted."""
+    ignored = []
+    for item in settings.ignored:
+        if item.kind == "allow":
+            try:
+                ignored.append(parse_rule(item.detail["rule"], "allow", item.source))
+            except RuleError:
+                continue
+    verdict = judge(subject, ignored) if ignored else None
+    return verdict.rule if verdict is not None and verdict.action == "allow" else None
+
+
+def _unlisted_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
+    """Why a call that sends a request is asked: its host is not on the allowed domains (None: it is)."""
+    if subject.access.url is None:
+        return None
+    host = url_host(subject.main or "")
+    if host is not None and domain_allowed(host, domains):
+        return None
+    return (f"{subject.tool} would send a request to {host or 'an unknown host'}, which is not an allowed domain "
+            "(what the URL carries leaves the machine)")
