@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import shutil
+import socket
 import threading
 from pathlib import Path
 
@@ -68,11 +69,18 @@ def web_server():
 
 
 async def _ask(proxy: AllowlistProxy, request: bytes) -> bytes:
-    reader, writer = await asyncio.open_unix_connection(str(proxy.socket_path))
+    """Send one request the way the sandbox's forwarder does: a connection passed over the channel."""
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    channel.connect(str(proxy.socket_path))
+    ours, theirs = socket.socketpair()
+    socket.send_fds(channel, [b"c"], [theirs.fileno()])
+    theirs.close()
+    reader, writer = await asyncio.open_connection(sock=ours)
     writer.write(request)
     await writer.drain()
     data = await asyncio.wait_for(reader.read(), 10)
     writer.close()
+    channel.close()
     return data
 
 
