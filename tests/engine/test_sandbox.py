@@ -49,8 +49,10 @@ async def test_is_active_and_says_so(sb: CommandSandbox) -> None:
     assert sb.network == "off"
     assert sb.describe() == "bubblewrap: on (network off)"
     argv = sb.argv_for("true", sb.project)
-    assert argv[0].endswith("bwrap") and argv[-3:] == ["bash", "-c", "true"]
+    # A launcher execs bwrap with a clean environment and the seccomp filter on a pipe.
+    assert argv[: argv.index(sb.bwrap)][1:4] == ["-I", "-S", "-c"] and argv[-3:] == ["bash", "-c", "true"]
     assert "--unshare-all" in argv and "--die-with-parent" in argv and "--new-session" in argv
+    assert "--seccomp" in argv
 
 
 async def test_project_is_writable(sb: CommandSandbox, project: Path) -> None:
@@ -293,13 +295,19 @@ async def test_timeout_kills_everything(sb: CommandSandbox) -> None:
     assert await _gone(token), "processes survived the timeout kill"
 
 
-async def test_credentials_in_environment_are_not_passed(sb: CommandSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_only_allowlisted_environment_is_passed(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     monkeypatch.setenv("GITHUB_TOKEN", SECRET)
-    monkeypatch.setenv("CODINGCODE_HARMLESS", "visible")
-    result = await run(sb, "env")
+    monkeypatch.setenv("CODINGCODE_UNLISTED", SECRET)
+    monkeypatch.setenv("CODINGCODE_LISTED", "visible")
+    monkeypatch.setenv("NODE_OPTIONS_TEST", "by-prefix")
+    sandbox = make_sandbox(project, home, env=["CODINGCODE_LISTED", "NODE_*"])
+    try:
+        result = await run(sandbox, "env")
+    finally:
+        await sandbox.aclose()
     assert SECRET not in result.out
-    assert "CODINGCODE_HARMLESS=visible" in result.out
+    assert "CODINGCODE_LISTED=visible" in result.out and "NODE_OPTIONS_TEST=by-prefix" in result.out
 
 
 async def test_project_under_tmp_and_cwd_in_subdirectory(sb: CommandSandbox, project: Path) -> None:
