@@ -323,6 +323,19 @@ async def test_stdio_server_argv_can_be_wrapped(sb: CommandSandbox, project: Pat
     assert done.stdout == "a b\n"
 
 
+async def test_wrapped_server_gets_the_variables_it_names(sb: CommandSandbox, project: Path) -> None:
+    # As an MCP server's "env" entry: those variables of the spawn environment, and no others.
+    env = {**os.environ, "SERVER_SETTING": "given", "OTHER_SETTING": SECRET}
+    printenv = ["sh", "-c", "echo setting=$SERVER_SETTING other=$OTHER_SETTING"]
+    named = subprocess.run(sb.wrap(printenv, project, pass_env=["SERVER_SETTING"]), env=env,
+                           capture_output=True, text=True, timeout=20)  # fmt: skip
+    assert named.stdout == "setting=given other=\n", named.stderr
+    unnamed = subprocess.run(sb.wrap(printenv, project), env=env, capture_output=True, text=True, timeout=20)
+    assert unnamed.stdout == "setting= other=\n", unnamed.stderr
+    with pytest.raises(ValueError, match="FOO,BAR"):
+        sb.wrap(printenv, project, pass_env=["FOO,BAR"])
+
+
 # ----- failing closed -------------------------------------------------------------------------
 
 

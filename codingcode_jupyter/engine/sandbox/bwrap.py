@@ -321,8 +321,12 @@ class CommandSandbox:
         """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``."""
         return self.wrap(["bash", "-c", command], cwd)
 
-    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
-        """Any argv confined the same way (for stdio MCP servers that opt in)."""
+    def wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
+        """Any argv confined the same way (for stdio MCP servers that opt in).
+
+        ``pass_env`` names variables to pass besides the allowlist and ``sandbox.env``: those
+        of the environment the caller spawns the argv with (an MCP server's ``env`` entry).
+        """
         program = sandbox_filter()
         if not self.active or self.bwrap is None or program is None:
             raise SandboxUnavailable(
@@ -330,10 +334,14 @@ class CommandSandbox:
             )
         if not argv:
             raise ValueError("an empty command cannot be sandboxed")
+        extra_env = [*self.settings.env, *pass_env]
+        problems = env_name_problems(extra_env)
+        if problems:
+            raise ValueError("environment variables to pass: " + "; ".join(problems))
         cwd = Path(os.path.realpath(cwd))
         proxy = self._ensure_proxy() if self.allowed_domains else None
         args = [
-            *launcher_argv(program, self.settings.env, str(proxy.socket_path) if proxy else None),
+            *launcher_argv(program, extra_env, str(proxy.socket_path) if proxy else None),
             self.bwrap, *_base_flags(), "--seccomp", str(SECCOMP_FD),
         ]  # fmt: skip
         # Shallow first, so an allowWrite path inside the project is not hidden by the project's bind.
@@ -448,11 +456,11 @@ class CommandSandbox:
             if real not in resolved and real.exists():
                 resolved[real] = how
         args: list[str] = []
-        masked: list[Path] = []
+        masked: set[Path] = set()
         for real in sorted(resolved, key=lambda p: len(p.parts)):
-            if any(_within(real, done) for done in masked):
+            if real in masked or not masked.isdisjoint(real.parents):
                 continue  # inside an already masked directory: there is no mount point left
-            masked.append(real)
+            masked.add(real)
             if not real.is_dir():
                 args += ["--ro-bind", os.devnull, str(real)]
             elif resolved[real] == "private":
