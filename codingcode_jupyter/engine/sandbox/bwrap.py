@@ -327,11 +327,13 @@ class CommandSandbox:
         ``pass_env`` names variables to pass besides the allowlist and ``sandbox.env``: those
         of the environment the caller spawns the argv with (an MCP server's ``env`` entry).
         """
-        program = sandbox_filter()
-        if not self.active or self.bwrap is None or program is None:
+        if not self.active or self.bwrap is None:
             raise SandboxUnavailable(
                 self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
             )
+        program = sandbox_filter()
+        if program is None:
+            raise SandboxUnavailable(_no_filter_reason())
         if not argv:
             raise ValueError("an empty command cannot be sandboxed")
         extra_env = [*self.settings.env, *pass_env]
