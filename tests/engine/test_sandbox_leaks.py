@@ -58,7 +58,7 @@ def _readable_on_host(path: str) -> bool:
     # Judged by metadata only: the test never reads a real secret of this machine.
     if not os.access(path, os.R_OK):
         return False
-    return os.path.isdir(path) and bool(os.listdir(path)) or os.path.isfile(path) and os.path.getsize(path) > 0
+    return (os.path.isdir(path) and bool(os.listdir(path))) or (os.path.isfile(path) and os.path.getsize(path) > 0)
 
 
 def _probe(paths: list[str]) -> str:

@@ -8,8 +8,8 @@ a pipe at :data:`SECCOMP_FD` (bwrap reads it with ``--seccomp``), connects to th
 proxy at :data:`PROXY_FD` when there is one, closes every other inherited descriptor and
 execs bwrap in place, so the caller still waits on, and kills, the same process.
 
-The allowlist is :data:`PASSED_ENV` plus ``sandbox.env``: exact names, or prefixes written
-``NAME*``. Values always come from the environment the caller passes, which is how
+The allowlist is :data:`PASSED_ENV` plus ``sandbox.env`` (and, for an MCP server, the names
+of its ``env`` entry): exact names, or prefixes written ``NAME*``. Values always come from the environment the caller passes, which is how
 execute_command's ``PAGER=cat`` or ``NO_COLOR=1`` reach the command.
 """
 
