@@ -13,7 +13,7 @@ import re
 from typing import Iterable, Sequence
 from urllib.parse import urlsplit
 
-__all__ = ["domain_allowed", "validate_domain_patterns", "url_host"]
+__all__ = ["domain_allowed", "validate_domain_patterns", "url_host", "normalise_host", "is_ip"]
 
 _LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$")
 

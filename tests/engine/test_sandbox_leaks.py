@@ -17,6 +17,7 @@ import pytest
 
 from codingcode_jupyter.engine.sandbox import CommandSandbox
 from codingcode_jupyter.engine.settings import SandboxSettings
+from tests.engine.helpers import make_deps
 from tests.engine.sandbox_helpers import SECRET, make_home, make_sandbox, needs_bwrap, run
 
 pytestmark = needs_bwrap
@@ -206,7 +207,7 @@ async def test_execute_command_sets_pager_and_colour_inside(project: Path, home:
 
     sandbox = make_sandbox(project, home)
     try:
-        ctx = ToolContext(session_id="s", turn_id=1, project_path=project, services={"sandbox": sandbox})
+        ctx = ToolContext(session_id="s", turn_id=1, project_path=project, deps=make_deps(project, sandbox=sandbox))
         result = await execute_command_tool().run({"command": "env"}, ctx)
         text = result.text_content
         assert "PAGER=cat" in text and "GIT_PAGER=cat" in text and "NO_COLOR=1" in text and "TERM=" in text

@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ipaddress
 import logging
 import os
-import re
 import shutil
 import socket
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Iterable, Sequence
+from typing import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
+
+from ..domains import domain_allowed, normalise_host, validate_domain_patterns
 
 __all__ = [
     "AllowlistProxy",
@@ -44,57 +44,6 @@ _HEAD_LIMIT = 64 * 1024
 _HEAD_TIMEOUT = 30.0
 _CONNECT_TIMEOUT = 15.0
 _FDS_PER_MESSAGE = 16
-_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$")
-
-
-def _normalise_host(host: str) -> str:
-    host = host.strip().lower().rstrip(".")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def validate_domain_patterns(patterns: Iterable[str]) -> list[str]:
-    """Problems with allowlist entries (empty when all are usable): hosts, IPs or ``*.domain``."""
-    problems = []
-    for raw in patterns:
-        entry = _normalise_host(raw) if isinstance(raw, str) else ""
-        name = entry[2:] if entry.startswith("*.") else entry
-        if not name:
-            problems.append(f"'{raw}': empty entry")
-        elif _is_ip(name) and not entry.startswith("*."):
-            continue
-        elif "*" in name or "/" in name or ":" in name:
-            problems.append(f"'{raw}': use a host name, an IP address or '*.domain' (no ports, paths or other wildcards)")
-        elif not all(_LABEL.match(label) for label in name.split(".")):
-            problems.append(f"'{raw}': not a valid host name")
-    return problems
-
-
-def domain_allowed(host: str, patterns: Sequence[str]) -> bool:
-    """Whether ``host`` matches an entry: exactly, or as a subdomain of a ``*.domain`` entry."""
-    host = _normalise_host(host)
-    # Only a real host name or IP is judged: `evil.com/.allowed.com`, `evil.com\x00.allowed.com` or
-    # `a..allowed.com` end like an allowed domain but name something else (or nothing) to the resolver.
-    if not host or not (_is_ip(host) or all(_LABEL.match(label) for label in host.split("."))):
-        return False
-    for raw in patterns:
-        pattern = _normalise_host(raw)
-        if pattern.startswith("*."):
-            # "*.example.com" means subdomains only, as in Claude Code's settings.
-            if host.endswith(pattern[1:]) and len(host) > len(pattern) - 1:
-                return True
-        elif host == pattern:
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -348,7 +297,7 @@ class AllowlistProxy:
             request = ("\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"]) + "\r\n\r\n").encode(
                 "latin-1"
             )
-        host = _normalise_host(host)
+        host = normalise_host(host)
         allowed = domain_allowed(host, self.allowed_domains)
         decision = ProxyDecision(method.upper(), host, port, allowed)
         self.decisions.append(decision)

@@ -46,6 +46,8 @@ def _drop(data: dict[str, Any], item: TrustItem) -> None:
         elif detail["key"] == "allowWrite":
             fs = sandbox.get("filesystem", {})
             fs["allowWrite"] = [e for e in fs.get("allowWrite", []) if e != detail["value"]]
+        elif detail["key"] == "env":
+            sandbox["env"] = [name for name in sandbox.get("env", []) if name != detail["value"]]
         elif detail["key"] == "allowedDomains":
             network = sandbox.get("network", {})
             network["allowedDomains"] = [d for d in network.get("allowedDomains") or [] if d != detail["value"]]

@@ -115,6 +115,9 @@ def settings_items(project: Path, source: str, path: Path, settings: Settings) -
     for domain in sandbox.network.allowedDomains or []:
         items.append(make_item("sandbox", source, path, f"let sandboxed commands reach `{domain}` (sandbox.network.allowedDomains)",
                                {"key": "allowedDomains", "value": domain}))
+    for name in sandbox.env:
+        items.append(make_item("sandbox", source, path, f"pass the kernel's `{name}` into sandboxed commands (sandbox.env)",
+                               {"key": "env", "value": name}))
     for name, value in settings.env.items():
         items.append(make_item("env", source, path, f"set `{name}` for commands and hooks (env)", {"name": name, "value": value}))
     search = settings.webSearch
