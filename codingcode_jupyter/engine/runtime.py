@@ -102,10 +102,10 @@ class SessionParts:
     extra: dict[str, Any] = field(default_factory=dict)
 
     async def start(self) -> None:
-        """Start what needs the event loop (MCP servers); failures are statuses, not errors."""
+        """Start what needs the event loop: MCP servers, in the background (nobody waits for them)."""
         if not self.started:
             self.started = True
-            await self.mcp.start()
+            self.mcp.start_background()
 
     async def aclose(self) -> None:
         await self.mcp.aclose()
@@ -139,6 +139,8 @@ def open_session(
     sandbox = CommandSandbox.create(project, settings.sandbox, allowed_env_files=allowed_env_files(settings))
     sandbox.on_network = _network_auditor(project)
     mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
+    # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
+    mcp.start_background()
     agent = main_agent_setup(
         project, settings=settings, registry=registry, state=state, mcp=mcp, policy=policy,
         agent_profile=agent_profile, model=model, mode=mode,

@@ -9,7 +9,6 @@ project lives in the kernel and continues across cells; ``--new`` starts a fresh
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shlex
 from dataclasses import dataclass
@@ -163,6 +162,7 @@ class AgentMagics(Magics):
     @argument("--new", action="store_true", help="Start a new session instead of continuing this project's.")
     @argument("--approval-timeout", type=float, metavar="SECONDS", help="Deny approvals not answered within SECONDS.")
     @argument("--project", metavar="DIR", help="Project directory (default: the kernel's working directory).")
+    @argument("request", nargs="*", help="An MCP prompt as the request: /server:prompt arg=value ...")
     @cell_magic("agent")
     def agent_cell(self, line: str, cell: str) -> Any:
         """Ask the coding agent; the cell body is the request.
@@ -191,7 +191,7 @@ class AgentMagics(Magics):
         from .references import expand_references
 
         args = parse_argstring(self.agent_cell, line)
-        prompt = body.strip()
+        prompt = "\n".join(part for part in (shlex.join(args.request), body.strip()) if part)
         if not prompt:
             raise UsageError(_NO_REQUEST)
         expanded = expand_references(prompt, shell=self.shell) if expand else None
@@ -205,10 +205,12 @@ class AgentMagics(Magics):
         else:
             entry = self.entry(project, new=args.new)
         session, parts = entry.session, entry.parts
-        notes = self.undo_notes.pop(session.id, None)
-        if notes:
-            prompt = "\n".join(notes) + "\n\n" + prompt
         await parts.start()
+        request = await self._mcp_request(parts.mcp, prompt)
+        notes = self.undo_notes.pop(session.id, []) + parts.mcp.take_model_notes()
+        if notes:
+            note = "\n".join(notes) + "\n\n"
+            request = note + request if isinstance(request, str) else [{"type": "text", "text": note}, *request]
         pipeline = parts.pipeline
         saved = {"mode": pipeline.mode, "approval_timeout": getattr(pipeline, "approval_timeout", None)}
         if args.mode:
@@ -218,10 +220,11 @@ class AgentMagics(Magics):
             pipeline.approval_timeout = args.approval_timeout
         view = self._view(session, timeout)
         view.display()
+        parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
         if expanded is not None and expanded.unresolved:
             names = ", ".join("{" + name + "}" for name in expanded.unresolved)
             view(_notice(session, f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
-        turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=view.ask, model=args.model or None))
+        turn = asyncio.ensure_future(session.run_turn(request, emit=view, ask=view.ask, model=args.model or None))
         interrupted = False
         try:
             async with async_cell.cancel_on_interrupt(turn):
@@ -236,9 +239,20 @@ class AgentMagics(Magics):
             pipeline.mode = saved["mode"]
             if hasattr(pipeline, "approval_timeout"):
                 pipeline.approval_timeout = saved["approval_timeout"]
+            parts.mcp.detach_front(view)
             view.finish(interrupted=interrupted)
         if interrupted:
             raise AgentInterrupted()
+
+    async def _mcp_request(self, mcp: Any, prompt: str) -> str | list[dict[str, Any]]:
+        """The request, with a leading ``/server:prompt arg=value`` replaced by that MCP prompt's content."""
+        from ..engine.mcp.prompts import PromptError
+
+        try:
+            content = await mcp.expand_prompt(prompt)
+        except PromptError as error:
+            raise UsageError(str(error)) from None
+        return prompt if content is None else content
 
     def _view(self, session: Any, approval_timeout: float | None) -> Any:
         from .view import TextView, TurnView
@@ -269,7 +283,8 @@ class AgentMagics(Magics):
         %agent rules             effective approval rules and where each comes from
         %agent audit [N]         the last N audit records (default 20)
         %agent tools             the tools the agent sees
-        %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME
+        %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME,
+                                 mcp restart NAME, mcp tools NAME, mcp log NAME [N], mcp login NAME [ADDRESS]
         %agent fix [NOTE]        ask the agent to fix the last failing cell
         %agent compact           summarise older turns now to free context
         %agent undo [--dry-run] [--force] [--outside]
@@ -281,9 +296,9 @@ class AgentMagics(Magics):
         except RuntimeError:
             return asyncio.run(coro)
         words = _split(line)
-        if words[:1] == ["mcp"] and words[1:2] in (["add"], ["remove"]):
+        if words[:1] == ["mcp"] and words[1:2] in (["add"], ["remove"], ["restart"], ["login"]):
             coro.close()
-            raise UsageError("Put `%agent mcp add/remove ...` on a line of its own (it must be awaited).")
+            raise UsageError(f"Put `%agent mcp {words[1]} ...` on a line of its own (it must be awaited).")
         # Every other subcommand completes without awaiting anything.
         try:
             coro.send(None)
@@ -417,29 +432,42 @@ class AgentMagics(Magics):
         for tool, status in entry.parts.resolver.visible():
             flags = ", ".join(f for f in ("read-only" if tool.read_only else "", status if status != "offered" else "") if f)
             rows.append(f"{tool.display_name or tool.name:30} {tool.source:8} {flags}")
+        for server in entry.parts.mcp.status():
+            if server.state != "running":  # its tools are not in the list yet (or any more)
+                rows.append(f"{'(' + server.name + ':*)':30} {'mcp':8} server {server.state.replace('_', ' ')}")
         return "\n".join(rows) or "no tools"
 
     async def _cmd_mcp(self, rest: list[str]) -> str:
+        from ..engine.mcp import LoginError, McpConfigError, parse_typed_entry
+
         mcp = self._current().parts.mcp
-        if rest[:1] == ["add"]:
-            if len(rest) < 3:
-                raise UsageError('usage: %agent mcp add NAME \'{"command": "...", "args": [...]}\'')
-            try:
-                config = json.loads(" ".join(rest[2:]))
-            except json.JSONDecodeError as error:
-                raise UsageError(f"the server config is not JSON: {error}") from None
-            try:
-                status = await mcp.add(rest[1], config)
-            except (ValueError, TypeError) as error:
-                raise UsageError(str(error)) from None
-            return _format_servers([status])
-        if rest[:1] == ["remove"]:
-            if len(rest) != 2:
-                raise UsageError("usage: %agent mcp remove NAME")
-            return f"removed {rest[1]}" if await mcp.remove(rest[1]) else f"no server named {rest[1]!r}"
-        if rest:
-            raise UsageError("usage: %agent mcp [add NAME JSON | remove NAME]")
-        return _format_servers(mcp.status()) or "no MCP servers (configure them in .mcp.json)"
+        command, args = (rest[0], rest[1:]) if rest else ("", [])
+        try:
+            if command == "add":
+                if len(args) < 2:
+                    raise UsageError('usage: %agent mcp add NAME {"command": "...", "args": [...]}   (or a URL, '
+                                     "or a command line)")
+                return mcp.describe_status(await mcp.add(args[0], parse_typed_entry(args[1])))
+            if command == "remove" and len(args) == 1:
+                return f"removed {args[0]}" if await mcp.remove(args[0]) else f"no server named {args[0]!r}"
+            if command == "restart" and len(args) == 1:
+                return mcp.describe_status(await mcp.restart(args[0]))
+            if command == "tools" and len(args) == 1:
+                return mcp.describe_tools(args[0])
+            if command == "log" and len(args) in (1, 2):
+                return mcp.describe_log(args[0], int(args[1]) if len(args) == 2 and args[1].isdigit() else 50)
+            if command == "login" and len(args) == 2:
+                mcp.complete_login(args[0], args[1])
+                return f"login to {args[0]} completed; it starts now (see %agent mcp)"
+            if command == "login" and len(args) == 1:
+                status = mcp.describe_status(await mcp.restart(args[0]))
+                return status
+        except (McpConfigError, LoginError, KeyError, TypeError) as error:
+            raise UsageError(str(error).strip("'\"")) from None
+        if command:
+            raise UsageError("usage: %agent mcp [add NAME ENTRY | remove NAME | restart NAME | tools NAME | log NAME [N] "
+                             "| login NAME [ADDRESS]]")
+        return mcp.describe()
 
     async def _cmd_fix(self, rest: list[str]) -> None:
         from .references import NoErrorToFix, fix_prompt
@@ -490,6 +518,10 @@ _COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", 
 
 
 def _split(line: str) -> list[str]:
+    head = line.split(None, 3)
+    if head[:2] == ["mcp", "add"] and len(head) == 4:
+        # The server entry is kept as typed: JSON's quotes are not shell quoting.
+        return head
     try:
         return shlex.split(line)
     except ValueError as error:
@@ -500,18 +532,6 @@ def _notice(session: Any, text: str) -> Any:
     from ..engine.events import Notice
 
     return Notice(session_id=session.id, text=text)
-
-
-def _format_servers(statuses: list[Any]) -> str:
-    rows = []
-    for s in statuses:
-        line = f"{s.name:20} {s.transport:6} {s.state:12} {s.tool_count} tools"
-        if s.error:
-            line += f"  error: {s.error}"
-        if s.log_path:
-            line += f"  log: {s.log_path}"
-        rows.append(line)
-    return "\n".join(rows)
 
 
 # -- the extension ----------------------------------------------------------------------

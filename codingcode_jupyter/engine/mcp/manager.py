@@ -401,37 +401,39 @@ class McpManager:
         statuses = self.status()
         if not statuses:
             return f"No MCP servers (add them to {self.project / '.mcp.json'} or with %agent mcp add)."
-        lines = []
-        for status in statuses:
-            head = f"{status.name} [{status.transport}] {status.state.replace('_', ' ')}"
-            if status.starting_for is not None:
-                head += f" ({status.starting_for:.0f} s)"
-            if status.state != "failed" or status.tool_count:
-                head += f", {status.tool_count} tool(s)"
-            if status.resource_count:
-                head += f", {status.resource_count} resource(s)"
-            if status.prompts:
-                head += f", {len(status.prompts)} prompt(s)"
-            if status.deferred:
-                head += ", deferred (found through tool_search)"
-            if status.trust_annotations:
-                head += ", annotations trusted"
-            lines.append(head)
-            if status.error:
-                lines.append(f"  error: {status.error}")
-            if status.login_url:
-                lines.append(f"  log in: {status.login_url}")
-                lines.append(f"  (browser elsewhere? paste the address it ends on: %agent mcp login {status.name} ADDRESS)")
-            if status.tools:
-                lines.append("  tools: " + ", ".join(f"{status.name}:{tool}" for tool in status.tools))
-            for name, why in status.skipped:
-                lines.append(f"  not offered: {status.name}:{name} ({why})")
-            if status.prompts:
-                lines.append("  prompts: " + ", ".join(status.prompts))
-            if status.log_count:
-                lines.append(f"  {status.log_count} log message(s): %agent mcp log {status.name}")
-            if status.log_path is not None and status.log_path.exists():
-                lines.append(f"  stderr: {status.log_path}")
+        return "\n".join(self.describe_status(status) for status in statuses)
+
+    def describe_status(self, status: ServerStatus) -> str:
+        """The lines of one server in :meth:`describe`."""
+        head = f"{status.name} [{status.transport}] {status.state.replace('_', ' ')}"
+        if status.starting_for is not None:
+            head += f" ({status.starting_for:.0f} s)"
+        if status.state != "failed" or status.tool_count:
+            head += f", {status.tool_count} tool(s)"
+        if status.resource_count:
+            head += f", {status.resource_count} resource(s)"
+        if status.prompts:
+            head += f", {len(status.prompts)} prompt(s)"
+        if status.deferred:
+            head += ", deferred (found through tool_search)"
+        if status.trust_annotations:
+            head += ", annotations trusted"
+        lines = [head]
+        if status.error:
+            lines.append(f"  error: {status.error}")
+        if status.login_url:
+            lines.append(f"  log in: {status.login_url}")
+            lines.append(f"  (browser elsewhere? paste the address it ends on: %agent mcp login {status.name} ADDRESS)")
+        if status.tools:
+            lines.append("  tools: " + ", ".join(f"{status.name}:{tool}" for tool in status.tools))
+        for name, why in status.skipped:
+            lines.append(f"  not offered: {status.name}:{name} ({why})")
+        if status.prompts:
+            lines.append("  prompts: " + ", ".join(status.prompts))
+        if status.log_count:
+            lines.append(f"  {status.log_count} log message(s): %agent mcp log {status.name}")
+        if status.log_path is not None and status.log_path.exists():
+            lines.append(f"  stderr: {status.log_path}")
         return "\n".join(lines)
 
     def describe_tools(self, name: str) -> str:
