@@ -400,7 +400,7 @@ class McpManager:
         """Plain text for ``%agent mcp``: each server, its state, its tools and prompts."""
         statuses = self.status()
         if not statuses:
-            return f"No MCP servers (add them to {self.project / '.mcp.json'} or with %agent mcp add)."
+            return f"no MCP servers (add them to {self.project / '.mcp.json'} or with %agent mcp add)"
         return "\n".join(self.describe_status(status) for status in statuses)
 
     def describe_status(self, status: ServerStatus) -> str:
