@@ -122,10 +122,10 @@ class SessionParts:
         record_trust(self.deps.project, "revoke", trusted, by=by, session_id=session_id)
 
     async def start(self) -> None:
-        """Start what needs the event loop (MCP servers); failures are statuses, not errors."""
+        """Start what needs the event loop: MCP servers, in the background (nobody waits for them)."""
         if not self.started:
             self.started = True
-            await self.mcp.start()
+            self.mcp.start_background()
 
     async def aclose(self) -> None:
         await self.mcp.aclose()
@@ -163,6 +163,8 @@ def open_session(
                        checkpoints=CheckpointStore(project))
     sandbox = deps.sandbox()
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
+    # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
+    deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
                              agent_profile=agent_profile, model=model)
     deps.dispatch = agent.dispatch

@@ -9,6 +9,7 @@ which ends cleanly: commands killed, cards marked, audit written.
 from __future__ import annotations
 
 import asyncio
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from .config import CodingCode
 from .sessions import SessionRegistry
 
 if TYPE_CHECKING:
+    from ..engine.mcp.manager import McpManager
     from ..engine.session import Session
     from .view import TextView, TurnView
 
@@ -50,7 +52,7 @@ class AgentCellRunner:
         from ..engine.session import TurnOptions
         from .references import expand_references
 
-        prompt = body.strip()
+        prompt = "\n".join(part for part in (shlex.join(args.request), body.strip()) if part)
         if not prompt:
             raise UsageError(NO_REQUEST)
         expanded = expand_references(prompt, shell=self.shell) if expand else None
@@ -63,20 +65,23 @@ class AgentCellRunner:
             entry = self.registry.profile_entry(project, args.profile, new=args.new)
         else:
             entry = self.registry.entry(project, new=args.new)
-        session = entry.session
-        notes = self.undo_notes.pop(session.id, None)
+        session, parts = entry.session, entry.parts
+        await parts.start()
+        request = await self._mcp_request(parts.mcp, prompt)
+        notes = self.undo_notes.pop(session.id, []) + parts.mcp.take_model_notes()
         if notes:
-            prompt = "\n".join(notes) + "\n\n" + prompt
-        await entry.parts.start()
+            note = "\n".join(notes) + "\n\n"
+            request = note + request if isinstance(request, str) else [{"type": "text", "text": note}, *request]
         options = TurnOptions(mode=args.mode, approval_timeout=args.approval_timeout, model=args.model or None)
         timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
         view = self._view(session, timeout)
         view.display()
+        parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
         if expanded is not None and expanded.unresolved:
             names = ", ".join("{" + name + "}" for name in expanded.unresolved)
             view(Notice(session_id=session.id,
                         text=f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
-        turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=view.ask, options=options))
+        turn = asyncio.ensure_future(session.run_turn(request, emit=view, ask=view.ask, options=options))
         interrupted = False
         try:
             async with async_cell.cancel_on_interrupt(turn):
@@ -88,9 +93,20 @@ class AgentCellRunner:
         finally:
             if not turn.done():
                 turn.cancel()
+            parts.mcp.detach_front(view)
             view.finish(interrupted=interrupted)
         if interrupted:
             raise AgentInterrupted()
+
+    async def _mcp_request(self, mcp: "McpManager", prompt: str) -> str | list[dict[str, Any]]:
+        """The request, with a leading ``/server:prompt arg=value`` replaced by that MCP prompt's content."""
+        from ..engine.mcp.prompts import PromptError
+
+        try:
+            content = await mcp.expand_prompt(prompt)
+        except PromptError as error:
+            raise UsageError(str(error)) from None
+        return prompt if content is None else content
 
     def _view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
         from .view import TextView, TurnView

@@ -45,6 +45,7 @@ class AgentMagics(Magics):
     @argument("--new", action="store_true", help="Start a new session instead of continuing this project's.")
     @argument("--approval-timeout", type=float, metavar="SECONDS", help="Deny approvals not answered within SECONDS.")
     @argument("--project", metavar="DIR", help="Project directory (default: the kernel's working directory).")
+    @argument("request", nargs="*", help="An MCP prompt as the request: /server:prompt arg=value ...")
     @cell_magic("agent")
     def agent_cell(self, line: str, cell: str) -> Any:
         """Ask the coding agent; the cell body is the request.
@@ -87,7 +88,8 @@ class AgentMagics(Magics):
         %agent rules             effective approval rules and where each comes from
         %agent audit [N]         the last N audit records (default 20)
         %agent tools             the tools the agent sees
-        %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME
+        %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME,
+                                 mcp restart NAME, mcp tools NAME, mcp log NAME [N], mcp login NAME [ADDRESS]
         %agent fix [NOTE]        ask the agent to fix the last failing cell
         %agent compact           summarise older turns now to free context
         %agent undo [--dry-run] [--force] [--outside]
@@ -99,9 +101,9 @@ class AgentMagics(Magics):
         except RuntimeError:
             return asyncio.run(coro)
         words = split_words(line)
-        if words[:1] == ["mcp"] and words[1:2] in (["add"], ["remove"]):
+        if words[:1] == ["mcp"] and words[1:2] in (["add"], ["remove"], ["restart"], ["login"]):
             coro.close()
-            raise UsageError("Put `%agent mcp add/remove ...` on a line of its own (it must be awaited).")
+            raise UsageError(f"Put `%agent mcp {words[1]} ...` on a line of its own (it must be awaited).")
         # Every other subcommand completes without awaiting anything.
         try:
             coro.send(None)
@@ -125,6 +127,10 @@ class AgentMagics(Magics):
 
 
 def split_words(line: str) -> list[str]:
+    head = line.split(None, 3)
+    if head[:2] == ["mcp", "add"] and len(head) == 4:
+        # The server entry is kept as typed: JSON's quotes are not shell quoting.
+        return head
     try:
         return shlex.split(line)
     except ValueError as error:

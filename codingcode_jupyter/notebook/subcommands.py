@@ -6,9 +6,8 @@ the ones that talk to MCP servers or a model are coroutines, awaited by the line
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.display import Pretty
@@ -17,8 +16,6 @@ from .agent_cell import AgentCellRunner
 from .config import MODES
 from .sessions import SessionRegistry
 
-if TYPE_CHECKING:
-    from ..engine.mcp.manager import ServerStatus
 
 __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 
@@ -157,29 +154,41 @@ class Subcommands:
         for tool, status in entry.parts.resolver.visible():
             flags = ", ".join(f for f in ("read-only" if tool.read_only else "", status if status != "offered" else "") if f)
             rows.append(f"{tool.display_name or tool.name:30} {tool.source:8} {flags}")
+        for server in entry.parts.mcp.status():
+            if server.state != "running":  # its tools are not in the list yet (or any more)
+                rows.append(f"{'(' + server.name + ':*)':30} {'mcp':8} server {server.state.replace('_', ' ')}")
         return "\n".join(rows) or "no tools"
 
     async def cmd_mcp(self, rest: list[str]) -> str:
+        from ..engine.mcp import LoginError, McpConfigError, parse_typed_entry
+
         mcp = self.registry.current_entry().parts.mcp
-        if rest[:1] == ["add"]:
-            if len(rest) < 3:
-                raise UsageError('usage: %agent mcp add NAME \'{"command": "...", "args": [...]}\'')
-            try:
-                config = json.loads(" ".join(rest[2:]))
-            except json.JSONDecodeError as error:
-                raise UsageError(f"the server config is not JSON: {error}") from None
-            try:
-                status = await mcp.add(rest[1], config)
-            except (ValueError, TypeError) as error:
-                raise UsageError(str(error)) from None
-            return format_servers([status])
-        if rest[:1] == ["remove"]:
-            if len(rest) != 2:
-                raise UsageError("usage: %agent mcp remove NAME")
-            return f"removed {rest[1]}" if await mcp.remove(rest[1]) else f"no server named {rest[1]!r}"
-        if rest:
-            raise UsageError("usage: %agent mcp [add NAME JSON | remove NAME]")
-        return format_servers(mcp.status()) or "no MCP servers (configure them in .mcp.json)"
+        command, args = (rest[0], rest[1:]) if rest else ("", [])
+        try:
+            if command == "add":
+                if len(args) < 2:
+                    raise UsageError('usage: %agent mcp add NAME {"command": "...", "args": [...]}   (or a URL, '
+                                     "or a command line)")
+                return mcp.describe_status(await mcp.add(args[0], parse_typed_entry(args[1])))
+            if command == "remove" and len(args) == 1:
+                return f"removed {args[0]}" if await mcp.remove(args[0]) else f"no server named {args[0]!r}"
+            if command == "restart" and len(args) == 1:
+                return mcp.describe_status(await mcp.restart(args[0]))
+            if command == "tools" and len(args) == 1:
+                return mcp.describe_tools(args[0])
+            if command == "log" and len(args) in (1, 2):
+                return mcp.describe_log(args[0], int(args[1]) if len(args) == 2 and args[1].isdigit() else 50)
+            if command == "login" and len(args) == 2:
+                mcp.complete_login(args[0], args[1])
+                return f"login to {args[0]} completed; it starts now (see %agent mcp)"
+            if command == "login" and len(args) == 1:
+                return mcp.describe_status(await mcp.restart(args[0]))
+        except (McpConfigError, LoginError, KeyError, TypeError) as error:
+            raise UsageError(str(error).strip("'\"")) from None
+        if command:
+            raise UsageError("usage: %agent mcp [add NAME ENTRY | remove NAME | restart NAME | tools NAME | log NAME [N] "
+                             "| login NAME [ADDRESS]]")
+        return mcp.describe()
 
     async def cmd_fix(self, rest: list[str]) -> None:
         from .references import NoErrorToFix, fix_prompt
@@ -223,15 +232,3 @@ class Subcommands:
                 f"as they were before it: {files}. Read them again before changing them.)"
             )
         return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
-
-
-def format_servers(statuses: list["ServerStatus"]) -> str:
-    rows = []
-    for s in statuses:
-        line = f"{s.name:20} {s.transport:6} {s.state:12} {s.tool_count} tools"
-        if s.error:
-            line += f"  error: {s.error}"
-        if s.log_path:
-            line += f"  log: {s.log_path}"
-        rows.append(line)
-    return "\n".join(rows)

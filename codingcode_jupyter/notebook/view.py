@@ -28,6 +28,7 @@ from ..engine.events import (
     ApprovalRequested,
     AuditRecorded,
     ErrorEvent,
+    McpLoginRequired,
     Notice,
     TextDelta,
     TodoUpdated,
@@ -171,6 +172,7 @@ class TurnView:
         self.sections: dict[str, _Section] = {"main": _Section(self.main)}
         self.tools: dict[str, ToolLine] = {}
         self.cards: dict[str, ApprovalCard] = {}
+        self.forms: list[Any] = []  # MCP elicitation forms
         self._dirty: set[_Section] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
@@ -268,6 +270,8 @@ class TurnView:
         elif isinstance(event, TodoUpdated):
             if agent == "main":
                 self.todo.show(event.items)
+        elif isinstance(event, McpLoginRequired):
+            self._line(agent, _login_html(event))
         elif isinstance(event, Notice):
             self._line(agent, f'<div style="opacity:.75">ℹ {h(event.text)}</div>')
         elif isinstance(event, ErrorEvent):
@@ -355,6 +359,28 @@ class TurnView:
             card.settle("interrupted")
             raise
 
+    async def elicit(self, request: Any) -> Any:
+        """An MCP server's request for input, as a form in the cell (declined where nobody can see it)."""
+        from ..engine.mcp.elicitation import ElicitationResponse
+        from .widgets.elicitation import ElicitationForm
+
+        self._flush_now()
+        form = ElicitationForm(request, loop=self.loop)
+        self.forms.append(form)
+        section = self._section(request.agent or "main")
+        section.close_segment()
+        section.add(form)
+        try:
+            if await self._wait_frontend():
+                return await async_cell.wait_answer(form.answer, self.ip)
+        except asyncio.CancelledError:
+            form.settle("interrupted")
+            raise
+        form.settle("no_frontend", note="no widget view")
+        self._line(request.agent or "main", f'<div style="color:#9a6700">Declined {h(request.server)}\'s request for '
+                   "input: no widget frontend shows this cell.</div>")
+        return ElicitationResponse.decline("no widget frontend")
+
     # -- the end ---------------------------------------------------------------------------
 
     def finish(self, *, interrupted: bool = False) -> None:
@@ -366,6 +392,8 @@ class TurnView:
         for card in self.cards.values():
             if card.state == "pending":
                 card.settle("interrupted")
+        for form in self.forms:
+            form.settle("interrupted")
         if interrupted:
             for line in self.tools.values():
                 if line.status in ("running", "waiting"):
@@ -424,8 +452,24 @@ class TextView:
             self._write("\n")
         return _ask_by_text(request)
 
+    async def elicit(self, request: Any) -> Any:
+        """A terminal shows no forms: an MCP server's request for input is declined, and said so."""
+        from ..engine.mcp.elicitation import ElicitationResponse
+
+        self._print(f"Declined MCP server {request.server}'s request for input ({request.message}): "
+                    "forms are shown in a notebook only.")
+        return ElicitationResponse.decline("terminal")
+
     def finish(self, *, interrupted: bool = False) -> None:
         if interrupted:
             self._print("Interrupted.")
 
+
+def _login_html(event: McpLoginRequired) -> str:
+    return (
+        f'<div class="codingcode-login">🔑 MCP server <code>{h(event.server)}</code> needs you to log in: '
+        f'<a href="{h(event.url)}" target="_blank" rel="noopener noreferrer">open the login page</a>. '
+        "<small>If the page you land on afterwards does not load (the browser runs on another machine), copy its "
+        f"address into <code>%agent mcp login {h(event.server)} ADDRESS</code>.</small></div>"
+    )
 

@@ -242,7 +242,11 @@ def test_line_magic_subcommands(kernel):
     assert status == "ok" and "write_file" in out and "read_file" in out
     status, out = run("%agent mcp")
     assert status == "ok" and "no MCP servers" in out
-    assert run("%agent mcp add broken not-json")[0] == "error"
+    assert run("%agent mcp add broken {not json")[0] == "error"
+    # JSON as typed, no shell quoting: parsed, added, and its failure to start is its status.
+    status, out = run('%agent mcp add gone {"command": "no-such-mcp-server-xyz", "args": ["a b"]}')
+    assert status == "ok" and "gone" in out and "failed" in out, out
+    assert "gone [stdio] failed" in run("%agent mcp")[1]
     old = run("%agent status")[1].split()[1]
     status, out = run("%agent reset")
     assert status == "ok" and "new session" in out and old not in out
