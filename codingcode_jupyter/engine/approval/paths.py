@@ -68,6 +68,8 @@ def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
         (home / ".codingcode", True, "the agent's user settings"),
         (root / ".mcp.json", False, "the MCP server configuration"),
         (root / ".git" / "config", False, "the git configuration"),
+        (root / ".git" / "config.worktree", False, "the git configuration"),
+        (root / ".git" / "commondir", False, "where git finds the repository it works on"),
         (root / ".git" / "hooks", True, "git hooks"),
         (ipython, True, "IPython profiles and startup files"),
         (jupyter, True, "Jupyter configuration"),
@@ -76,11 +78,30 @@ def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
         (home / ".config" / "git", True, "the user's git configuration"),
         (Path("/etc/gitconfig"), False, "the system git configuration"),
     ]
-    for name in (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_logout"):
+    for name in _HOME_STARTUP_FILES:
         roots.append((home / name, False, "a shell start-up file, run by every new shell"))
+    roots.append((home / ".config" / "fish", True, "the fish shell's start-up files"))
+    for system in ("/etc/bash.bashrc", "/etc/bashrc", "/etc/profile", "/etc/zshrc", "/etc/zshenv", "/etc/zprofile",
+                   "/etc/zlogin", "/etc/environment", "/etc/csh.cshrc", "/etc/csh.login"):
+        roots.append((Path(system), False, "a system shell start-up file, run by every new shell"))
+    for system_tree in ("/etc/profile.d", "/etc/zsh", "/etc/fish"):
+        roots.append((Path(system_tree), True, "system shell start-up files, run by every new shell"))
     for extra in (Path(sys.prefix) / "etc" / "jupyter", Path("/etc/jupyter"), Path("/usr/local/etc/jupyter")):
         roots.append((Path(os.path.realpath(extra)), True, "Jupyter configuration"))
+    for extra in (Path(sys.prefix) / "etc" / "ipython", Path("/etc/ipython"), Path("/usr/local/etc/ipython")):
+        roots.append((Path(os.path.realpath(extra)), True, "IPython configuration"))
+    # A kernel spec names the command that starts a kernel: replacing it runs anything at the next start.
+    data = os.environ.get("JUPYTER_DATA_DIR")
+    for kernels in ([Path(data) / "kernels"] if data else []) + [
+            home / ".local" / "share" / "jupyter" / "kernels", Path(sys.prefix) / "share" / "jupyter" / "kernels",
+            Path("/usr/local/share/jupyter/kernels"), Path("/usr/share/jupyter/kernels")]:
+        roots.append((Path(os.path.realpath(kernels)), True, "Jupyter kernel specs"))
     return roots
+
+
+_HOME_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
+                       ".zlogin", ".zlogout", ".bash_logout", ".bash_aliases", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
+                       ".login", ".logout", ".inputrc", ".xprofile", ".xinitrc", ".pam_environment")
 
 
 def protected_reason(project: Path, path: Path) -> str | None:
