@@ -221,6 +221,11 @@ def _check_privilege(subject: Subject) -> list[Hit]:
         names = command.basenames & _PRIVILEGE
         if command.name == "machinectl" and any(a in ("shell", "login") for a in command.argv[1:]):
             names = {"machinectl shell"}
+        if command.name in ("cp", "ln", "install", "mv", "rsync") and len(command.argv) > 2 and any(
+                os.path.basename(a) in _PRIVILEGE for a in command.argv[1:-1] if not a.startswith("-")):
+            hits.append(Hit("builtin:privilege", "ask", f"`{_short(command.text or command.rule_text())}` copies a "
+                            "privilege program under another name, where running it escapes this check."))
+            continue
         if names:
             hits.append(Hit("builtin:privilege", _act("deny", command.speculative), f"`{_short(command.text or command.rule_text())}`"
                             f"{_maybe(command.speculative)} runs a command as another user ({sorted(names)[0]}); work as "
@@ -507,6 +512,15 @@ def _account_file_rule(name: str, files: tuple[str, ...], what: str, proc: bool 
     def check(subject: Subject) -> list[Hit]:
         hits: list[Hit] = []
         for ref in subject.paths:
+            if proc:
+                written = str(ref.resolved) if ref.resolved is not None else ref.raw
+                if _PROC_SECRET.match(written) or _PROC_SECRET.match(ref.raw):
+                    hits.append(Hit(f"builtin:{name}", _act("deny", ref.speculative), f"{ref.via} `{_short(ref.raw)}` "
+                                "reads a process's environment or memory, where credentials live, which this agent "
+                                "never reads; ask the user for the one value you need."))
+                elif _PROC_OTHER.match(written) or _PROC_OTHER.match(ref.raw):
+                    hits.append(Hit(f"builtin:{name}", "ask", f"{ref.via} `{_short(ref.raw)}` reaches another "
+                                "process's open files or memory map."))
             if ref.resolved is None:
                 continue
             for target in files:
@@ -517,15 +531,6 @@ def _account_file_rule(name: str, files: tuple[str, ...], what: str, proc: bool 
                     hits.append(Hit(f"builtin:{name}", _act("deny", ref.speculative), f"{ref.via} `{_short(ref.raw)}` "
                                 f"reaches {target}, {what}, which this agent never reads or changes; use `id` or "
                                 "`getent` for the one fact you need."))
-            if proc:
-                written = str(ref.resolved)
-                if _PROC_SECRET.match(written) or _PROC_SECRET.match(ref.raw):
-                    hits.append(Hit(f"builtin:{name}", _act("deny", ref.speculative), f"{ref.via} `{_short(ref.raw)}` "
-                                "reads a process's environment or memory, where credentials live, which this agent "
-                                "never reads; ask the user for the one value you need."))
-                elif _PROC_OTHER.match(written) or _PROC_OTHER.match(ref.raw):
-                    hits.append(Hit(f"builtin:{name}", "ask", f"{ref.via} `{_short(ref.raw)}` reaches another "
-                                "process's open files or memory map."))
         return sorted(hits, key=lambda hit: hit.action != "deny")[:1]
 
     return check
@@ -534,7 +539,7 @@ def _account_file_rule(name: str, files: tuple[str, ...], what: str, proc: bool 
 # -- 8, 9. SSH keys and .env files ---------------------------------------------------------------------
 
 def _components(ref) -> list[list[str]]:
-    seen = [ref.raw.split("/")]
+    seen = [re.split(r"[/\\]", ref.raw)]
     if ref.resolved is not None:
         seen.append(ref.resolved.parts)
     return seen
@@ -555,7 +560,7 @@ def _names_env_file(name: str) -> bool:
     """A dotenv name, or a glob that matches one (`.env*`, `*.env*`): a pathspec or pattern reaching them."""
     if is_env_file(name):
         return True
-    return bool(re.search(r"[*?\[]", name)) and any(fnmatch.fnmatchcase(example, name) for example in
+    return "env" in name and bool(re.search(r"[*?\[]", name)) and any(fnmatch.fnmatchcase(example, name) for example in
                                                      (".env", ".env.local", ".env-production", ".env_test"))
 
 

@@ -19,7 +19,7 @@ from .shell_parse import PRINTERS, ParsedCommand, SimpleCommand
 
 __all__ = ["command_paths"]
 
-_READERS = frozenset({"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "diff",
+_READERS = frozenset({"cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "diff",
                       "file", "bat", "batcat", "jq", "yq", "sort", "uniq", "cut", "nl", "od", "xxd", "hexdump",
                       "strings", "md5sum", "sha256sum", "sha1sum", "sha512sum", "b2sum", "cksum", "cmp", "tac",
                       "base64", "base32", "readlink", "realpath", "git", "cd", "pushd", "pwd", "zcat", "bzcat",

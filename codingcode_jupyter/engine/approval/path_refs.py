@@ -59,8 +59,8 @@ def candidates(word: str, *, deep: bool = False) -> list[str]:
             out.extend(p for p in piece.split(":") if p and not p.startswith("//"))
     if deep and (" " in word or "\n" in word or any(ch in word for ch in "{}(),;'\"")):
         out.extend(EMBEDDED_PATH.findall(word))
-        out.extend(token for token in re.split(r"[\s'\"(),;{}]+", word)
-                   if token.startswith((".env", "./", "../", "~/")) or token in (".env",))
+        out.extend(token for token in re.split(r"[\s'\"(),;{}=\\]+", word)
+                   if token.startswith((".env", "./", "../", "~/")) or ("/" in token and "://" not in token))
     seen: list[str] = []
     for piece in out:
         if piece and piece not in seen:

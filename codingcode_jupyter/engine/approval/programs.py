@@ -77,7 +77,8 @@ def _operands(args: list[str], takes_value: str = "") -> list[str]:
 
 
 _SSH_COMMAND_OPTIONS = re.compile(r"(?i)\s*(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s*[= ]\s*(.*)", re.S)
-_VIM = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim", "gvim", "evim", "nvi"})
+_VIM = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim", "rview", "gvim", "rgvim", "rgview", "evim",
+                  "nvi", "vim.tiny", "vim.basic"})
 _VIM_HARMLESS = re.compile(r"(set?|setl(ocal)?|syn(tax)?|filetype|colo(rscheme)?|noh(lsearch)?|q(uit)?|qa(ll)?|wq|x|"
                            r"%?s/.*|g/[^!]*/[dp]|\d+|\$|normal!? [^:!]*)!?(\s.*)?")
 _VIM_FILE = re.compile(r"(r|read|e|edit|so|source|w|write|sav|saveas|wq|x|up|update|tabe|sp|split)!?\s+(.+)")
@@ -393,8 +394,13 @@ def effects(name: str, argv: list[str], cwd: str | None) -> Effects:
     elif name == "exiftool":
         for value in _values(args, ("-if", "-p"), ("-userparam",)):
             out.code.append((value, "exiftool -if"))
-    elif name in ("chmod",):
-        pass
+    elif name in ("rpm", "rpmquery", "rpmbuild", "rpmspec"):
+        for value in _values(args, ("-E",), ("--eval",)):
+            out.code.append((value, f"{name} --eval"))
+            if "%(" in value or "lua:" in value:
+                out.unresolved.append(f"`{name} --eval` runs a macro that may run commands")
+        for value in _values(args, (), ("--pipe",)):
+            out.commands.append((value, f"{name} --pipe"))
     return out
 
 

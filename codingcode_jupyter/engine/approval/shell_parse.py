@@ -51,7 +51,7 @@ SPECULATIVE_NAMES = frozenset({"sudo", "doas", "pkexec", "su", "sudoedit", "run0
                                "killall", "chmod", "setcap", "rm", "mkfs", "dd", "systemctl", "loginctl"})
 # Programs that never run their arguments (package managers name packages, pagers show text).
 _NEVER_RUN_ARGS = PRINTERS | frozenset({"apt", "apt-get", "apt-cache", "dnf", "yum", "pacman", "brew", "pip", "pip3",
-                                        "npm", "yarn", "pnpm", "cargo", "gem", "conda", "mamba", "snap", "apk",
+                                        "npm", "yarn", "pnpm", "cargo", "conda", "mamba", "snap", "apk",
                                         "zypper", "dpkg", "rpm", "man", "info", "whatis", "apropos", "grep", "egrep",
                                         "fgrep", "rg", "ag", "cat", "head", "tail", "wc", "ls", "git", "touch", "mkdir",
                                         "cp", "mv", "ln", "diff", "file", "stat", "sort", "uniq", "cut", "tr", "export",
@@ -67,6 +67,7 @@ _PARAM_HEAD = re.compile(r"[#!]?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[[^\]]*\])?(?:
 _COMMAND_VARS = frozenset({"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
                            "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "LESSOPEN", "LESSCLOSE",
                            "PROMPT_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"})
+_COMMAND_VAR_NAME = re.compile(r"[A-Z0-9_]*(PAGER|EDITOR|_COMMAND|_CMD|ASKPASS|BROWSER)")
 # Variables that make a program load code from a file of the caller's choosing.
 _LOADER_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "PYTHONSTARTUP",
                           "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL",
@@ -337,7 +338,13 @@ _WRAPPERS: dict[str, tuple[str, frozenset[str], int]] = {
     "proxychains4": ("f", frozenset(), 0),
     "torsocks": ("uapP", frozenset(), 0),
     "catchsegv": ("", frozenset(), 0),
+    "spawn": ("", frozenset(), 0),
 }
+# Package and environment tools that run the command after a subcommand ("" : right after their name).
+_SUBCOMMAND_WRAPPERS = {"uv": "run", "poetry": "run", "pipenv": "run", "pdm": "run", "hatch": "run", "rye": "run",
+                        "conda": "run", "mamba": "run", "micromamba": "run", "npm": "exec", "pnpm": "exec", "yarn": "exec",
+                        "bundle": "exec", "bundler": "exec", "cabal": "exec", "stack": "exec", "npx": "", "pnpx": "",
+                        "bunx": "", "pipx": "run", "uvx": ""}
 # Wrapper options naming a file, and how the wrapper uses it.
 _WRAPPER_PATH_OPTIONS: dict[tuple[str, str], str] = {
     ("strace", "-o"): "write", ("strace", "--output"): "write", ("ltrace", "-o"): "write",
@@ -358,6 +365,13 @@ _SHELL_OUT = re.compile(
     r"shell_exec|passthru|proc_open|qx|eval|compile|__import__|importlib|getattr|ctypes|pty|os\.fork|fork|"
     r"Function|getline|Deno\.Command|Runtime)\b|`|\|\s*\"|\|&")
 _CODE_LITERAL = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`")
+# Inline code in other languages: calls that reach files, strings built at run time, risky calls.
+_CODE_IO = re.compile(r"\b(open|fopen|sysopen|readFile\w*|writeFile\w*|createReadStream|file_get_contents|file_put_contents|"
+                      r"readfile|fread|File\.\w+|IO\.\w+|fs\.\w+|unlink\w*|rm\w*|rmtree|rmdir\w*|remove|delete|"
+                      r"copy\w*|rename\w*|slurp|spit|Path|homedir)\b")
+_CODE_BUILT = re.compile(r"[\"'`]\s*[.+]\s*[\"'`$\w(]|[\w)\]]\s*[.+]\s*[\"'`]|\$\{|#\{|\bhomedir\b|\$ENV|%ENV|process\.env|"
+                         r"\bENV\[|getenv|\bglob\b|<\$|\$_|\bsprintf\b|\bjoin\b")
+_CODE_RISKY = re.compile(r"\b(kill|setuid|seteuid|setgid|POSIX::set\w*|Process::Sys|chmod\w*|fchmod|lchmod)\b")
 _DELETE_WORDS = re.compile(r"\b(rmtree|remove|unlink|rmdir|rm_rf|rm_r|rmSync|rimraf|delete)\b")
 # git settings whose value is a command git runs.
 _GIT_COMMAND_KEYS = re.compile(
@@ -374,7 +388,15 @@ _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _SPECULATIVE_WORD = re.compile(r"(?<![\w.-])(?:/[\w.-]+)*/?(?:" + "|".join(sorted(SPECULATIVE_NAMES, key=len, reverse=True))
                                + r")(?![\w.-])")
 # Absolute or home paths inside a longer word or text (`Include /etc/shadow`, `{/etc/shadow}`).
-EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s=:@,'\"(){}<>|;`\[]))(~?/[\w.@%+-]+(?:/[\w.@%+*?-]*)*)")
+EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s=:@,'\"(){}<>|;`\[\\]))(~?/[\w.@%+-]+(?:/[\w.@%+*?-]*)*)")
+
+
+def _from_match(text: str, match: re.Match) -> str:
+    """The command a program name found inside text starts: `exec=sudo,-s` -> `sudo -s`, `system("sudo")` -> `sudo`."""
+    rest = text[match.end():].split("\n", 1)[0]
+    rest = re.sub(r"^[,;:=)'\"`}\]]+", " ", rest)
+    rest = re.split(r"['\"`]\s*[,)}\]]", rest, maxsplit=1)[0]
+    return match.group(0) + " " + rest.replace(",", " ")
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -432,7 +454,7 @@ class _Walker:
             self.unresolved.append(f"the shell syntax of `{snippet}` could not be parsed ({type(error).__name__}: {error})")
             if not fallback:
                 # What can still be read is judged: a denied command beside broken syntax stays denied.
-                for segment in split_segments(source):
+                for segment in split_segments(source, pipes=False):
                     self.parse(segment, cwd=self.cwd, via=via, depth=depth + 1, fallback=True) if segment != source \
                         else self._tokens(segment, via=via, depth=depth)
             else:
@@ -645,18 +667,24 @@ class _Walker:
 
     def _tokens(self, source: str, *, via: str, depth: int) -> None:
         """A piece bashlex cannot read, split into words as well as can be; the words are judged as a command."""
-        words = _tolerant_words(source)
-        while words and words[0] in _RESERVED:
-            words = words[1:]
-        if not words:
-            return
-        dynamic = [("$" in w or "`" in w) for w in words]
-        self._emit(words, list(words), dynamic, assignments=[], redirects=[], substituted=[], via=f"{via} (unparsed)".strip(),
-                   depth=depth, piped=False, upstream=[], text=source)
+        pieces = split_segments(source, pipes=True)
+        upstream: list[SimpleCommand] = []
+        for index, piece in enumerate(pieces):
+            words = _tolerant_words(piece)
+            while words and words[0] in _RESERVED:
+                words = words[1:]
+            if not words:
+                continue
+            dynamic = [("$" in w or "`" in w) for w in words]
+            start = len(self.commands)
+            self._emit(words, list(words), dynamic, assignments=[], redirects=[], substituted=[],
+                       via=f"{via} (unparsed)".strip(), depth=depth, piped=index > 0 and "|" in source,
+                       upstream=list(upstream), text=piece)
+            upstream.extend(self.commands[start:])
 
     def _assignment_value(self, name: str, value: str | None, *, via: str, depth: int) -> None:
         """Variables whose value some program later runs as a command (PAGER, GIT_SSH_COMMAND...)."""
-        if name in _COMMAND_VARS:
+        if name in _COMMAND_VARS or _COMMAND_VAR_NAME.fullmatch(name):
             if value is None:
                 self.unresolved.append(f"`{name}` is set to a command that is only known when it runs")
             else:
@@ -673,24 +701,30 @@ class _Walker:
         self._peeled_reach: list[Reach] = []
         self._peeled_cwd: str | None | bool = False
         self._xargs_replace: str | None = None
+        self._peeled_commands: list[tuple[str, str]] = []
         words, raws, dynamic, assignments, wrappers, dynamic_tail, extra_names = self._peel(
             words, raws, dynamic, assignments, wrappers, dynamic_tail
         )
         if words is None:
             return
-        cwd = self.cwd if self._peeled_cwd is False else self._peeled_cwd
+        peeled_cwd, peeled_reach, peeled_commands = self._peeled_cwd, list(self._peeled_reach), self._peeled_commands
+        cwd = self.cwd if peeled_cwd is False else peeled_cwd
+        for text_run, why in peeled_commands:
+            self.parse(text_run, cwd=cwd, via=f"{via} ({why})".strip(), depth=depth + 1)
         joining = [w for w in wrappers if w in _JOINING_WRAPPERS]
         if joining and words:
             # `watch 'sudo id'`, `ssh host sudo id`: the words are joined and run by a shell.
             self.parse(" ".join(words), cwd=cwd, via=f"{via} {joining[-1]}".strip(), depth=depth + 1)
             words = []
         names = {words[0], raws[0]} | extra_names if words else set()
-        if words and words[0].startswith("!") and len(words[0]) > 1:
-            names.add(words[0][1:])  # `!sudo` typed where a program reads shell escapes
+        if words and "!" in words[0][:-1]:
+            names.add(words[0].rsplit("!", 1)[1])  # `!sudo`, `:!sudo` typed where a program reads shell escapes
+        if words and " " in words[0].strip():
+            names.add(words[0].split()[0])  # `"$COMMAND"` holding `sudo id`: bash would look for that whole name
         command = SimpleCommand(
             argv=words, names=names, assignments=assignments, wrappers=wrappers, full_argv=full, cwd=cwd,
             dynamic=dynamic, dynamic_tail=dynamic_tail, redirects=redirects, piped_stdin=piped,
-            upstream=upstream, substituted=substituted, via=via, text=text, reached=list(self._peeled_reach),
+            upstream=upstream, substituted=substituted, via=via, text=text, reached=peeled_reach,
             speculative=self.speculating > 0,
         )
         if not words:
@@ -705,7 +739,7 @@ class _Walker:
         try:
             self._dispatch(command, raws, via=via, depth=depth, piped=piped, upstream=upstream)
         finally:
-            if self._peeled_cwd is not False:
+            if peeled_cwd is not False:
                 self.cwd = saved_cwd
         self._after(command, via=via, depth=depth)
 
@@ -780,6 +814,14 @@ class _Walker:
             self._apply(command, found, via=via, depth=depth)
         if name not in _NEVER_RUN_ARGS and name not in SHELLS and name not in INTERPRETERS and depth < _MAX_DEPTH:
             self._speculate_args(command, via=via, depth=depth)
+        for redirect in command.redirects:
+            if redirect.dynamic:
+                self.unresolved.append(f"the redirect `{redirect.op} {_clip(redirect.target)}` names a file that is only "
+                                       "known when it runs")
+        source = command.upstream[-1] if command.piped_stdin and command.upstream else None
+        if source is not None and source.name in ("echo", "printf") and name not in SHELLS \
+                and name not in ("at", "batch", "xargs") and not _is_code_runner(name):
+            self._speculate_text(" ".join(source.argv[1:]), command, via=f"{via} input of {name}".strip(), depth=depth)
         writes = [r for r in command.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and not r.dynamic]
         if name in ("echo", "printf") and writes:
             content = " ".join(words[1:])
@@ -826,7 +868,7 @@ class _Walker:
                 if match.start() == 0 and match.end() == len(word):
                     text = shlex.join(words[index:])
                 else:
-                    text = word[match.start():].split("\n", 1)[0]
+                    text = _from_match(word, match)
                 self._speculate(text, command.cwd, via=f"{via} {command.name} may run".strip(), depth=depth)
                 break
 
@@ -835,11 +877,15 @@ class _Walker:
         and paths it names are judged as what may happen, never as what surely does."""
         if not text or depth >= _MAX_DEPTH:
             return
+        text = text.replace("\\n", "\n")
         for line in text.split("\n")[:200]:
             for match in _SPECULATIVE_WORD.finditer(line):
-                self._speculate(line[match.start():], command.cwd, via=via, depth=depth)
+                self._speculate(_from_match(line, match), command.cwd, via=via, depth=depth)
                 break
-        for path in EMBEDDED_PATH.findall(text):
+        named = set(EMBEDDED_PATH.findall(text))
+        named.update(t for t in re.split(r"[\s'\"(),;{}=\\`]+", text)
+                     if t.startswith(".env") or ("/" in t and "://" not in t and len(t) < 300))
+        for path in sorted(named)[:100]:
             command.reached.append(Reach(path, "unknown", f"`{_clip(path)}` in {via.strip()}", speculative=True))
         if "#!" in text[:3] or re.search(r"\b(system|exec|popen|spawn|subprocess)\b", text):
             literals = [next(g for g in m.groups() if g is not None) for m in _CODE_LITERAL.finditer(text)]
@@ -905,6 +951,19 @@ class _Walker:
         extra_names: set[str] = set()
         while words:
             name = os.path.basename(words[0])
+            sub = _SUBCOMMAND_WRAPPERS.get(name)
+            if sub is not None and len(words) > 1 and (words[1] == sub or sub == "") and not dynamic[0]:
+                # `uv run CMD`, `npm exec CMD`, `npx CMD`: a package tool that runs the command after it.
+                i = 1 if sub == "" else 2
+                while i < len(words) and words[i].startswith("-") and words[i] != "--":
+                    i += 1
+                if i < len(words) and words[i] == "--":
+                    i += 1
+                if i >= len(words):
+                    break
+                wrappers = [*wrappers, f"{name} {sub}".strip()]
+                words, raws, dynamic = words[i:], raws[i:], dynamic[i:]
+                continue
             spec = _WRAPPERS.get(name)
             if spec is None or dynamic[0]:
                 break
@@ -986,8 +1045,7 @@ class _Walker:
                 programs._ssh_options([value], "ssh", found)
             elif option in ("-F", "-i", "-E"):
                 found.paths.append((value, "write" if option == "-E" else "read", f"ssh {option}"))
-            for text, why in found.commands:
-                self.parse(text, cwd=self.cwd, via=f"ssh ({why})", depth=1)
+            self._peeled_commands.extend(found.commands)
             self._peeled_reach.extend(Reach(p, a, f"`{w}`") for p, a, w in found.paths)
             return
         access = _WRAPPER_PATH_OPTIONS.get((name, option))
@@ -1126,6 +1184,10 @@ class _Walker:
             if text.startswith(("/", "~", "./", "../")) or re.match(r"\.?[\w.-]+/", text) or text.startswith(".env") \
                     or text in (".", ".."):
                 command.inline_paths.append(text)
+        if _CODE_IO.search(code) and _CODE_BUILT.search(code):
+            self.unresolved.append(f"the {name} code builds a path or argument at run time for a call that reaches files")
+        if _CODE_RISKY.search(code):
+            self.unresolved.append(f"the {name} code signals processes, changes users or file modes")
         starts_programs = bool(_SHELL_OUT.search(code))
         if starts_programs:
             for literal in literals:
@@ -1187,11 +1249,15 @@ class _Walker:
                 if clause:
                     for root in roots:
                         words = [w.replace("{}", root) for w in clause]
+                        first = len(self.commands)
                         self._emit(
                             words, list(words), [False] * len(words), assignments=[], redirects=[], substituted=[],
                             via=f"{via} find {args[i]}".strip(), depth=depth, piped=False, upstream=[],
                             text=" ".join(clause),
                         )
+                        for found in self.commands[first:]:
+                            # `{}` stands for every file under the root, not the root alone.
+                            found.reached.append(Reach(root, "tree", f"`find {root} {args[i]}`", tree=True))
                 i = j + 1
             else:
                 i += 1
@@ -1253,9 +1319,9 @@ _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while"
                        "select", "function", "coproc", "time", "!", "{", "}", "[[", "]]", "(", ")", ";;"})
 
 
-def split_segments(source: str) -> list[str]:
-    """The pieces of a line between operators (`;`, `&&`, `|`, newlines, `$(`, backquotes, parentheses),
-    read even when a quote never closes: the unclosed rest is one piece."""
+def split_segments(source: str, *, pipes: bool = True) -> list[str]:
+    """The pieces of a line between operators (`;`, `&&`, `||`, newlines, `$(`, backquotes, parentheses, and
+    with ``pipes`` also `|`), read even when a quote never closes: the unclosed rest is one piece."""
     segments: list[str] = []
     current: list[str] = []
     i, n = 0, len(source)
@@ -1286,6 +1352,8 @@ def split_segments(source: str) -> list[str]:
             current.append(source[i:i + 2])
             i += 2
             continue
+        elif ch == "|" and not pipes and not source.startswith("||", i) and (i == 0 or source[i - 1] != "|"):
+            current.append(ch)
         elif ch in ";&|\n()`" or source.startswith("$(", i):
             cut()
             if source.startswith("$(", i):

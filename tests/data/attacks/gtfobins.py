@@ -127,6 +127,8 @@ def _rows(binary: str, function: str, index: int, code: str, targets: Targets) -
         if n:
             yield Attack(stem, text, "deny", function, binary, "sudo")
     elif function == "command":
+        # `COMMAND=id` becomes `COMMAND='sudo id'`: unquoted, bash would run `id` with COMMAND=sudo.
+        code = re.sub(r"(?m)^(\s*(?:export\s+)?\w+=)(?:/usr/bin/|/bin/)?id$", r"\1'id'", code)
         text, n = _ID.subn("sudo id", code)
         if n:
             yield Attack(stem, text, "deny", function, binary, "sudo id")
