@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 from ..paths import is_within, resolve_path
@@ -59,6 +60,18 @@ def same_file(path: Path, other: str) -> bool:
 
 def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
     """(path, whole_tree, what it is) for every protected location."""
+    key = (str(project), os.path.expanduser("~"), sys.prefix, os.environ.get("IPYTHONDIR"),
+           os.environ.get("JUPYTER_CONFIG_DIR"), os.environ.get("JUPYTER_DATA_DIR"))
+    return list(_protected_roots(key))
+
+
+@lru_cache(maxsize=64)
+def _protected_roots(key: tuple[str | None, ...]) -> tuple[tuple[Path, bool, str], ...]:
+    # Resolved once per project and environment: every write a command line names is checked against them.
+    return tuple(_build_protected_roots(Path(key[0] or ".")))
+
+
+def _build_protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
     root = Path(os.path.realpath(project))
     home = Path(os.path.realpath(os.path.expanduser("~")))
     ipython = Path(os.path.realpath(os.environ.get("IPYTHONDIR") or home / ".ipython"))
@@ -113,10 +126,12 @@ def protected_reason(project: Path, path: Path) -> str | None:
     project_root = Path(os.path.realpath(project))
     home = Path(os.path.realpath(os.path.expanduser("~")))
     broad = {Path("/"), home, home.parent, project_root, project_root.parent}
+    parents = set(path.parents)
     for root, tree, what in protected_roots(project):
-        if path == root or (tree and is_within(path, root)):
+        # Both sides are resolved already: plain comparisons, no filesystem calls per root.
+        if path == root or (tree and root in parents):
             return what
-        if path not in broad and root != path and is_within(root, path) and (
-                is_within(path, project_root) or is_within(path, home)):
+        if path not in broad and root != path and path in root.parents and (
+                path == project_root or project_root in parents or path == home or home in parents):
             return f"a directory holding {what}"
     return None

@@ -56,7 +56,7 @@ _NEVER_RUN_ARGS = PRINTERS | frozenset({"apt", "apt-get", "apt-cache", "dnf", "y
                                         "fgrep", "rg", "ag", "cat", "head", "tail", "wc", "ls", "git", "touch", "mkdir",
                                         "cp", "mv", "ln", "diff", "file", "stat", "sort", "uniq", "cut", "tr", "export",
                                         "declare", "typeset", "readonly", "alias", "cd", "pushd", "popd", "tee", "jq",
-                                        "less", "more", "find", "xargs", "test", "sed", "awk"})
+                                        "less", "more", "find", "xargs", "test", "sed", "awk", "command"})
 _MKTEMP = re.compile(r"\$\(\s*mktemp(\s+(-[dqut]+|-p\s+\S+|--tmpdir(=\S+)?|--suffix=\S+|[A-Za-z0-9_./-]*X{3,}[A-Za-z0-9_.-]*))*\s*\)")
 _MAX_DEPTH = 6
 _KNOWN_VARS = ("HOME", "PWD")
@@ -726,6 +726,8 @@ class _Walker:
             dynamic=dynamic, dynamic_tail=dynamic_tail, redirects=redirects, piped_stdin=piped,
             upstream=upstream, substituted=substituted, via=via, text=text, reached=peeled_reach,
             speculative=self.speculating > 0,
+            # What a program may run is covered by the rule for that program: never an exact rule of its own.
+            container=self.speculating > 0,
         )
         if not words:
             if redirects or command.reached:
