@@ -105,6 +105,10 @@ class SandboxSettings(_Model):
     failIfUnavailable: bool = False
     filesystem: SandboxFilesystem = Field(default_factory=SandboxFilesystem)
     network: SandboxNetwork = Field(default_factory=SandboxNetwork)
+    # Environment variables passed to sandboxed commands besides the built-in allowlist, by
+    # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
+    # a shared settings file never holds a secret.
+    env: list[str] = Field(default_factory=list)
 
 
 class WebSearchSettings(_Model):
