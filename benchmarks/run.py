@@ -33,6 +33,7 @@ MODULES = [
     "bench_load_ext",
     "bench_parallel",
     "bench_approval",
+    "bench_judge",
     "bench_sandbox",
 ]
 
