@@ -31,7 +31,7 @@ from typing import Any
 from .approval.rules import Rule, RuleError, parse_rule
 from .settings import MODE_STRICTNESS, PermissionMode, Settings, SettingsError, load_settings_file, settings_paths
 from .trust.boundary import screen_settings
-from .trust.items import TrustItem, file_digest, make_item, settings_items
+from .trust.items import TrustItem, file_digest, make_item, mcp_items, settings_items
 from .trust.store import TrustStore, listed_in, trusted_by_environment
 
 __all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings"]
@@ -74,6 +74,11 @@ class EffectiveSettings:
                 if domain not in domains:
                     domains.append(domain)
         return tuple(domains)
+
+    @property
+    def untrusted_servers(self) -> frozenset[str]:
+        """The project's MCP servers that may not start until it is trusted."""
+        return frozenset(item.detail["name"] for item in self.ignored if item.kind == "mcp")
 
     @property
     def ignored_rules(self) -> tuple[str, ...]:
@@ -213,7 +218,11 @@ class ProjectSettings:
             items.extend(screened.items)
             ignored.extend(screened.ignored)
             layers.append(SettingsLayer(layer.source, layer.path, screened.settings))
-        self._watched = tuple(self.project / name for item in items for name in item.files)
+        servers = mcp_items(self.project)
+        items.extend(servers)
+        if trusted_by is None:
+            ignored.extend(item for item in servers if item.fingerprint not in fingerprints)
+        self._watched = (self.project / ".mcp.json", *(self.project / name for item in items for name in item.files))
         return resolve(tuple(layers), warnings=warnings, items=tuple(items), ignored=tuple(ignored),
                        trusted_by=trusted_by)
 

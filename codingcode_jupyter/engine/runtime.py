@@ -21,7 +21,7 @@ from .mcp.manager import McpManager
 from .project_settings import ProjectSettings
 from .sandbox import CommandSandbox
 from .session import Session, new_session_id, sessions_dir
-from .settings import PermissionMode, SandboxSettings
+from .settings import PermissionMode, SandboxSettings, SettingsError
 from .state import SessionState
 from .tools.builtin import builtin_tools
 from .tools.registry import ToolRegistry
@@ -67,6 +67,21 @@ def _sandbox_factory(project: Path) -> Callable[[SandboxSettings, list[str]], Co
     return make
 
 
+def _server_admission(settings: ProjectSettings) -> Callable[[str], str | None]:
+    """A project's MCP server starts only once the person trusted it (as written in .mcp.json)."""
+
+    def refusal(name: str) -> str | None:
+        try:
+            untrusted = settings.current().untrusted_servers
+        except SettingsError as error:
+            return f"the settings cannot be read ({error})"
+        if name in untrusted:
+            return "the project's .mcp.json is not trusted yet (%agent trust shows what it asks for)"
+        return None
+
+    return refusal
+
+
 @dataclass
 class SessionParts:
     """The long-lived parts a session runs with, kept so the front can show and change them."""
@@ -104,6 +119,8 @@ class SessionParts:
         granted = self.settings.trust(items if items is not None else self.pending_trust())
         if granted:
             record_trust(self.deps.project, "trust", granted, by=by, session_id=session_id)
+            if any(item.kind == "mcp" for item in granted):
+                self.mcp.start_background()  # the servers just trusted start now
         return granted
 
     def decline(self, *, by: str = "user", session_id: str = "") -> list[TrustItem]:
@@ -162,7 +179,8 @@ def open_session(
     deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
                        checkpoints=CheckpointStore(project))
     sandbox = deps.sandbox()
-    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
+    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox,
+                          admit=_server_admission(settings))
     # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,

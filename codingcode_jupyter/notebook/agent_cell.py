@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 
 from . import async_cell
 from .config import CodingCode
-from .sessions import SessionRegistry
+from .sessions import Entry, SessionRegistry
 
 if TYPE_CHECKING:
     from ..engine.mcp.manager import McpManager
@@ -74,9 +74,10 @@ class AgentCellRunner:
             request = note + request if isinstance(request, str) else [{"type": "text", "text": note}, *request]
         options = TurnOptions(mode=args.mode, approval_timeout=args.approval_timeout, model=args.model or None)
         timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
-        view = self._view(session, timeout)
+        view = self.make_view(session, timeout)
         view.display()
         parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
+        await self.review_trust(entry, view)
         if expanded is not None and expanded.unresolved:
             names = ", ".join("{" + name + "}" for name in expanded.unresolved)
             view(Notice(session_id=session.id,
@@ -98,6 +99,28 @@ class AgentCellRunner:
         if interrupted:
             raise AgentInterrupted()
 
+    async def review_trust(self, entry: Entry, view: "TurnView | TextView") -> str | None:
+        """Ask about what the project's files ask for that loosens the agent (once per session unless
+        ``%agent trust`` asks again); returns the answer, None when nobody could answer or nothing was asked."""
+        from ..engine.events import Notice
+
+        parts, session = entry.parts, entry.session
+        pending = parts.pending_trust()
+        if not pending:
+            return None
+        answer = await view.ask_trust(pending, session.project)
+        if answer == "trust":
+            parts.trust(pending, session_id=session.id)
+            return answer
+        parts.decline(by="user" if answer == "not_now" else "nobody", session_id=session.id)
+        if answer is None:
+            count = len(pending)
+            view(Notice(session_id=session.id, text=(
+                f"This project's files ask for {count} thing{'s' if count != 1 else ''} that loosen the agent "
+                "(allow rules, hooks, MCP servers, a looser mode...); nobody could be asked here, so they are ignored. "
+                "Trust it with `%agent trust` in a notebook, or set CODINGCODE_TRUST=1 for runs you set up.")))
+        return answer
+
     async def _mcp_request(self, mcp: "McpManager", prompt: str) -> str | list[dict[str, Any]]:
         """The request, with a leading ``/server:prompt arg=value`` replaced by that MCP prompt's content."""
         from ..engine.mcp.prompts import PromptError
@@ -108,7 +131,7 @@ class AgentCellRunner:
             raise UsageError(str(error)) from None
         return prompt if content is None else content
 
-    def _view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
+    def make_view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
         from .view import TextView, TurnView
 
         if async_cell.kernel_of(self.shell) is None:

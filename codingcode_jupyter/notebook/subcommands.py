@@ -19,7 +19,8 @@ from .sessions import SessionRegistry
 
 __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 
-COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo", "compact")
+COMMANDS = ("status", "mode", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "trust", "fix", "undo",
+            "compact")
 
 
 def mode_arg(value: str) -> str:
@@ -66,7 +67,13 @@ class Subcommands:
         servers = parts.mcp.status()
         if servers:
             lines.append("mcp       " + ", ".join(f"{s.name} ({s.state})" for s in servers))
-        for warning in parts.settings.current().warnings:
+        effective = parts.settings.current()
+        if effective.trusted_by is not None:
+            lines.append(f"trust     trusted as a whole ({effective.trusted_by})")
+        elif effective.ignored:
+            lines.append(f"trust     {len(effective.ignored)} item(s) of the project's files ignored until you trust it "
+                         "(%agent trust)")
+        for warning in effective.warnings:
             lines.append(f"warning   {warning}")
         return "\n".join(lines)
 
@@ -123,6 +130,9 @@ class Subcommands:
             raise UsageError(str(error)) from None
         lines = [f"{'action':6}  {'source':8}  {'priority':>8}  rule"]
         lines += [f"{action:6}  {source:8}  {priority:>8}  {text}" for text, action, source, priority in rows]
+        for item in entry.parts.settings.current().ignored:
+            if item.kind == "allow":
+                lines.append(f"{'allow':6}  {item.source:8}  {'ignored':>8}  {item.detail['rule']}  (until you trust the project)")
         return "\n".join(lines)
 
     def cmd_audit(self, rest: list[str]) -> str:
@@ -189,6 +199,36 @@ class Subcommands:
             raise UsageError("usage: %agent mcp [add NAME ENTRY | remove NAME | restart NAME | tools NAME | log NAME [N] "
                              "| login NAME [ADDRESS]]")
         return mcp.describe()
+
+    async def cmd_trust(self, rest: list[str]) -> str:
+        """What the project's files ask for and whether it applies; asks again (``--revoke`` forgets)."""
+        from .widgets.trust import trust_lines
+
+        if rest not in ([], ["--revoke"]):
+            raise UsageError("usage: %agent trust [--revoke]")
+        entry = self.registry.current_entry()
+        parts, session = entry.parts, entry.session
+        if rest == ["--revoke"]:
+            parts.revoke_trust(session_id=session.id)
+            return "Forgot your trust in this project: what its files ask for is ignored until you trust it again."
+        effective = parts.settings.current()
+        if effective.trusted_by is not None:
+            return f"This project is trusted as a whole ({effective.trusted_by})."
+        ignored = list(effective.ignored)
+        trusted = [item for item in effective.items if item not in ignored]
+        lines = [f"trusted: {len(trusted)} item(s)", *trust_lines(trusted, session.project)] if trusted else []
+        if not ignored:
+            return "\n".join(lines or ["This project's files ask for nothing that loosens the agent."])
+        parts.declined.difference_update(item.fingerprint for item in ignored)  # asked again
+        view = self.runner.make_view(session, None)
+        view.display()
+        try:
+            answer = await self.runner.review_trust(entry, view)
+        finally:
+            view.finish()
+        if answer == "trust":
+            return f"Trusted {len(ignored)} item(s)."
+        return "\n".join([*lines, f"ignored until trusted: {len(ignored)} item(s)", *trust_lines(ignored, session.project)])
 
     async def cmd_fix(self, rest: list[str]) -> None:
         from .references import NoErrorToFix, fix_prompt

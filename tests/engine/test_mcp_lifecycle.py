@@ -11,6 +11,8 @@ import signal
 import sys
 import time
 
+import pytest
+
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.events import McpServerChanged
@@ -66,6 +68,7 @@ async def test_a_killed_server_is_noticed_then_one_clear_error_then_it_works(tmp
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_a_hung_server_does_not_delay_the_first_request(fake_api, tmp_path, monkeypatch):
     write_config(tmp_path, {"hung": HUNG, "fake": STDIO_FAKE})
     seen = {}

@@ -143,6 +143,7 @@ _CONFINED_OR_STOP = (
 )
 
 
+@pytest.mark.slow
 async def test_rm_rf_home_and_root_change_nothing_outside_the_project(
     sb: CommandSandbox, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

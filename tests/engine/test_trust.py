@@ -190,3 +190,25 @@ def test_trust_decisions_are_audited(cloned):
     assert {i["kind"] for i in records[-1]["items"]} >= {"hook", "allow"}
     assert all(len(i["fingerprint"]) == 64 for i in records[-1]["items"])
     assert os.path.basename(records[-1]["items"][0]["file"]) in ("settings.json", "settings.local.json")
+
+
+async def test_an_untrusted_mcp_server_never_starts_and_starts_once_trusted(project):
+    from codingcode_jupyter.engine.runtime import open_session
+
+    marker = project.parent / "server-ran.txt"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"helper": {
+        "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').write('ran')"]}}}))
+    session, parts = open_session(project, model="demo")
+    try:
+        await parts.start()
+        await parts.mcp.wait_ready(10)
+        status = {s.name: s for s in parts.mcp.status()}
+        assert status["helper"].state == "untrusted" and "not trusted" in (status["helper"].error or "")
+        assert not marker.exists()
+        pending = parts.pending_trust()
+        assert [item.kind for item in pending] == ["mcp"] and "server-ran.txt" in pending[0].summary
+        parts.trust()
+        await parts.mcp.wait_ready(20)
+        assert marker.exists()  # it started as soon as it was trusted
+    finally:
+        await parts.aclose()

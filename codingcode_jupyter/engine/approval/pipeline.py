@@ -249,12 +249,15 @@ class ApprovalPipeline:
         mode = ctx.mode
         subject = build_subject(call.tool, call.input, self.project)
         final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains)
-        if final is not None:
-            return self._sandbox_check(final, subject, ctx)
+        if final is not None and final.kind == "deny":
+            return final
 
-        # Layer 4: PreToolUse hooks.
+        # Layer 4: PreToolUse hooks, for every call that is not already denied, in every mode: a hook's
+        # deny or ask holds even over an allow rule or bypass mode.
         python_hooks = hooks_module.pre_tool_use_hooks() if self._python_hooks is None else self._python_hooks
         shell_hooks = settings.merged.hooks.PreToolUse
+        if final is not None and not python_hooks and not shell_hooks:
+            return self._sandbox_check(final, subject, ctx)
         payload = {"session_id": ctx.session_id, "cwd": str(self.project), "permission_mode": mode,
                    "tool_name": subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
         result = await hooks_module.run_pre_tool_use(payload, tool=subject.tool, python_hooks=python_hooks,
@@ -286,6 +289,9 @@ class ApprovalPipeline:
             return self._sandbox_check(final, subject, ctx)
         if result.decision == "ask" and sticky is None:
             sticky = _Ask("hooks", hook_label, result.reason or f"{hook_label} asks", result.reason.endswith("(hooks fail closed)"))
+        elif final is not None and rerun is None and result.modified_input in (None, call.input):
+            final.layers = layers
+            return self._sandbox_check(final, subject, ctx)  # layers 1-3 allowed it and no hook objected
         if sticky is None:
             untrusted = _untrusted_allow(subject, settings)
             if untrusted is not None:

@@ -736,7 +736,6 @@ class _Walker:
                 self.commands.append(command)
             return
         self.commands.append(command)
-        name = command.name
         saved_cwd, self.cwd = self.cwd, cwd
         try:
             self._dispatch(command, raws, via=via, depth=depth, piped=piped, upstream=upstream)

@@ -58,7 +58,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ConnectionState = Literal["stopped", "starting", "running", "failed", "needs_login"]
+ConnectionState = Literal["stopped", "starting", "running", "failed", "needs_login", "untrusted"]
 Change = Literal["state", "tools", "prompts", "resources", "login"]
 _MAX_PAGES = 100
 # The SDK's own per-request clock would keep running while a person answers the server's
@@ -110,6 +110,10 @@ class ConnectionHost(Protocol):
 
     def server_changed(self, server: "ServerConnection", change: Change) -> None: ...
 
+    def refusal(self, server: "ServerConnection") -> str | None:
+        """Why the server may not start (a project's server the person has not trusted), or None."""
+        ...
+
 
 class _LoneHost:
     """The host of a connection made on its own (tests, scripts): nobody to ask."""
@@ -131,6 +135,9 @@ class _LoneHost:
 
     def server_changed(self, server: "ServerConnection", change: Change) -> None:
         pass
+
+    def refusal(self, server: "ServerConnection") -> str | None:
+        return None
 
 
 def _innermost(error: BaseException) -> BaseException:
@@ -305,6 +312,14 @@ class ServerConnection:
         self._spawn()
 
     def _spawn(self) -> None:
+        refusal = self.host.refusal(self)
+        if refusal is not None:
+            # Never started: nothing of the server runs until the person trusts it.
+            self.state, self.error = "untrusted", refusal
+            self._ready = asyncio.Event()
+            self._ready.set()
+            self.host.server_changed(self, "state")
+            return
         self._ready = asyncio.Event()
         self._wake = asyncio.Event()
         self._stopping = False
@@ -687,6 +702,8 @@ class ServerConnection:
     # -- calls -------------------------------------------------------------------------
 
     async def _ensure_running(self) -> Client:
+        if self.state == "untrusted" and self.host.refusal(self) is not None:
+            raise McpCallError(f"MCP server {self.name!r} is not started: {self.error}")
         if self.state == "needs_login":
             pending = self.login
             where = f": open {pending.url}" if pending else ""

@@ -96,9 +96,14 @@ class McpManager:
         sampler: Sampler | None = None,
         elicitor: Elicitor | None = None,
         token_dir: Path | None = None,
+        admit: Callable[[str], str | None] | None = None,
     ) -> None:
         self.project = Path(project)
         self.sandbox = sandbox
+        # Why a server of the project's .mcp.json may not start yet (not trusted), or None.
+        self.admit = admit
+        # Servers the person added themselves (`%agent mcp add`): theirs, so never refused.
+        self._added: set[str] = set()
         self.log_dir = Path(log_dir) if log_dir is not None else self.project / ".codingcode" / "logs"
         self.call_timeout = call_timeout
         self.max_concurrency = max_concurrency
@@ -197,7 +202,7 @@ class McpManager:
             return False
         self._ensure_config()
         for server in self._servers.values():
-            if server.state == "stopped":  # a failed one is restarted by a call or %agent mcp restart
+            if server.state in ("stopped", "untrusted"):  # a failed one is restarted by a call or %agent mcp restart
                 server.start_background()
         return True
 
@@ -215,6 +220,7 @@ class McpManager:
         self._ensure_config()
         if name in self._servers:
             await self.remove(name)
+        self._added.add(name)
         server = self._servers[name] = self._connection(name, parsed)
         await server.start()
         self._tools_changed()
@@ -245,6 +251,12 @@ class McpManager:
     async def aclose(self) -> None:
         """Stop every server."""
         await asyncio.gather(*(server.stop() for server in self._servers.values()), return_exceptions=True)
+
+    def refusal(self, server: ServerConnection) -> str | None:
+        """Why ``server`` may not start: a project server the person has not trusted (see ``admit``)."""
+        if server.name in self._added or self.admit is None:
+            return None
+        return self.admit(server.name)
 
     def _get(self, name: str) -> ServerConnection:
         self._ensure_config()

@@ -127,3 +127,29 @@ def settings_items(project: Path, source: str, path: Path, settings: Settings) -
         items.append(make_item("webSearch", source, path, f"send web searches to the {search.backend} backend at {where}{key}",
                                search.model_dump()))
     return items
+
+
+def mcp_items(project: Path) -> list[TrustItem]:
+    """The servers the project's ``.mcp.json`` would start or connect to, as written there."""
+    path = Path(project) / ".mcp.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # a missing or broken file starts nothing (the MCP manager reports a broken one)
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    items = []
+    for name, config in (servers or {}).items() if isinstance(servers, dict) else []:
+        if not isinstance(config, dict):
+            continue
+        if "url" in config:
+            headers = ", ".join(sorted(config.get("headers") or {})) or "none"
+            summary = f"MCP server `{name}`: connects to {config['url']} (headers: {headers})"
+            files: dict[str, str] = {}
+        else:
+            words = [str(config.get("command", "")), *[str(a) for a in config.get("args") or []]]
+            env = ", ".join(sorted(config.get("env") or {})) or "none"
+            where = f" in {config['cwd']}" if config.get("cwd") else ""
+            summary = f"MCP server `{name}`: runs `{shlex.join(words)}`{where} (env: {env})"
+            files = referenced_files(project, words)
+        items.append(make_item("mcp", ".mcp.json", path, summary, {"name": name, "config": config}, files))
+    return items
