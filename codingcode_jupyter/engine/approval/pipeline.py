@@ -151,7 +151,8 @@ class ApprovalPipeline:
     # -- layers 1-3 ------------------------------------------------------------------------
 
     def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode,
-                    domains: tuple[str, ...] = ()) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
+                    domains: tuple[str, ...] = (), sandboxed: bool = False,
+                    ) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
         layers: list[LayerVerdict] = []
         sticky: _Ask | None = None
         read_only = subject.read_only
@@ -162,21 +163,26 @@ class ApprovalPipeline:
             return Evaluation(kind="deny", input=subject.input, layer=layer, rule=rule, reason=reason, by=by, layers=layers)
 
         # Layer 1: built-in rules, then what cannot be resolved, protected paths, settings rules.
-        hits = check_builtin(subject)
+        hits = check_builtin(subject) + [hit for inner in subject.inner for hit in check_builtin(inner)]
+        hits.sort(key=lambda hit: hit.action != "deny")
         for hit in hits:
             layers.append(LayerVerdict(layer="rules", verdict=hit.action, rule=hit.rule, reason=hit.reason))
         if hits and hits[0].action == "deny":
             return deny("rules", hits[0].rule, f"Denied by built-in rule {hits[0].rule}: {hits[0].reason}", "rule"), None, layers
         if hits:
             sticky = _Ask("rules", hits[0].rule, f"Built-in rule {hits[0].rule}: {hits[0].reason}", True)
-        if subject.command is not None:
-            problems = list(subject.command.unresolved)
-            if has_invisible(subject.command.source):
-                problems.append("the command holds invisible Unicode characters")
-            if problems:
-                reason = "Cannot be judged before it runs: " + "; ".join(problems)
-                layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:unresolved", reason=reason))
-                sticky = sticky or _Ask("rules", "builtin:unresolved", reason, True)
+        problems = _unresolved(subject)
+        if problems and sandboxed:
+            # Inside the sandbox the built-in rules hold by construction: modes and rules apply as configured.
+            layers.append(LayerVerdict(layer="rules", verdict="continue", rule="builtin:unresolved",
+                                       reason="Not judged before it runs (" + "; ".join(problems) + "); the sandbox "
+                                       "enforces the built-in rules"))
+        elif problems:
+            where = "it runs in the kernel, unsandboxed" if subject.access.code is not None else \
+                "no sandbox will run it"
+            reason = f"Cannot be judged before it runs and {where}: " + "; ".join(problems)
+            layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:unresolved", reason=reason))
+            sticky = sticky or _Ask("rules", "builtin:unresolved", reason, True)
         hidden = next((ref for ref in subject.paths if has_invisible(ref.raw)), None)
         if hidden is not None and subject.command is None:
             reason = f"{hidden.via} `{escape_unicode(hidden.raw)}` holds invisible Unicode characters"
@@ -190,7 +196,7 @@ class ApprovalPipeline:
                     layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:protected", reason=reason))
                     sticky = sticky or _Ask("rules", "builtin:protected", reason, True)
                     break
-        verdict = judge(subject, rules)
+        verdict = judge(subject, rules, trust_unresolved=sandboxed)
         if verdict is None:
             layers.append(LayerVerdict(layer="rules", verdict="continue"))
         else:
@@ -248,7 +254,8 @@ class ApprovalPipeline:
         rules = self.session_rules + list(settings.rules)
         mode = ctx.mode
         subject = build_subject(call.tool, call.input, self.project)
-        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains)
+        sandboxed = _runs_sandboxed(subject, ctx)
+        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains, sandboxed)
         if final is not None and final.kind == "deny":
             return final
 
@@ -270,7 +277,8 @@ class ApprovalPipeline:
         if result.modified_input is not None and result.modified_input != call.input:
             # The modified input is what will run: judge it afresh (the original no longer matters).
             subject = build_subject(call.tool, result.modified_input, self.project)
-            rerun, sticky, again = self._layers_1_3(subject, rules, mode, settings.allowed_domains)
+            rerun, sticky, again = self._layers_1_3(subject, rules, mode, settings.allowed_domains,
+                                                    _runs_sandboxed(subject, ctx))
             layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
                                        reason=v.reason) for v in again)
             if rerun is not None and rerun.kind == "deny":
@@ -487,3 +495,24 @@ def _unlisted_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
         return None
     return (f"{subject.tool} would send a request to {host or 'an unknown host'}, which is not an allowed domain "
             "(what the URL carries leaves the machine)")
+
+
+def _unresolved(subject: Subject) -> list[str]:
+    """What about the call cannot be known before it runs: run-time values, arbitrary code, hidden characters."""
+    problems: list[str] = []
+    for command in [subject.command, *(inner.command for inner in subject.inner)]:
+        if command is not None:
+            problems.extend(command.unresolved)
+            if has_invisible(command.source):
+                problems.append("the command holds invisible Unicode characters")
+    if subject.code is not None:
+        problems.extend(subject.code.unresolved)
+    return list(dict.fromkeys(problems))
+
+
+def _runs_sandboxed(subject: Subject, ctx: "ToolContext") -> bool:
+    """The call is a command that will run inside an active sandbox (code tools never do)."""
+    if subject.access.command is None:
+        return False
+    sandbox = _sandbox_of(ctx)
+    return bool(sandbox is not None and sandbox.enabled and sandbox.active)

@@ -219,8 +219,12 @@ def _writes_outside(subject: Subject, command) -> bool:
     return False
 
 
-def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
-    """The deciding rule for ``subject``, or None when no rule applies."""
+def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = False) -> RuleVerdict | None:
+    """The deciding rule for ``subject``, or None when no rule applies.
+
+    An allow rule covers a command with parts known only at run time only when
+    ``trust_unresolved`` (it will run in the sandbox, which holds the built-in rules).
+    """
     candidates: list[tuple[int, int, Rule, str]] = []
     applicable = [rule for rule in rules if _tool_matches(rule, subject)]
     if subject.is_command:
@@ -248,7 +252,7 @@ def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
             elif matched:
                 text = commands[matched[0]].text if commands else subject.command.source
                 candidates.append((rule.priority, _SEVERITY[rule.action], rule, text))
-        if commands and all(c is not None for c in coverage) and not subject.command.unresolved:
+        if commands and all(c is not None for c in coverage) and (trust_unresolved or not subject.command.unresolved):
             weakest = min(range(len(commands)), key=lambda i: coverage[i])
             candidates.append((coverage[weakest], 0, allow_rules[weakest], subject.command.source))
     else:
