@@ -29,16 +29,27 @@ the proposals of one agent cell are joined into a single new cell.
 
 from .errors import LastError, format_exception, install_error_recorder, last_error
 from .namespace import KernelAccess
+from .outputs import OutputHistory, install_output_recorder, output_history
 from .tools import kernel_tools, register_kernel_tools
 from .values import describe_value
 
 __all__ = [
     "KernelAccess",
     "LastError",
+    "OutputHistory",
     "describe_value",
     "format_exception",
     "install_error_recorder",
+    "install_output_recorder",
+    "install_recorders",
     "kernel_tools",
     "last_error",
+    "output_history",
     "register_kernel_tools",
 ]
+
+
+def install_recorders(shell) -> None:
+    """Record each cell's failure and outputs from now on (for the kernel tools and %agent fix)."""
+    install_error_recorder(shell)
+    install_output_recorder(shell)
