@@ -76,7 +76,7 @@ class AgentCellRunner:
             names = ", ".join("{" + name + "}" for name in expanded.unresolved)
             view(Notice(session_id=session.id,
                         text=f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
-        turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=view.ask, options=options))
+        turn = asyncio.ensure_future(session.run_turn(expanded.content(prompt) if expanded else prompt, emit=view, ask=view.ask, options=options))
         interrupted = False
         try:
             async with async_cell.cancel_on_interrupt(turn):

@@ -86,12 +86,19 @@ def cells_text(cells: list[NewCell]) -> str:
     return "\n\n".join(parts)
 
 
-def _where(shell: Any) -> str:
+def _landing(shell: Any, cells: list[NewCell]) -> str:
+    """Where the proposal lands, said for the frontend at hand."""
     if type(shell).__name__ == "TerminalInteractiveShell":
         return "It prefills the next prompt of this terminal IPython."
+    when = "it appears, not run, when this %%agent cell finishes without an error (the user runs it)"
+    if len(cells) == 1:
+        markdown = " As a markdown cell it comes as a %%markdown cell, which renders when run." if cells[0].cell_type == "markdown" else ""
+        return f"Proposed a new cell below this %%agent cell: {when}.{markdown}"
     return (
-        "It appears below this %%agent cell, not run, when the cell finishes without an error (the user "
-        "runs it). In JupyterLab and Notebook 7 it is one code cell"
+        f"Proposed {len(cells)} cells below this %%agent cell, carried as one code cell (JupyterLab, Notebook 7 and "
+        f"VS Code insert one cell per agent cell): {when}. The cells are separated by '# %%' lines (markdown as "
+        "'# %% [markdown]' comments); VS Code and Jupytext read them as cells, and in JupyterLab Split Cell "
+        "(Ctrl+Shift+-) at each marker separates them."
     )
 
 
@@ -106,17 +113,8 @@ def insert_cell(access: KernelAccess, args: InsertCellArgs) -> str:
     cells.extend(args.cells)
     _PROPOSED[shell] = (count, cells)
     shell.set_next_input(cells_text(cells), replace=False)
-    where = _where(shell)
-    if not where.startswith("It prefills"):
-        if len(cells) == 1:
-            where += " (a markdown cell comes as %%markdown, which renders when run)." if cells[0].cell_type == "markdown" else "."
-        else:
-            where += (
-                f" holding all {len(cells)} proposed cells separated by '# %%' markers (markdown as '# %% [markdown]' "
-                "comments); Split Cell (Ctrl+Shift+-) at a marker separates them. VS Code inserts one code cell too."
-            )
-    joined = f" Joined with {earlier} earlier proposed cell(s) of this agent cell." if earlier else ""
-    return f"Proposed {len(args.cells)} new cell(s). {where}{joined}"
+    joined = f" This includes {earlier} cell(s) proposed earlier in this agent cell." if earlier else ""
+    return _landing(shell, cells) + joined
 
 
 async def insert_cell_preview(args: InsertCellArgs, ctx: ToolContext) -> str:

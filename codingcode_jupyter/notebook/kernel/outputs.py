@@ -206,7 +206,7 @@ class OutputHistory(Configurable):
     max_bytes = Int(64 * 1024 * 1024, config=True, help="Memory kept for recorded outputs, in bytes; oldest cells go first.")
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        # The state first: setting the budget traits below already trims.
         self._lock = threading.RLock()
         self._cells: "OrderedDict[int, CellRecord]" = OrderedDict()  # id(record) -> record, oldest first
         self._by_count: dict[int, CellRecord] = {}
@@ -218,6 +218,7 @@ class OutputHistory(Configurable):
         self.first_count: int | None = None
         # Whether ipykernel's stream hooks feed this recorder; else streams come from IPython's history.
         self.streams_hooked = False
+        super().__init__(**kwargs)
 
     # -- reading ------------------------------------------------------------------------
 
