@@ -7,7 +7,7 @@ import os
 import struct
 import zlib
 
-__all__ = ["png", "png_size", "png_source", "image_blocks"]
+__all__ = ["png", "png_expr", "png_size", "png_source", "image_blocks"]
 
 
 def png(width: int, height: int, *, noise: bool = False) -> bytes:
@@ -27,10 +27,14 @@ def png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+def png_expr(width: int, height: int, *, noise: bool = False) -> str:
+    """A Python expression whose value is such a PNG's bytes (needs ``import base64``)."""
+    return f"base64.b64decode({base64.b64encode(png(width, height, noise=noise)).decode()!r})"
+
+
 def png_source(width: int, height: int, *, noise: bool = False) -> str:
     """Python source that displays such a PNG, for a kernel's cell."""
-    encoded = base64.b64encode(png(width, height, noise=noise)).decode()
-    return f"from IPython.display import Image, display\nimport base64\ndisplay(Image(base64.b64decode({encoded!r})))"
+    return f"from IPython.display import Image, display\nimport base64\ndisplay(Image({png_expr(width, height, noise=noise)}))"
 
 
 def image_blocks(content: list) -> list[bytes]:
