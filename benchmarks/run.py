@@ -34,6 +34,7 @@ MODULES = [
     "bench_parallel",
     "bench_approval",
     "bench_sandbox",
+    "bench_outputs",
 ]
 
 
