@@ -35,6 +35,7 @@ MODULES = [
     "bench_approval",
     "bench_judge",
     "bench_sandbox",
+    "bench_outputs",
 ]
 
 

@@ -68,6 +68,8 @@ class AgentCellRunner:
         session, parts = entry.session, entry.parts
         await parts.start()
         request = await self._mcp_request(parts.mcp, prompt)
+        if isinstance(request, str) and expanded is not None:
+            request = expanded.content(request)  # the pictures `{fig}` and `{Out[n]}` attach
         notes = self.undo_notes.pop(session.id, []) + parts.mcp.take_model_notes()
         if notes:
             note = "\n".join(notes) + "\n\n"

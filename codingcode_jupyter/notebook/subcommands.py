@@ -238,7 +238,7 @@ class Subcommands:
         except NoErrorToFix as error:
             raise UsageError(str(error)) from None
         # The failing cell's own braces are code, not references.
-        await self.run_request("", prompt, expand=False)
+        await self.run_request("", prompt, expand=True)
 
     def cmd_undo(self, rest: list[str]) -> str:
         from IPython.display import display
