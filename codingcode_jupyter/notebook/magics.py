@@ -92,8 +92,8 @@ class AgentMagics(Magics):
                                  mcp restart NAME, mcp tools NAME, mcp log NAME [N], mcp login NAME [ADDRESS]
         %agent fix [NOTE]        ask the agent to fix the last failing cell
         %agent compact           summarise older turns now to free context
-        %agent undo [--dry-run] [--force] [--outside]
-                                 show the diff of, then restore, the last turn's file changes
+        %agent undo [--turn N] [--dry-run] [--force] [--outside]
+                                 show the diff of, then restore, what the last turn (or turn N) changed
         """
         coro = self.run_line(line)
         try:

@@ -245,16 +245,28 @@ class Subcommands:
 
         from ..engine.checkpoints import CheckpointError, CheckpointStore
 
-        flags = set(rest)
+        usage = "usage: %agent undo [--turn N] [--dry-run] [--force] [--outside]"
+        words = list(rest)
+        turn: int | None = None
+        if "--turn" in words:
+            at = words.index("--turn")
+            if at + 1 >= len(words) or not words[at + 1].isdigit():
+                raise UsageError(usage)
+            turn = int(words[at + 1])
+            del words[at:at + 2]
+        flags = set(words)
         unknown = flags - {"--dry-run", "--force", "--outside"}
         if unknown:
-            raise UsageError(f"usage: %agent undo [--dry-run] [--force] [--outside] (unknown: {' '.join(sorted(unknown))})")
+            raise UsageError(f"{usage} (unknown: {' '.join(sorted(unknown))})")
         project = self.registry.current or self.registry.project()
         entry = self.registry.sessions.get(project)
         deps = entry.session.deps if entry is not None else None
         store = deps.checkpoints if deps is not None and deps.checkpoints is not None else CheckpointStore(project)
         try:
-            plan = store.plan_undo(allow_outside="--outside" in flags)
+            if turn is not None and entry is None:
+                raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")
+            chosen = store.turn(entry.session.id, turn) if turn is not None and entry is not None else None
+            plan = store.plan_undo(chosen, allow_outside="--outside" in flags)
         except CheckpointError as error:
             raise UsageError(str(error)) from None
         display(Pretty(plan.render()))

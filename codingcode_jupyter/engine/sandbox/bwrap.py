@@ -446,6 +446,10 @@ class CommandSandbox:
                 yield Path(match), "hide"
         for path in [*self.deny_read, *self._env_files()]:
             yield path, "hide"
+        # Undo's copies of the project's files (a secret edited once would be readable there).
+        checkpoints = self.project / ".codingcode" / "checkpoints"
+        if checkpoints.is_dir():
+            yield checkpoints, "hide"
         for path in _runtime_directories(self.home):
             yield path, "private"
 
