@@ -106,6 +106,9 @@ class SandboxSettings(_Model):
     failIfUnavailable: bool = False
     filesystem: SandboxFilesystem = Field(default_factory=SandboxFilesystem)
     network: SandboxNetwork = Field(default_factory=SandboxNetwork)
+    # With the sandbox available, a command no rule asks about or denies runs without a card in
+    # default mode (it can only write the project and reach the allowed domains).
+    autoAllow: bool = False
     # Environment variables passed to sandboxed commands besides the built-in allowlist, by
     # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
     # a shared settings file never holds a secret.

@@ -32,8 +32,10 @@ from .builtin_rules import BUILTIN_RULES, check_builtin
 from .display import escape_unicode, escape_value, has_invisible
 from .paths import protected_reason, relative_to_project
 from .rules import Rule, RuleError, exact_rules, judge, parse_rule
+from .readonly_commands import read_only_command
 from .subject import Subject, build_subject
-from .types import Answer, ApprovalRequest, Asker, Decision, Outcome, ToolCall
+from .candidates import allow_candidates, deny_candidates
+from .types import Answer, ApprovalRequest, Asker, Decision, Outcome, Reply, ToolCall
 
 if TYPE_CHECKING:
     from ..sandbox import CommandSandbox
@@ -66,6 +68,9 @@ class Evaluation(BaseModel):
     # The ask comes from something no setting can outrank: "Always" allows once, persists nothing.
     forced: bool = False
     exact_rules: list[str] = Field(default_factory=list)
+    # What "Always allow" / "Never allow" may save, narrowest first.
+    allow_choices: list[list[str]] = Field(default_factory=list)
+    deny_choices: list[list[str]] = Field(default_factory=list)
 
 
 @dataclass
@@ -151,11 +156,12 @@ class ApprovalPipeline:
     # -- layers 1-3 ------------------------------------------------------------------------
 
     def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode,
-                    domains: tuple[str, ...] = (), sandboxed: bool = False,
+                    domains: tuple[str, ...] = (), sandboxed: bool = False, auto_allow: bool = False,
                     ) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
         layers: list[LayerVerdict] = []
         sticky: _Ask | None = None
-        read_only = subject.read_only
+        reads_only = read_only_command(subject) if subject.command is not None else None
+        read_only = subject.read_only or reads_only is not None
         # A request to a domain nobody allowed is where data would leave: never read-only enough to run unasked.
         egress = _unlisted_egress(subject, domains)
 
@@ -214,9 +220,10 @@ class ApprovalPipeline:
         if read_only and egress is not None:
             layers.append(LayerVerdict(layer="readonly", verdict="continue", reason=egress))
         elif read_only:
-            layers.append(LayerVerdict(layer="readonly", verdict="skipped" if sticky else "allow"))
+            layers.append(LayerVerdict(layer="readonly", verdict="skipped" if sticky else "allow", reason=reads_only or ""))
             if sticky is None:
-                return Evaluation(kind="allow", input=subject.input, layer="readonly", reason=f"{subject.tool} is read-only",
+                why = f"the command {reads_only}" if reads_only else f"{subject.tool} is read-only"
+                return Evaluation(kind="allow", input=subject.input, layer="readonly", reason=why,
                                   by="readonly", layers=layers), None, layers
         else:
             layers.append(LayerVerdict(layer="readonly", verdict="continue"))
@@ -238,6 +245,11 @@ class ApprovalPipeline:
                 layers.append(LayerVerdict(layer="mode", verdict="allow", reason="acceptEdits: an edit inside the project"))
                 return Evaluation(kind="allow", input=subject.input, layer="mode", reason="acceptEdits mode allows "
                                   "edits inside the project", by="mode", layers=layers), None, layers
+        if auto_allow and sandboxed and sticky is None and mode in ("default", "acceptEdits"):
+            reason = "runs in the sandbox, which holds it to the project and the allowed domains (sandbox.autoAllow)"
+            layers.append(LayerVerdict(layer="sandbox", verdict="allow", reason=reason))
+            return Evaluation(kind="allow", input=subject.input, layer="sandbox", reason=reason, by="sandbox",
+                              layers=layers), None, layers
         layers.append(LayerVerdict(layer="mode", verdict="continue", reason=f"{mode} mode"))
         return None, sticky, layers
 
@@ -255,7 +267,8 @@ class ApprovalPipeline:
         mode = ctx.mode
         subject = build_subject(call.tool, call.input, self.project)
         sandboxed = _runs_sandboxed(subject, ctx)
-        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains, sandboxed)
+        auto_allow = settings.merged.sandbox.autoAllow
+        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains, sandboxed, auto_allow)
         if final is not None and final.kind == "deny":
             return final
 
@@ -278,7 +291,7 @@ class ApprovalPipeline:
             # The modified input is what will run: judge it afresh (the original no longer matters).
             subject = build_subject(call.tool, result.modified_input, self.project)
             rerun, sticky, again = self._layers_1_3(subject, rules, mode, settings.allowed_domains,
-                                                    _runs_sandboxed(subject, ctx))
+                                                    _runs_sandboxed(subject, ctx), auto_allow)
             layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
                                        reason=v.reason) for v in again)
             if rerun is not None and rerun.kind == "deny":
@@ -312,7 +325,9 @@ class ApprovalPipeline:
             else:
                 sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
         asked = Evaluation(kind="ask", input=subject.input, layer=sticky.layer, rule=sticky.rule, reason=sticky.reason,
-                           by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact)
+                           by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact,
+                           allow_choices=[] if sticky.forced else allow_candidates(subject),
+                           deny_choices=deny_candidates(subject))
         return self._sandbox_check(asked, subject, ctx)
 
     def _sandbox_check(self, evaluation: Evaluation, subject: Subject, ctx: "ToolContext") -> Evaluation:
@@ -336,7 +351,7 @@ class ApprovalPipeline:
         evaluation.layers.append(LayerVerdict(layer="sandbox", verdict="ask", reason=reason))
         return Evaluation(kind="ask", input=evaluation.input, layer="sandbox", rule=evaluation.rule,
                           reason=reason, by="sandbox", layers=evaluation.layers,
-                          forced=True, exact_rules=exact_rules(subject))
+                          forced=True, exact_rules=exact_rules(subject), deny_choices=deny_candidates(subject))
 
     # -- layers 5 and 6 ------------------------------------------------------------------------
 
@@ -391,13 +406,14 @@ class ApprovalPipeline:
                                   tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
                                   input=escape_value(evaluation.input), preview=preview, layer=evaluation.layer,
                                   rule=evaluation.rule, reason=escape_unicode(evaluation.reason), sandboxed=sandboxed,
-                                  annotations=call.definition.annotations, key=escape_value(key))
+                                  annotations=call.definition.annotations, key=escape_value(key),
+                                  allow_choices=evaluation.allow_choices, deny_choices=evaluation.deny_choices)
         ctx.emit(ApprovalRequested(**request.model_dump()))
         try:
             if ctx.approval_timeout is not None:
-                answer: Answer = await asyncio.wait_for(ask(request), ctx.approval_timeout)
+                reply = await asyncio.wait_for(ask(request), ctx.approval_timeout)
             else:
-                answer = await ask(request)
+                reply = await ask(request)
         except asyncio.TimeoutError:
             ctx.emit(answered("timeout", "timeout"))
             return decided("deny", "timeout", f"Denied: nobody answered within {ctx.approval_timeout:g} s; do not retry it now — "
@@ -410,21 +426,26 @@ class ApprovalPipeline:
             raise
         except Exception as error:  # the front failed to ask: nobody approved
             return decided("deny", "error", f"Denied: the approval prompt failed ({type(error).__name__}: {error}).")
+        answer, picked = (reply.answer, reply.rules) if isinstance(reply, Reply) else (reply, None)
         if answer not in ("allow", "deny", "always", "never"):
             return decided("deny", "error", f"Denied: the approval prompt answered {answer!r}, which is not a known answer.")
+        offered = evaluation.allow_choices if answer == "always" else evaluation.deny_choices
+        if picked is not None and picked not in offered:
+            return decided("deny", "error", f"Denied: the approval prompt picked rules {picked!r}, which were not offered.")
+        to_save = picked or (offered[0] if offered else evaluation.exact_rules)
         ctx.emit(answered(answer, "user"))
         note = ""
-        if answer in ("always", "never") and evaluation.exact_rules:
+        if answer in ("always", "never") and to_save:
             action: Literal["allow", "deny"] = "allow" if answer == "always" else "deny"
             if action == "allow" and evaluation.forced:
                 note = f" (allowed once: {evaluation.rule} cannot be overridden by a saved rule)"
             else:
                 try:
-                    persist_rules(self.project, action, evaluation.exact_rules)
+                    persist_rules(self.project, action, to_save)
                     if action == "allow":
                         # The person wrote these rules by clicking: they need no further trust.
-                        self.settings.trust_rules("local", evaluation.exact_rules)
-                    note = f" (saved {', '.join(evaluation.exact_rules)} to .codingcode/settings.local.json)"
+                        self.settings.trust_rules("local", to_save)
+                    note = f" (saved {', '.join(to_save)} to .codingcode/settings.local.json)"
                 except (OSError, SettingsError) as error:
                     note = f" (could not save the rule: {error})"
         if answer in ("allow", "always"):

@@ -41,8 +41,8 @@ def _drop(data: dict[str, Any], item: TrustItem) -> None:
                 matcher["hooks"] = [h for h in matcher.get("hooks", []) if h.get("command") != detail["command"]]
     elif item.kind == "sandbox":
         sandbox = data.get("sandbox", {})
-        if detail["key"] == "enabled":
-            sandbox.pop("enabled", None)
+        if detail["key"] in ("enabled", "autoAllow"):
+            sandbox.pop(detail["key"], None)
         elif detail["key"] == "allowWrite":
             fs = sandbox.get("filesystem", {})
             fs["allowWrite"] = [e for e in fs.get("allowWrite", []) if e != detail["value"]]

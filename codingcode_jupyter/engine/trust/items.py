@@ -106,6 +106,9 @@ def settings_items(project: Path, source: str, path: Path, settings: Settings) -
                                    {"key": key, "mode": mode}))
     items.extend(_hook_items(project, source, path, settings))
     sandbox = settings.sandbox
+    if sandbox.autoAllow:
+        items.append(make_item("sandbox", source, path, "run sandboxed commands without asking (sandbox.autoAllow)",
+                               {"key": "autoAllow", "value": True}))
     if not sandbox.enabled:
         items.append(make_item("sandbox", source, path, "turn the command sandbox off (sandbox.enabled: false)",
                                {"key": "enabled", "value": False}))
