@@ -33,7 +33,9 @@ MODULES = [
     "bench_load_ext",
     "bench_parallel",
     "bench_approval",
+    "bench_judge",
     "bench_sandbox",
+    "bench_outputs",
 ]
 
 

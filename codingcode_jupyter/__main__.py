@@ -8,6 +8,7 @@ nothing from Jupyter.
 from __future__ import annotations
 
 import argparse
+import functools
 import asyncio
 import json
 import sys
@@ -17,6 +18,7 @@ from typing import Any, Sequence
 __all__ = ["main", "check_permission"]
 
 
+@functools.lru_cache(maxsize=1)
 def _known_tools() -> list[Any]:
     """Every tool a session on this machine may offer whose definition is known without a kernel."""
     from .engine.agents.dispatch import dispatch_agent_tool

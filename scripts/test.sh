@@ -25,8 +25,21 @@ fi
 .venv-ipykernel6/bin/pip install -q --disable-pip-version-check 'ipykernel==6.29.5' -e .
 export CODINGCODE_IPYKERNEL6_PYTHON="$PWD/.venv-ipykernel6/bin/python"
 
+# Real MCP servers the MCP tests run against, pinned; each in a place of its own so their
+# dependencies never meet ours (tests skip with a reason when one is missing locally).
+MCP_NPM=("@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/server-filesystem@2026.8.31")
+if [ ! -f .mcp-servers/node_modules/@modelcontextprotocol/server-everything/package.json ] \
+   || [ ! -f .mcp-servers/node_modules/@modelcontextprotocol/server-filesystem/package.json ] \
+   || ! grep -q '"version": "2026.8.31"' .mcp-servers/node_modules/@modelcontextprotocol/server-everything/package.json; then
+  mkdir -p .mcp-servers
+  npm install --prefix .mcp-servers --no-audit --no-fund --silent "${MCP_NPM[@]}"
+fi
+[ -x .venv-mcp-servers/bin/python ] || "$PY" -m venv .venv-mcp-servers
+.venv-mcp-servers/bin/pip install -q --disable-pip-version-check \
+  'mcp-server-time==2026.10.19' 'mcp-server-git==2026.10.19' 'mcp-server-fetch==2026.10.24'
+
 # The whole suite, slow end-to-end tests included.
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" "$@"
 
 # Benchmarks in quick mode: they must keep working; their figures never fail the run.
 if [ -f benchmarks/run.py ]; then

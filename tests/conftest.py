@@ -1,10 +1,22 @@
-"""Fixtures shared by every test: a scripted Messages API server on loopback."""
+"""Fixtures shared by every test: a user directory of their own, and a scripted Messages API
+server on loopback."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic
+
+
+@pytest.fixture(autouse=True)
+def own_user_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """No test reads or writes the real ~/.codingcode (trust store, user settings, profiles).
+
+    Projects the tests make are trusted (CODINGCODE_TRUST=1) unless a test is about trust:
+    it removes the variable and sees the boundary as a person with a cloned repository does.
+    """
+    monkeypatch.setenv("CODINGCODE_USER_DIR", str(tmp_path_factory.mktemp("user-dir")))
+    monkeypatch.setenv("CODINGCODE_TRUST", "1")
 
 
 @pytest.fixture

@@ -349,6 +349,12 @@ class AgentLoop:
                 batches.append([{**call, "_read_only": read_only}])
         return batches
 
+    async def _checkpoint(self, tool: ToolDefinition, turn_id: int) -> None:
+        """Before the turn's first call that can change files, the whole project is snapshotted (undo)."""
+        store = self.deps.checkpoints if self.deps is not None else None
+        if store is not None and not tool.access.read_only:
+            await asyncio.to_thread(store.before_call, self.session_id, turn_id)
+
     async def _call(self, call: dict[str, Any], turn_id: int, results: dict[str, ToolResult]) -> None:
         tool_use_id, name, raw_input = call["id"], call["name"], call.get("input") or {}
         tool = self.tools.lookup(name)
@@ -392,6 +398,7 @@ class AgentLoop:
                         status = "denied"
                         result = ToolResult.text(decision.reason or f"{display} was denied.", is_error=True)
                     else:
+                        await self._checkpoint(tool, turn_id)
                         result = await tool.run(decision.input, ctx)
                         status = "error" if result.is_error else "ok"
                     self.approver.record_outcome(

@@ -1,8 +1,12 @@
-"""Checkpoints: what a turn's file changes overwrote, so ``%agent undo`` can put it back.
+"""Checkpoints: what a turn changed, so ``%agent undo`` can put it back.
 
-Before a turn first changes a file, the file is snapshotted (its bytes and mode, or the
-fact that it did not exist) under ``.codingcode/checkpoints/<session>/<turn>/``; after each
-change the hash of what the turn left is recorded. Being on disk, a checkpoint outlives a
+Two records per turn, under ``.codingcode/checkpoints/<session>/<turn>/``. Before a file tool
+first changes a file, the file is snapshotted (its bytes and mode, or the fact that it did
+not exist; files outside the project too) and after each change the hash of what the turn
+left is recorded. And before the turn's first call that can change files — a command,
+run_python, a custom or MCP tool that is not read-only — the whole project is committed to
+the shadow repository (:mod:`.snapshots`), and again when the turn ends, so what commands
+changed is covered too. Being on disk, a checkpoint outlives a
 kernel restart. Undo restores the newest turn not undone yet: files the turn created are
 deleted, the others get their old bytes and mode back. A file changed again since the turn
 (by a person, a later command...) is a conflict: undo refuses unless forced, so it never
@@ -20,6 +24,7 @@ import hashlib
 import os
 import re
 import stat
+import subprocess
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 from .approval.audit import AuditLog
 from .atomic import atomic_write
 from .paths import is_within
+from .snapshots import ShadowRepo, SnapshotError
 
 if TYPE_CHECKING:
     from .tools.base import ToolContext
@@ -96,6 +102,15 @@ class TurnCheckpoint(BaseModel):
     created: str
     files: list[FileSnapshot] = Field(default_factory=list)
     undone: str | None = None
+    # Shadow-repository commits of the whole project: before the turn's first change, and at its end.
+    before_tree: str | None = None
+    after_tree: str | None = None
+    # Why the project could not be snapshotted (undo then covers file edits only).
+    snapshot_error: str | None = None
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.files) or self.before_tree is not None
 
     @property
     def label(self) -> str:
@@ -117,6 +132,8 @@ class UndoPlan(BaseModel):
 
     checkpoint: TurnCheckpoint
     files: list[FileRestore]
+    # What undo cannot take back, said plainly.
+    limits: list[str] = Field(default_factory=list)
 
     @property
     def conflicts(self) -> list[FileRestore]:
@@ -133,6 +150,7 @@ class UndoPlan(BaseModel):
             note = f" — CONFLICT: {item.conflict}" if item.conflict else ""
             note += f" — REFUSED: {item.refused}" if item.refused else ""
             lines.append(f"  {item.action:<9} {item.path}{note}")
+        lines.extend(f"  (cannot undo: {limit})" for limit in self.limits)
         diffs = [item.diff for item in self.files if item.diff]
         return "\n".join(lines) + ("\n\n" + "".join(diffs) if diffs else "")
 
@@ -170,9 +188,10 @@ def _diff(path: str, current: bytes | None, restored: bytes | None) -> str:
 class CheckpointStore:
     """Snapshots of the files each turn changes, and undo of the newest turn."""
 
-    def __init__(self, project: Path | str) -> None:
+    def __init__(self, project: Path | str, shadow: ShadowRepo | None = None) -> None:
         self.project = Path(os.path.realpath(project))
         self.root = checkpoints_dir(self.project)
+        self.shadow = shadow if shadow is not None else ShadowRepo(self.project)
         # Sub-agents of one turn may write concurrently; the manifest is read-modify-write.
         self._lock = threading.Lock()
 
@@ -239,6 +258,32 @@ class CheckpointStore:
                     item.after_sha256 = _sha256_file(path) if item.after_exists and path.is_file() else None
             self._save(turn_dir, checkpoint)
 
+    def before_call(self, session_id: str, turn_id: int) -> None:
+        """Snapshot the whole project before the turn's first call that can change files (once a turn)."""
+        turn_dir = self.turn_dir(session_id, turn_id)
+        with self._lock:
+            checkpoint = self._load(turn_dir) or TurnCheckpoint(session_id=session_id, turn_id=turn_id, created=_now())
+            if checkpoint.before_tree is not None or checkpoint.snapshot_error is not None:
+                return
+            try:
+                checkpoint.before_tree = self.shadow.snapshot()
+            except (SnapshotError, OSError, subprocess.SubprocessError) as error:
+                checkpoint.snapshot_error = str(error)
+            self._save(turn_dir, checkpoint)
+
+    def after_turn(self, session_id: str, turn_id: int) -> None:
+        """Snapshot what the turn left, so a later change by someone else shows as a conflict."""
+        turn_dir = self.turn_dir(session_id, turn_id)
+        with self._lock:
+            checkpoint = self._load(turn_dir)
+            if checkpoint is None or checkpoint.before_tree is None:
+                return
+            try:
+                checkpoint.after_tree = self.shadow.snapshot()
+            except (SnapshotError, OSError, subprocess.SubprocessError) as error:
+                checkpoint.snapshot_error = str(error)
+            self._save(turn_dir, checkpoint)
+
     # -- reading -------------------------------------------------------------------------------
 
     def checkpoints(self, session_id: str | None = None) -> list[TurnCheckpoint]:
@@ -253,7 +298,7 @@ class CheckpointStore:
             for turn_dir in session_dir.iterdir():
                 if turn_dir.is_dir() and turn_dir.name.isdigit():
                     checkpoint = self._load(turn_dir)
-                    if checkpoint is not None and checkpoint.files:
+                    if checkpoint is not None and checkpoint.has_changes:
                         found.append(checkpoint)
         return sorted(found, key=lambda c: (c.created, c.session_id, c.turn_id))
 
@@ -261,6 +306,15 @@ class CheckpointStore:
         """The newest turn with changes that has not been undone."""
         pending = [c for c in self.checkpoints(session_id) if c.undone is None]
         return pending[-1] if pending else None
+
+    def turn(self, session_id: str, turn_id: int) -> TurnCheckpoint:
+        """One turn's checkpoint (``%agent undo --turn N``); CheckpointError when it changed nothing."""
+        checkpoint = self._load(self.turn_dir(session_id, turn_id))
+        if checkpoint is None or not checkpoint.has_changes:
+            raise CheckpointError(f"Turn {turn_id} of session {session_id} changed no file: nothing to undo.")
+        if checkpoint.undone is not None:
+            raise CheckpointError(f"Turn {turn_id} of session {session_id} was undone already ({checkpoint.undone}).")
+        return checkpoint
 
     # -- undo -------------------------------------------------------------------------------------
 
@@ -318,7 +372,51 @@ class CheckpointStore:
                 action = "restore"
             diff = _diff(str(target), current, restored) if action != "unchanged" else ""
             items.append(FileRestore(path=str(target), action=action, diff=diff, conflict=conflict))
-        return UndoPlan(checkpoint=checkpoint, files=items)
+        items.extend(self._tree_restores(checkpoint, {item.path for item in items}))
+        return UndoPlan(checkpoint=checkpoint, files=items, limits=self._limits(checkpoint))
+
+    def _limits(self, checkpoint: TurnCheckpoint) -> list[str]:
+        limits = ["changes outside the project made by commands or code, the kernel's variables, anything sent over "
+                  "the network", "files .gitignore ignores, dotenv files, files over "
+                  f"{self.shadow.max_file_bytes // (1024 * 1024)} MB and nested git repositories, when a command changed them"]
+        if checkpoint.snapshot_error:
+            limits.insert(0, f"what commands changed in this turn ({checkpoint.snapshot_error})")
+        return limits
+
+    def _tree_restores(self, checkpoint: TurnCheckpoint, done: set[str]) -> list[FileRestore]:
+        """What the shadow snapshots say the turn changed in the project, besides the file tools' own records."""
+        if checkpoint.before_tree is None:
+            return []
+        after = checkpoint.after_tree
+        if after is None:  # the turn is still running or ended abruptly: what is there now is what it left
+            after = self.shadow.snapshot()
+        items = []
+        for change in self.shadow.changes(checkpoint.before_tree, after):
+            target = self.project / change.path
+            if str(target) in done:
+                continue
+            before = self.shadow.read(checkpoint.before_tree, change.path)
+            left = self.shadow.read(after, change.path)
+            current = self.shadow.current(change.path)
+            restored = before[0] if before is not None else None
+            conflict = None
+            if current != (left[0] if left is not None else None):
+                conflict = "changed since the turn (edited by someone else or a later command)"
+            if current == restored:
+                continue  # already as it was (a placeholder the sandbox made and removed, a change undone by hand)
+            action: Literal["restore", "delete"] = "delete" if restored is None else "restore"
+            items.append(FileRestore(path=str(target), action=action, diff=_diff(str(target), current, restored),
+                                     conflict=conflict))
+        return items
+
+    def _restore_from_tree(self, checkpoint: TurnCheckpoint, restore: FileRestore) -> None:
+        target = Path(restore.path)
+        if restore.action == "delete":
+            target.unlink(missing_ok=True)
+        elif restore.action == "restore" and checkpoint.before_tree is not None:
+            found = self.shadow.read(checkpoint.before_tree, target.relative_to(self.project).as_posix())
+            if found is not None:
+                atomic_write(target, found[0], found[1])
 
     def undo(
         self,
@@ -348,10 +446,13 @@ class CheckpointStore:
         snapshots = {item.path: item for item in checkpoint.files}
         done: list[dict[str, Any]] = []
         for restore in plan.files:
-            item = snapshots.get(restore.path) or next(
-                s for s in checkpoint.files if os.path.realpath(s.path) == restore.path
-            )
             target = Path(restore.path)
+            item = snapshots.get(restore.path) or next(
+                (s for s in checkpoint.files if os.path.realpath(s.path) == restore.path), None)
+            if item is None:
+                self._restore_from_tree(checkpoint, restore)
+                done.append({"path": restore.path, "action": restore.action, "conflict": restore.conflict})
+                continue
             if restore.action == "delete":
                 target.unlink(missing_ok=True)
             elif restore.action == "restore":

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from .agents.dispatch import DispatchEnv
     from .approval.rules import Rule
+    from .project_settings import EffectiveSettings
     from .checkpoints import CheckpointStore
     from .mcp.manager import McpManager
     from .sandbox import CommandSandbox
@@ -64,9 +65,10 @@ class SessionDeps:
             return self._sandbox
         effective = self.settings.current()
         allowed = allowed_env_files(effective.rules)
-        key = effective.merged.sandbox.model_dump_json() + "\0" + "\0".join(allowed)
+        wanted = sandbox_settings(effective)
+        key = wanted.model_dump_json() + "\0" + "\0".join(allowed)
         if self._sandbox is None or key != self._sandbox_key:
-            old, self._sandbox = self._sandbox, self.sandbox_factory(effective.merged.sandbox, allowed)
+            old, self._sandbox = self._sandbox, self.sandbox_factory(wanted, allowed)
             self._sandbox_key = key
             if old is not None:
                 self._close_later(old)
@@ -85,6 +87,18 @@ class SessionDeps:
             await self._sandbox.aclose()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def sandbox_settings(effective: "EffectiveSettings") -> "SandboxSettings":
+    """The sandbox as the settings want it, with the one list of allowed domains (the sandbox's own
+    and every ``domain:`` allow rule's) and the variables the settings' ``env`` sets passed in."""
+    sandbox = effective.merged.sandbox
+    domains = list(effective.allowed_domains)
+    names = [*sandbox.env, *[name for name in effective.merged.env if name not in sandbox.env]]
+    return sandbox.model_copy(update={
+        "network": sandbox.network.model_copy(update={"allowedDomains": domains or None}),
+        "env": names,
+    })
 
 
 def allowed_env_files(rules: tuple["Rule", ...]) -> list[str]:

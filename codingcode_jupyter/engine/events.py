@@ -29,6 +29,10 @@ __all__ = [
     "Notice",
     "ErrorEvent",
     "TurnDone",
+    "McpProgress",
+    "McpLog",
+    "McpLoginRequired",
+    "McpServerChanged",
 ]
 
 
@@ -114,8 +118,10 @@ class ApprovalRequested(_Base):
     annotations: dict[str, Any] | None = None
     # The argument that says what the call is about, as its tool declares it.
     key: str | None = None
-    # What "Always allow" / "Never allow" would save, and whether "Always" allows only once.
-    exact_rules: list[str] = Field(default_factory=list)
+    # The rule sets "Always allow" / "Never allow" may save, narrowest first, and whether
+    # "Always" allows only once (for the front to say so, and for the record).
+    allow_choices: list[list[str]] = Field(default_factory=list)
+    deny_choices: list[list[str]] = Field(default_factory=list)
     forced: bool = False
 
 
@@ -168,6 +174,52 @@ class TurnDone(_Base):
     text: str = ""
 
 
+# -- MCP: subclasses of the events a front already renders, so an older front shows them as
+# plain progress lines and notices while a newer one can use their fields.
+
+
+class McpProgress(ToolProgress):
+    """A progress notification of a running MCP tool call (``text`` says it for plain fronts)."""
+
+    type: Literal["mcp_progress"] = "mcp_progress"  # type: ignore[assignment]
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class McpLog(Notice):
+    """A log message an MCP server sent, at warning level or above."""
+
+    type: Literal["mcp_log"] = "mcp_log"  # type: ignore[assignment]
+    server: str
+    level: str
+    logger: str | None = None
+
+
+class McpLoginRequired(Notice):
+    """A remote MCP server needs the person to log in: open ``url``.
+
+    When the browser runs on another machine than the kernel, the page it lands on after
+    logging in will not load; pasting that page's address into
+    ``%agent mcp login SERVER URL`` finishes the login.
+    """
+
+    type: Literal["mcp_login_required"] = "mcp_login_required"  # type: ignore[assignment]
+    server: str
+    url: str
+    redirect_uri: str
+
+
+class McpServerChanged(Notice):
+    """A server's state changed outside any call (ready, exited, tools changed)."""
+
+    type: Literal["mcp_server_changed"] = "mcp_server_changed"  # type: ignore[assignment]
+    server: str
+    state: str
+    tool_count: int = 0
+
+
 Event = Annotated[
     Union[
         TurnStarted,
@@ -183,6 +235,10 @@ Event = Annotated[
         Notice,
         ErrorEvent,
         TurnDone,
+        McpProgress,
+        McpLog,
+        McpLoginRequired,
+        McpServerChanged,
     ],
     Field(discriminator="type"),
 ]

@@ -1,10 +1,15 @@
 """A project's settings files resolved once: the values, the rules, and where each came from.
 
-Files, from the least to the most specific: ``.codingcode/settings.json`` ("project",
-shared) and ``.codingcode/settings.local.json`` ("local", personal; "Always allow" writes
-here). For values the more specific file wins; lists (rules, ``allowWrite``, ...) are
-unioned; ``env`` is merged key by key. Every permission rule keeps the file it came from,
-for ``%agent rules`` and for the reason a decision gives.
+Files, from the least to the most specific: the person's ``~/.codingcode/settings.json``
+("user"), the project's ``.codingcode/settings.json`` ("project", shared) and
+``.codingcode/settings.local.json`` ("local", personal; "Always allow" writes here). For
+values the more specific file wins; lists (rules, ``allowWrite``, ...) are unioned; ``env``
+is merged key by key; a deny rule anywhere wins over an allow rule. Every permission rule
+keeps the file it came from, for ``%agent rules`` and for the reason a decision gives.
+
+The project's two files come with the project, maybe a cloned one: what in them loosens the
+agent applies only once the person trusted it (:mod:`.trust`); until then it is ignored and
+listed in ``ignored``. The user file is the person's own and always applies.
 
 :class:`ProjectSettings` is the one live view every part reads (the approval pipeline,
 hooks, the sandbox, web search, the context window, the model): it re-reads the files when
@@ -24,14 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from .approval.rules import Rule, RuleError, parse_rule
-from .settings import (
-    MODE_STRICTNESS,
-    PermissionMode,
-    Settings,
-    SettingsError,
-    load_settings_file,
-    settings_paths,
-)
+from .settings import MODE_STRICTNESS, PermissionMode, Settings, SettingsError, load_settings_file, settings_paths
+from .trust.boundary import screen_settings
+from .trust.items import TrustItem, file_digest, make_item, mcp_items, settings_items
+from .trust.store import TrustStore, listed_in, trusted_by_environment
 
 __all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings"]
 
@@ -57,6 +58,32 @@ class EffectiveSettings:
     default_mode: PermissionMode | None = None
     default_mode_source: str | None = None
     warnings: tuple[str, ...] = ()
+    # Every loosening item the project's files ask for, and those not trusted (so not applied).
+    items: tuple[TrustItem, ...] = ()
+    ignored: tuple[TrustItem, ...] = ()
+    # Why the project is trusted as a whole ("CODINGCODE_TRUST=1", "trustedProjects"), if it is.
+    trusted_by: str | None = None
+
+    @property
+    def allowed_domains(self) -> tuple[str, ...]:
+        """The one list of domains the person allowed: the sandbox's, and every ``domain:`` allow rule's."""
+        domains = list(self.merged.sandbox.network.allowedDomains or [])
+        for rule in self.rules:
+            if rule.action == "allow" and rule.pattern and rule.pattern.startswith("domain:"):
+                domain = rule.pattern[len("domain:"):]
+                if domain not in domains:
+                    domains.append(domain)
+        return tuple(domains)
+
+    @property
+    def untrusted_servers(self) -> frozenset[str]:
+        """The project's MCP servers that may not start until it is trusted."""
+        return frozenset(item.detail["name"] for item in self.ignored if item.kind == "mcp")
+
+    @property
+    def ignored_rules(self) -> tuple[str, ...]:
+        """The allow rules that do nothing until the project is trusted."""
+        return tuple(item.detail["rule"] for item in self.ignored if item.kind == "allow")
 
     def layer(self, source: str) -> SettingsLayer | None:
         return next((layer for layer in self.layers if layer.source == source), None)
@@ -112,9 +139,10 @@ def _rules(layers: tuple[SettingsLayer, ...]) -> tuple[Rule, ...]:
     return tuple(rules)
 
 
-def resolve(layers: tuple[SettingsLayer, ...]) -> EffectiveSettings:
-    """The effective settings of ``layers`` (least specific first)."""
-    warnings: list[str] = []
+def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = None, items: tuple[TrustItem, ...] = (),
+            ignored: tuple[TrustItem, ...] = (), trusted_by: str | None = None) -> EffectiveSettings:
+    """The effective settings of ``layers`` (least specific first, already screened for trust)."""
+    warnings = list(warnings or [])
     mode, mode_source = None, None
     for layer in reversed(layers):
         chosen = _file_mode(layer, warnings)
@@ -127,6 +155,9 @@ def resolve(layers: tuple[SettingsLayer, ...]) -> EffectiveSettings:
         default_mode=mode,
         default_mode_source=mode_source,
         warnings=tuple(warnings),
+        items=items,
+        ignored=ignored,
+        trusted_by=trusted_by,
     )
 
 
@@ -135,8 +166,11 @@ class ProjectSettings:
     """The live effective settings of one project (see the module docstring)."""
 
     project: Path
+    store: TrustStore = field(default_factory=TrustStore)
     _stamps: tuple[int, ...] | None = field(default=None, init=False, repr=False)
     _current: EffectiveSettings | None = field(default=None, init=False, repr=False)
+    # Project files hook commands run: a changed script changes what is trusted.
+    _watched: tuple[Path, ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.project = Path(os.path.realpath(self.project))
@@ -145,8 +179,8 @@ class ProjectSettings:
         return settings_paths(self.project)
 
     def _stat(self) -> tuple[int, ...]:
-        stamps: list[int] = []
-        for _, path in self.paths():
+        stamps: list[int] = [*self.store.stamp(), int(trusted_by_environment())]
+        for path in [p for _, p in self.paths()] + list(self._watched):
             try:
                 info = path.stat()
                 stamps.extend((info.st_mtime_ns, info.st_size, info.st_ino))
@@ -158,6 +192,56 @@ class ProjectSettings:
         """The settings as the files say now; SettingsError (naming file and entry) when one is broken."""
         stamps = self._stat()
         if self._current is None or stamps != self._stamps:
-            layers = tuple(SettingsLayer(source, path, load_settings_file(path)) for source, path in self.paths())
-            self._current, self._stamps = resolve(layers), stamps
+            self._current = self._load()
+            self._stamps = self._stat()
         return self._current
+
+    def _load(self) -> EffectiveSettings:
+        raw = [SettingsLayer(source, path, load_settings_file(path)) for source, path in self.paths()]
+        user = next((layer.settings for layer in raw if layer.source == "user"), Settings())
+        trusted_by = "CODINGCODE_TRUST=1" if trusted_by_environment() else (
+            "trustedProjects in your user settings" if listed_in(user.trustedProjects, self.project) else None)
+        fingerprints = self.store.project(self.project).fingerprints
+        layers: list[SettingsLayer] = []
+        items: list[TrustItem] = []
+        ignored: list[TrustItem] = []
+        warnings: list[str] = []
+        for layer in raw:
+            if layer.source == "user":
+                layers.append(layer)
+                continue
+            if layer.settings.trustedProjects:
+                warnings.append(f"{layer.path}: trustedProjects is read from your user settings only; ignored here.")
+            own = settings_items(self.project, layer.source, layer.path, layer.settings)
+            allowed = fingerprints if trusted_by is None else {item.fingerprint for item in own}
+            screened = screen_settings(self.project, layer.source, layer.path, layer.settings, allowed)
+            items.extend(screened.items)
+            ignored.extend(screened.ignored)
+            layers.append(SettingsLayer(layer.source, layer.path, screened.settings))
+        servers = mcp_items(self.project)
+        items.extend(servers)
+        if trusted_by is None:
+            ignored.extend(item for item in servers if item.fingerprint not in fingerprints)
+        self._watched = (self.project / ".mcp.json", *(self.project / name for item in items for name in item.files))
+        return resolve(tuple(layers), warnings=warnings, items=tuple(items), ignored=tuple(ignored),
+                       trusted_by=trusted_by)
+
+    def trust(self, items: list[TrustItem] | None = None) -> list[TrustItem]:
+        """Trust ``items`` (default: every item now ignored); returns what was trusted."""
+        chosen = list(self.current().ignored if items is None else items)
+        if chosen:
+            files = {str(item.path): file_digest(item.path) or "" for item in chosen}
+            for item in chosen:
+                files.update(item.files)
+            self.store.grant(self.project, chosen, files)
+        return chosen
+
+    def trust_rules(self, source: str, rules: list[str]) -> None:
+        """Rules the person wrote through the card ("Always allow") are theirs: they stay trusted."""
+        path = dict(self.paths())[source]
+        self.store.grant(self.project, [make_item("allow", source, path, f"allow rule `{rule}`", {"rule": rule})
+                                        for rule in rules], {})
+
+    def revoke(self) -> None:
+        """Forget the person's trust in this project."""
+        self.store.revoke(self.project)

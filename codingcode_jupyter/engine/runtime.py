@@ -6,7 +6,7 @@ and tests) ask it for a :class:`~.session.Session` and never wire parts themselv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -21,11 +21,12 @@ from .mcp.manager import McpManager
 from .project_settings import ProjectSettings
 from .sandbox import CommandSandbox
 from .session import Session, new_session_id, sessions_dir
-from .settings import PermissionMode, SandboxSettings
+from .settings import PermissionMode, SandboxSettings, SettingsError
 from .state import SessionState
 from .tools.builtin import builtin_tools
 from .tools.registry import ToolRegistry
 from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
+from .trust import TrustItem, record_trust
 
 if TYPE_CHECKING:
     from .sandbox.proxy import ProxyDecision
@@ -66,6 +67,21 @@ def _sandbox_factory(project: Path) -> Callable[[SandboxSettings, list[str]], Co
     return make
 
 
+def _server_admission(settings: ProjectSettings) -> Callable[[str], str | None]:
+    """A project's MCP server starts only once the person trusted it (as written in .mcp.json)."""
+
+    def refusal(name: str) -> str | None:
+        try:
+            untrusted = settings.current().untrusted_servers
+        except SettingsError as error:
+            return f"the settings cannot be read ({error})"
+        if name in untrusted:
+            return "the project's .mcp.json is not trusted yet (%agent trust shows what it asks for)"
+        return None
+
+    return refusal
+
+
 @dataclass
 class SessionParts:
     """The long-lived parts a session runs with, kept so the front can show and change them."""
@@ -75,6 +91,8 @@ class SessionParts:
     pipeline: ApprovalPipeline
     profile: AgentProfile | None = None
     started: bool = False
+    # Fingerprints the person answered "Not now" to in this kernel session.
+    declined: set[str] = field(default_factory=set)
 
     @property
     def settings(self) -> ProjectSettings:
@@ -90,11 +108,41 @@ class SessionParts:
         assert sandbox is not None
         return sandbox
 
+    # -- trust ---------------------------------------------------------------------------
+
+    def pending_trust(self) -> list[TrustItem]:
+        """What the project's files ask for that is not trusted (so ignored), not yet declined here."""
+        return [item for item in self.settings.current().ignored if item.fingerprint not in self.declined]
+
+    def trust(self, items: list[TrustItem] | None = None, *, by: str = "user", session_id: str = "") -> list[TrustItem]:
+        """Trust ``items`` (default: all pending), remembered per content, and audit it."""
+        granted = self.settings.trust(items if items is not None else self.pending_trust())
+        if granted:
+            record_trust(self.deps.project, "trust", granted, by=by, session_id=session_id)
+            if any(item.kind == "mcp" for item in granted):
+                self.mcp.start_background()  # the servers just trusted start now
+        return granted
+
+    def decline(self, *, by: str = "user", session_id: str = "") -> list[TrustItem]:
+        """"Not now": the session runs untrusted and is not asked again until ``%agent trust``."""
+        pending = self.pending_trust()
+        self.declined.update(item.fingerprint for item in pending)
+        if pending:
+            record_trust(self.deps.project, "not now", pending, by=by, session_id=session_id)
+        return pending
+
+    def revoke_trust(self, *, by: str = "user", session_id: str = "") -> None:
+        """Forget every trust decision about the project (asked again at the next cell)."""
+        trusted = [item for item in self.settings.current().items if item not in self.settings.current().ignored]
+        self.settings.revoke()
+        self.declined.clear()
+        record_trust(self.deps.project, "revoke", trusted, by=by, session_id=session_id)
+
     async def start(self) -> None:
-        """Start what needs the event loop (MCP servers); failures are statuses, not errors."""
+        """Start what needs the event loop: MCP servers, in the background (nobody waits for them)."""
         if not self.started:
             self.started = True
-            await self.mcp.start()
+            self.mcp.start_background()
 
     async def aclose(self) -> None:
         await self.mcp.aclose()
@@ -131,7 +179,10 @@ def open_session(
     deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
                        checkpoints=CheckpointStore(project))
     sandbox = deps.sandbox()
-    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox)
+    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox,
+                          admit=_server_admission(settings))
+    # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
+    deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
                              agent_profile=agent_profile, model=model)
     deps.dispatch = agent.dispatch

@@ -4,13 +4,50 @@ The built-in rule that asks before touching `.env` files and the sandbox that hi
 must agree on the name, or a file is asked about but readable by commands (or hidden but
 allowed): `.env`, and `.env` followed by `.`, `-` or `_` (`.env.local`, `.env-production`,
 `.env_test`). `.envrc` (direnv) and `env.py` are code, not dotenv files.
+
+They must also agree on where to look: :func:`find_env_files` walks a tree the way the
+sandbox does, skipping the directories in :data:`ENV_SCAN_SKIP` (vendored code,
+environments, caches), so a recursive read of a directory is asked about exactly when it
+would reach a dotenv file the sandbox hides.
 """
 
 from __future__ import annotations
 
-__all__ = ["is_env_file"]
+import os
+from pathlib import Path
+
+__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP"]
+
+# Directories never searched for .env files: vendored code, environments, caches.
+ENV_SCAN_SKIP = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache", "site-packages", ".ipynb_checkpoints"}
+)
 
 
 def is_env_file(name: str) -> bool:
     """True for a dotenv file's base name (`.env`, `.env.local`, `.env-prod`, `.env_test`)."""
     return name == ".env" or (name.startswith(".env") and len(name) > 4 and name[4] in ".-_")
+
+
+def find_env_files(root: Path, limit: int = 20_000) -> tuple[list[Path], bool]:
+    """Dotenv files under ``root`` (symlinks not followed) and whether the walk stopped at ``limit`` entries."""
+    found: list[Path] = []
+    seen = 0
+    stack = [str(root)]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > limit:
+                        return found, True
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in ENV_SCAN_SKIP:
+                            stack.append(entry.path)
+                    elif is_env_file(entry.name):
+                        found.append(Path(entry.path))
+        except OSError:
+            continue
+    return found, False

@@ -8,6 +8,7 @@ it. The transcript keeps everything; what is sent to the model may be shortened
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
@@ -252,6 +253,10 @@ class Session:
         finally:
             if not recorded:
                 self._record_turn(turn_id, name, TurnDone(stop_reason="interrupted", usage=Usage()))
+            store = self.deps.checkpoints if self.deps is not None else None
+            if store is not None:
+                # What the turn left, so that undo can tell a later edit by someone else from the turn's own.
+                await asyncio.shield(asyncio.to_thread(store.after_turn, self.id, turn_id))
 
     def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
         self.usage = self.usage + done.usage

@@ -1,5 +1,6 @@
-"""Project settings: `.codingcode/settings.json` (shared, committed) and
-`.codingcode/settings.local.json` (personal, where "Always allow" writes).
+"""Settings files: the person's own `~/.codingcode/settings.json` ("user"), the project's
+`.codingcode/settings.json` (shared, committed) and `.codingcode/settings.local.json`
+(personal, where "Always allow" writes).
 
 Field names follow Claude Code's settings files (camelCase on disk). A broken file is a
 :class:`SettingsError` naming the file and the entry; nothing is silently ignored.
@@ -105,6 +106,13 @@ class SandboxSettings(_Model):
     failIfUnavailable: bool = False
     filesystem: SandboxFilesystem = Field(default_factory=SandboxFilesystem)
     network: SandboxNetwork = Field(default_factory=SandboxNetwork)
+    # With the sandbox available, a command no rule asks about or denies runs without a card in
+    # default mode (it can only write the project and reach the allowed domains).
+    autoAllow: bool = False
+    # Environment variables passed to sandboxed commands besides the built-in allowlist, by
+    # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
+    # a shared settings file never holds a secret.
+    env: list[str] = Field(default_factory=list)
 
 
 class WebSearchSettings(_Model):
@@ -124,6 +132,8 @@ class Settings(_Model):
     model: str | None = None
     contextWindow: int | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    # Projects the person trusts wholesale (paths or globs); read from their user settings only.
+    trustedProjects: list[str] = Field(default_factory=list)
     # Keys Claude Code writes that we do not use yet are tolerated under this name only.
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -133,9 +143,12 @@ class SettingsError(ValueError):
 
 
 def settings_paths(project: Path) -> list[tuple[str, Path]]:
-    """(source, path) in increasing precedence."""
+    """(source, path) in increasing precedence: the person's own, the project's, the local file."""
+    from .user_dir import user_dir
+
     base = Path(project) / ".codingcode"
-    return [("project", base / "settings.json"), ("local", base / "settings.local.json")]
+    return [("user", user_dir() / "settings.json"), ("project", base / "settings.json"),
+            ("local", base / "settings.local.json")]
 
 
 def load_settings_file(path: Path) -> Settings:
@@ -156,5 +169,5 @@ def load_settings_file(path: Path) -> Settings:
 
 
 def load_settings(project: Path) -> dict[str, Settings]:
-    """Each settings file of the project by source ("project", "local"), validated."""
+    """Each settings file of the project by source ("user", "project", "local"), validated."""
     return {source: load_settings_file(path) for source, path in settings_paths(project)}

@@ -9,6 +9,7 @@ which ends cleanly: commands killed, cards marked, audit written.
 from __future__ import annotations
 
 import asyncio
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +17,10 @@ from IPython.core.error import UsageError
 
 from . import async_cell
 from .config import CodingCode
-from .sessions import SessionRegistry
+from .sessions import Entry, SessionRegistry
 
 if TYPE_CHECKING:
+    from ..engine.mcp.manager import McpManager
     from ..engine.session import Session
     from .view import TextView, TurnView
 
@@ -59,7 +61,7 @@ class AgentCellRunner:
         from ..engine.session import TurnOptions
         from .references import expand_references
 
-        prompt = body.strip()
+        prompt = "\n".join(part for part in (shlex.join(args.request), body.strip()) if part)
         if not prompt:
             raise UsageError(NO_REQUEST)
         expanded = expand_references(prompt, shell=self.shell) if expand else None
@@ -72,19 +74,25 @@ class AgentCellRunner:
             entry = self.registry.profile_entry(project, args.profile, new=args.new)
         else:
             entry = self.registry.entry(project, new=args.new)
-        session = entry.session
-        notes = self.undo_notes.pop(session.id, None)
+        session, parts = entry.session, entry.parts
+        await parts.start()
+        request = await self._mcp_request(parts.mcp, prompt)
+        if isinstance(request, str) and expanded is not None:
+            request = expanded.content(request)  # the pictures `{fig}` and `{Out[n]}` attach
+        notes = self.undo_notes.pop(session.id, []) + parts.mcp.take_model_notes()
         if notes:
-            prompt = "\n".join(notes) + "\n\n" + prompt
-        await entry.parts.start()
+            note = "\n".join(notes) + "\n\n"
+            request = note + request if isinstance(request, str) else [{"type": "text", "text": note}, *request]
         policy = getattr(args, "approval_policy", None) or "ask"
         mode = args.mode
         if policy == "deny":
             mode = "plan"  # nothing that changes anything runs: read-only tools only
         options = TurnOptions(mode=mode, approval_timeout=args.approval_timeout, model=args.model or None)
         timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
-        view = self._view(session, timeout)
+        view = self.make_view(session, timeout)
         view.display()
+        parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
+        await self.review_trust(entry, view)
         if expanded is not None and expanded.unresolved:
             names = ", ".join("{" + name + "}" for name in expanded.unresolved)
             view(Notice(session_id=session.id,
@@ -93,7 +101,7 @@ class AgentCellRunner:
             view(Notice(session_id=session.id, text=_POLICY_NOTICE[policy]))
         # With a policy nobody is asked: the pipeline denies what needs a person, as by "nobody".
         ask = view.ask if policy == "ask" else None
-        turn = asyncio.ensure_future(session.run_turn(prompt, emit=view, ask=ask, options=options))
+        turn = asyncio.ensure_future(session.run_turn(request, emit=view, ask=ask, options=options))
         # The Stop button cancels the turn exactly as the interrupt handler below does.
         view.on_stop = turn.cancel
         interrupted = False
@@ -108,11 +116,44 @@ class AgentCellRunner:
         finally:
             if not turn.done():
                 turn.cancel()
+            parts.mcp.detach_front(view)
             view.finish(interrupted=interrupted)
         if interrupted:
             raise AgentInterrupted()
 
-    def _view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
+    async def review_trust(self, entry: Entry, view: "TurnView | TextView") -> str | None:
+        """Ask about what the project's files ask for that loosens the agent (once per session unless
+        ``%agent trust`` asks again); returns the answer, None when nobody could answer or nothing was asked."""
+        from ..engine.events import Notice
+
+        parts, session = entry.parts, entry.session
+        pending = parts.pending_trust()
+        if not pending:
+            return None
+        answer = await view.ask_trust(pending, session.project)
+        if answer == "trust":
+            parts.trust(pending, session_id=session.id)
+            return answer
+        parts.decline(by="user" if answer == "not_now" else "nobody", session_id=session.id)
+        if answer is None:
+            count = len(pending)
+            view(Notice(session_id=session.id, text=(
+                f"This project's files ask for {count} thing{'s' if count != 1 else ''} that loosen the agent "
+                "(allow rules, hooks, MCP servers, a looser mode...); nobody could be asked here, so they are ignored. "
+                "Trust it with `%agent trust` in a notebook, or set CODINGCODE_TRUST=1 for runs you set up.")))
+        return answer
+
+    async def _mcp_request(self, mcp: "McpManager", prompt: str) -> str | list[dict[str, Any]]:
+        """The request, with a leading ``/server:prompt arg=value`` replaced by that MCP prompt's content."""
+        from ..engine.mcp.prompts import PromptError
+
+        try:
+            content = await mcp.expand_prompt(prompt)
+        except PromptError as error:
+            raise UsageError(str(error)) from None
+        return prompt if content is None else content
+
+    def make_view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
         """Widgets in a kernel, text in a terminal."""
         from .view import TextView, TurnView
 

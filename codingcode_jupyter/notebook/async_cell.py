@@ -57,9 +57,10 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         return lines
     line = first[len("%%agent") :].strip()
     body = "".join(lines[start + 1 :])
-    if not body.strip():
+    if not body.strip() and not any(word.startswith("/") and ":" in word for word in line.split()):
         # Left as a cell magic: a terminal keeps reading the request on the next lines, and a
-        # notebook cell with no request gets the magic's own usage message.
+        # notebook cell with no request gets the magic's own usage message. (`%%agent
+        # /server:prompt` is a whole request on its magic line.)
         return lines
     # repr() gives a literal Python reads back exactly, whatever the prompt holds.
     return [f"await {CELL_FUNCTION}({line!r}, {body!r})\n"]

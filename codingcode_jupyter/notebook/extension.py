@@ -46,11 +46,11 @@ def load(ip: Any) -> None:
     ip.input_transformers_cleanup.append(_line_transformer)
     ip.user_ns[LINE_FUNCTION] = magics.run_line
     ip.user_ns_hidden[LINE_FUNCTION] = magics.run_line
-    # Errors are recorded from now on (for notebook_history and %agent fix); the kernel tools
-    # themselves are registered with the first session.
-    from .kernel.errors import install_error_recorder
+    # Errors and outputs are recorded from now on (for the kernel tools and %agent fix); the
+    # kernel tools themselves are registered with the first session.
+    from .kernel import install_recorders
 
-    install_error_recorder(ip)
+    install_recorders(ip)
     setattr(ip, _STATE_KEY, magics)
 
 

@@ -55,6 +55,7 @@ class AgentMagics(Magics):
     @argument("--approval-policy", type=policy_arg, metavar="POLICY",
               help="Who answers questions: ask (a person, the default), deny (nobody; only tools that read run) or "
                    "rules (nobody; what the rules and the mode allow runs, the rest is denied) — for scheduled runs.")
+    @argument("request", nargs="*", help="An MCP prompt as the request: /server:prompt arg=value ...")
     @cell_magic("agent")
     def agent_cell(self, line: str, cell: str) -> Any:
         """Ask the coding agent; the cell body is the request.
@@ -102,11 +103,12 @@ class AgentMagics(Magics):
         %agent rules             effective approval rules and where each comes from
         %agent audit [N]         the last N audit records (default 20)
         %agent tools             the tools the agent sees
-        %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME
+        %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME,
+                                 mcp restart NAME, mcp tools NAME, mcp log NAME [N], mcp login NAME [ADDRESS]
         %agent fix [NOTE]        ask the agent to fix the last failing cell
         %agent compact           summarise older turns now to free context
-        %agent undo [--dry-run] [--force] [--outside]
-                                 show the diff of, then restore, the last turn's file changes
+        %agent undo [--turn N] [--dry-run] [--force] [--outside]
+                                 show the diff of, then restore, what the last turn (or turn N) changed
         """
         coro = self.run_line(line)
         try:
@@ -114,9 +116,9 @@ class AgentMagics(Magics):
         except RuntimeError:
             return asyncio.run(coro)
         words = split_words(line)
-        if words[:1] == ["mcp"] and words[1:2] in (["add"], ["remove"]):
+        if words[:1] == ["mcp"] and words[1:2] in (["add"], ["remove"], ["restart"], ["login"]):
             coro.close()
-            raise UsageError("Put `%agent mcp add/remove ...` on a line of its own (it must be awaited).")
+            raise UsageError(f"Put `%agent mcp {words[1]} ...` on a line of its own (it must be awaited).")
         # Every other subcommand completes without awaiting anything.
         try:
             coro.send(None)
@@ -150,6 +152,10 @@ AgentMagics.agent_cell.__doc__ = (AgentMagics.agent_cell.__doc__ or "").replace(
 
 
 def split_words(line: str) -> list[str]:
+    head = line.split(None, 3)
+    if head[:2] == ["mcp", "add"] and len(head) == 4:
+        # The server entry is kept as typed: JSON's quotes are not shell quoting.
+        return head
     try:
         return shlex.split(line)
     except ValueError as error:

@@ -78,6 +78,8 @@ class ToolItem:
     asked_at: float | None = None
     answered_at: float | None = None
     answer: str | None = None
+    # The rules "Always allow" / "Never allow" saved (the one picked, else the narrowest offered).
+    saved_rules: list[str] | None = None
     decision: dict[str, Any] | None = None
     outcome: str = ""
 
@@ -206,6 +208,9 @@ class TurnRecord:
             asked = self.tools.get(event.tool_use_id)
             if asked is not None:
                 asked.answer, asked.answered_at = event.answer, time.monotonic()
+                if asked.saved_rules is None and asked.request is not None and event.answer in ("always", "never"):
+                    offered = asked.request.allow_choices if event.answer == "always" else asked.request.deny_choices
+                    asked.saved_rules = list(offered[0]) if offered else []
                 if asked.status == "waiting":
                     asked.status = "running" if event.answer in ("allow", "always") else "denied"
             return asked
@@ -327,8 +332,8 @@ def _decision_text(item: ToolItem, project: Any) -> str:
     said = words.decision(item.decision, answer=item.answer, waited=item.waited if item.request else None)
     if item.decision.get("by") == "readonly" and item.status == "ok":
         return ""  # reading needs no explanation on every row
-    saved = words.saved_rule(item.answer, getattr(item.request, "exact_rules", None),
-                             bool(getattr(item.request, "forced", False)), str(item.decision.get("reason") or ""))
+    saved = words.saved_rule(item.answer, item.saved_rules, bool(getattr(item.request, "forced", False)),
+                             str(item.decision.get("reason") or ""))
     return said + (f"; {saved}" if saved else "")
 
 

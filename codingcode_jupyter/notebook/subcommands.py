@@ -6,9 +6,8 @@ the ones that talk to MCP servers or a model are coroutines, awaited by the line
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.display import Pretty
@@ -17,13 +16,11 @@ from .agent_cell import AgentCellRunner
 from .config import MODES
 from .sessions import SessionRegistry
 
-if TYPE_CHECKING:
-    from ..engine.mcp.manager import ServerStatus
 
 __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 
-COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "fix", "undo",
-            "compact", "login")
+COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "trust", "fix",
+            "undo", "compact", "login")
 
 
 def mode_arg(value: str) -> str:
@@ -71,7 +68,13 @@ class Subcommands:
         servers = parts.mcp.status()
         if servers:
             lines.append("mcp       " + ", ".join(f"{s.name} ({s.state})" for s in servers))
-        for warning in parts.settings.current().warnings:
+        effective = parts.settings.current()
+        if effective.trusted_by is not None:
+            lines.append(f"trust     trusted as a whole ({effective.trusted_by})")
+        elif effective.ignored:
+            lines.append(f"trust     {len(effective.ignored)} item(s) of the project's files ignored until you trust it "
+                         "(%agent trust)")
+        for warning in effective.warnings:
             lines.append(f"warning   {warning}")
         return "\n".join(lines)
 
@@ -144,8 +147,12 @@ class Subcommands:
             rows = effective_rules(entry.parts.settings.current(), entry.parts.pipeline.session_rules)
         except SettingsError as error:
             raise UsageError(str(error)) from None
-        return table([["action", "source", "priority", "rule"],
-                      *([action, source, str(priority), text] for text, action, source, priority in rows)], right={2})
+        table_rows = [["action", "source", "priority", "rule"],
+                      *([action, source, str(priority), text] for text, action, source, priority in rows)]
+        for item in entry.parts.settings.current().ignored:
+            if item.kind == "allow":
+                table_rows.append(["allow", item.source, "ignored", f"{item.detail['rule']}  (until you trust the project)"])
+        return table(table_rows, right={2})
 
     def cmd_audit(self, rest: list[str]) -> str:
         """The last N decisions (each with its outcome), in words, in aligned columns."""
@@ -174,29 +181,71 @@ class Subcommands:
         for tool, status in entry.parts.resolver.visible():
             flags = ", ".join(f for f in ("read-only" if tool.read_only else "", status if status != "offered" else "") if f)
             rows.append([tool.display_name or tool.name, tool.source, flags])
+        for server in entry.parts.mcp.status():
+            if server.state != "running":  # its tools are not in the list yet (or any more)
+                rows.append([f"({server.name}:*)", "mcp", f"server {server.state.replace('_', ' ')}"])
         return table(rows) if len(rows) > 1 else "no tools"
 
     async def cmd_mcp(self, rest: list[str]) -> str:
+        from ..engine.mcp import LoginError, McpConfigError, parse_typed_entry
+
         mcp = self.registry.current_entry().parts.mcp
-        if rest[:1] == ["add"]:
-            if len(rest) < 3:
-                raise UsageError('usage: %agent mcp add NAME \'{"command": "...", "args": [...]}\'')
-            try:
-                config = json.loads(" ".join(rest[2:]))
-            except json.JSONDecodeError as error:
-                raise UsageError(f"the server config is not JSON: {error}") from None
-            try:
-                status = await mcp.add(rest[1], config)
-            except (ValueError, TypeError) as error:
-                raise UsageError(str(error)) from None
-            return format_servers([status])
-        if rest[:1] == ["remove"]:
-            if len(rest) != 2:
-                raise UsageError("usage: %agent mcp remove NAME")
-            return f"removed {rest[1]}" if await mcp.remove(rest[1]) else f"no server named {rest[1]!r}"
-        if rest:
-            raise UsageError("usage: %agent mcp [add NAME JSON | remove NAME]")
-        return format_servers(mcp.status()) or "no MCP servers (configure them in .mcp.json)"
+        command, args = (rest[0], rest[1:]) if rest else ("", [])
+        try:
+            if command == "add":
+                if len(args) < 2:
+                    raise UsageError('usage: %agent mcp add NAME {"command": "...", "args": [...]}   (or a URL, '
+                                     "or a command line)")
+                return mcp.describe_status(await mcp.add(args[0], parse_typed_entry(args[1])))
+            if command == "remove" and len(args) == 1:
+                return f"removed {args[0]}" if await mcp.remove(args[0]) else f"no server named {args[0]!r}"
+            if command == "restart" and len(args) == 1:
+                return mcp.describe_status(await mcp.restart(args[0]))
+            if command == "tools" and len(args) == 1:
+                return mcp.describe_tools(args[0])
+            if command == "log" and len(args) in (1, 2):
+                return mcp.describe_log(args[0], int(args[1]) if len(args) == 2 and args[1].isdigit() else 50)
+            if command == "login" and len(args) == 2:
+                mcp.complete_login(args[0], args[1])
+                return f"login to {args[0]} completed; it starts now (see %agent mcp)"
+            if command == "login" and len(args) == 1:
+                return mcp.describe_status(await mcp.restart(args[0]))
+        except (McpConfigError, LoginError, KeyError, TypeError) as error:
+            raise UsageError(str(error).strip("'\"")) from None
+        if command:
+            raise UsageError("usage: %agent mcp [add NAME ENTRY | remove NAME | restart NAME | tools NAME | log NAME [N] "
+                             "| login NAME [ADDRESS]]")
+        return mcp.describe()
+
+    async def cmd_trust(self, rest: list[str]) -> str:
+        """What the project's files ask for and whether it applies; asks again (``--revoke`` forgets)."""
+        from .widgets.trust import trust_lines
+
+        if rest not in ([], ["--revoke"]):
+            raise UsageError("usage: %agent trust [--revoke]")
+        entry = self.registry.current_entry()
+        parts, session = entry.parts, entry.session
+        if rest == ["--revoke"]:
+            parts.revoke_trust(session_id=session.id)
+            return "Forgot your trust in this project: what its files ask for is ignored until you trust it again."
+        effective = parts.settings.current()
+        if effective.trusted_by is not None:
+            return f"This project is trusted as a whole ({effective.trusted_by})."
+        ignored = list(effective.ignored)
+        trusted = [item for item in effective.items if item not in ignored]
+        lines = [f"trusted: {len(trusted)} item(s)", *trust_lines(trusted, session.project)] if trusted else []
+        if not ignored:
+            return "\n".join(lines or ["This project's files ask for nothing that loosens the agent."])
+        parts.declined.difference_update(item.fingerprint for item in ignored)  # asked again
+        view = self.runner.make_view(session, None)
+        view.display()
+        try:
+            answer = await self.runner.review_trust(entry, view)
+        finally:
+            view.finish()
+        if answer == "trust":
+            return f"Trusted {len(ignored)} item(s)."
+        return "\n".join([*lines, f"ignored until trusted: {len(ignored)} item(s)", *trust_lines(ignored, session.project)])
 
     async def cmd_fix(self, rest: list[str]) -> None:
         from .references import NoErrorToFix, fix_prompt
@@ -206,23 +255,35 @@ class Subcommands:
         except NoErrorToFix as error:
             raise UsageError(str(error)) from None
         # The failing cell's own braces are code, not references.
-        await self.run_request("", prompt, expand=False)
+        await self.run_request("", prompt, expand=True)
 
     def cmd_undo(self, rest: list[str]) -> str:
         from IPython.display import display
 
         from ..engine.checkpoints import CheckpointError, CheckpointStore
 
-        flags = set(rest)
+        usage = "usage: %agent undo [--turn N] [--dry-run] [--force] [--outside]"
+        words = list(rest)
+        turn: int | None = None
+        if "--turn" in words:
+            at = words.index("--turn")
+            if at + 1 >= len(words) or not words[at + 1].isdigit():
+                raise UsageError(usage)
+            turn = int(words[at + 1])
+            del words[at:at + 2]
+        flags = set(words)
         unknown = flags - {"--dry-run", "--force", "--outside"}
         if unknown:
-            raise UsageError(f"usage: %agent undo [--dry-run] [--force] [--outside] (unknown: {' '.join(sorted(unknown))})")
+            raise UsageError(f"{usage} (unknown: {' '.join(sorted(unknown))})")
         project = self.registry.project()
         entry = self.registry.sessions.get(project)
         deps = entry.session.deps if entry is not None else None
         store = deps.checkpoints if deps is not None and deps.checkpoints is not None else CheckpointStore(project)
         try:
-            plan = store.plan_undo(allow_outside="--outside" in flags)
+            if turn is not None and entry is None:
+                raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")
+            chosen = store.turn(entry.session.id, turn) if turn is not None and entry is not None else None
+            plan = store.plan_undo(chosen, allow_outside="--outside" in flags)
         except CheckpointError as error:
             raise UsageError(str(error)) from None
         display(Pretty(plan.render()))
@@ -306,15 +367,3 @@ def _options(rest: list[str], usage: str, *, values: tuple[str, ...] = (), switc
     if len(found["_"]) != positional:
         raise UsageError(usage)
     return found
-
-
-def format_servers(statuses: list["ServerStatus"]) -> str:
-    rows = []
-    for s in statuses:
-        line = f"{s.name:20} {s.transport:6} {s.state:12} {s.tool_count} tools"
-        if s.error:
-            line += f"  error: {s.error}"
-        if s.log_path:
-            line += f"  log: {s.log_path}"
-        rows.append(line)
-    return "\n".join(rows)

@@ -55,7 +55,7 @@ def text_question(request: ApprovalRequest, project: Any = None) -> str:
         lines.append("  It runs in the sandbox." if request.sandboxed else "  It runs WITHOUT a sandbox.")
     if request.preview:
         lines.append(reveal(words.relative(request.preview, project)).rstrip("\n"))
-    lines.append("  " + reveal(words.consequences(request.exact_rules, request.forced)))
+    lines.append("  " + reveal(words.consequences(request.allow_choices, request.deny_choices, request.forced)))
     lines.append(PROMPT)
     return "\n".join(lines)
 
@@ -185,6 +185,27 @@ class TextView:
         if not self._at_line_start:
             self._write("\n")
         return ask_by_text(request, self.project)
+
+    async def ask_trust(self, items: list[Any], project: Any) -> Any:
+        """Ask on the terminal when a person is at it; None otherwise (the project stays untrusted)."""
+        from .widgets.trust import trust_lines
+
+        if not (sys.stdin is not None and sys.stdin.isatty()):
+            return None
+        self._print("This project's files ask for things that loosen the agent:\n" + "\n".join(trust_lines(items, project)))
+        try:
+            answer = input("Trust this project? [y/N] ").strip().lower()
+        except EOFError:
+            return None
+        return "trust" if answer in ("y", "yes") else "not_now"
+
+    async def elicit(self, request: Any) -> Any:
+        """A terminal shows no forms: an MCP server's request for input is declined, and said so."""
+        from ..engine.mcp.elicitation import ElicitationResponse
+
+        self._print(f"Declined MCP server {request.server}'s request for input ({request.message}): "
+                    "forms are shown in a notebook only.")
+        return ElicitationResponse.decline("terminal")
 
     def finish(self, *, interrupted: bool = False) -> None:
         # The interrupt itself is said once, by the cell's exception.

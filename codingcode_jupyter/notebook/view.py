@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as widgets
 from IPython.display import display
 
-from ..engine.approval.types import Answer, ApprovalRequest
+from ..engine.approval.types import Answer, ApprovalRequest, Reply
 from ..engine.events import (
     ApprovalAnswered,
     ApprovalRequested,
     AuditRecorded,
     ErrorEvent,
+    McpLoginRequired,
     Notice,
     TextDelta,
     TodoUpdated,
@@ -45,9 +47,11 @@ from .widgets.approval import ApprovalCard
 from .widgets.audit import AuditWidget
 from .widgets.todo import TodoWidget
 from .widgets.tool_line import ToolLine
+from .widgets.trust import TrustAnswer, TrustCard
 
 if TYPE_CHECKING:
     from ..engine.session import Session
+    from ..engine.trust.items import TrustItem
 
 __all__ = ["TurnView", "TextView", "render_markdown", "usage_line", "parse_text_answer", "STOP_LABEL", "register_event",
            "EXTRA_HANDLERS"]
@@ -141,6 +145,7 @@ class TurnView:
         self.sections: dict[str, _Section] = {"main": _Section(self.main)}
         self.lines: dict[str, ToolLine] = {}
         self.cards: dict[str, ApprovalCard] = {}
+        self.forms: list[Any] = []  # MCP elicitation forms
         self._dirty: set[_Section] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
@@ -285,6 +290,10 @@ class TurnView:
         elif isinstance(event, TodoUpdated):
             if agent == "main":
                 self.todo.show(self.record.todo)
+        elif isinstance(event, McpLoginRequired):
+            section = self._section(agent)
+            section.close_segment()
+            section.add(widgets.HTML(_login_html(event)))
         elif isinstance(event, (Notice, ErrorEvent)):
             if isinstance(item, NoteItem):
                 section = self._section(agent)
@@ -345,7 +354,7 @@ class TurnView:
 
     # -- asking ---------------------------------------------------------------------------
 
-    async def ask(self, request: ApprovalRequest) -> Answer:
+    async def ask(self, request: ApprovalRequest) -> "Answer | Reply":
         """Show a card in place of the call's row and wait for the person's answer (see the module docstring)."""
         self._flush_now()
         card = ApprovalCard(request, loop=self.loop, project=self.project)
@@ -359,17 +368,18 @@ class TurnView:
             section.add(card)
         try:
             if await self._wait_frontend():
-                return await async_cell.wait_answer(card.answer, self.ip)
+                return self._reply(card, await async_cell.wait_answer(card.answer, self.ip))
             if async_cell.stdin_allowed(self.ip):
                 answer = ask_by_text(request, self.project)
                 card.settle(answer, by="text prompt")
-                return answer
+                return self._reply(card, answer)
             if self.approval_timeout is not None:
                 # The pipeline times the wait; a late click from a frontend still counts.
-                return await async_cell.wait_answer(card.answer, self.ip)
+                return self._reply(card, await async_cell.wait_answer(card.answer, self.ip))
             remaining = max(0.0, self.headless_timeout - self.frontend_wait)
             try:
-                return await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
+                answer = await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
+                return self._reply(card, answer)
             except asyncio.TimeoutError:
                 card.settle("no_frontend", note=f"no widget view and no stdin for {self.headless_timeout:g} s")
                 self.record.section(request.agent or "main").append(NoteItem(
@@ -382,6 +392,54 @@ class TurnView:
         except asyncio.CancelledError:
             card.settle("interrupted")
             raise
+
+    async def elicit(self, request: Any) -> Any:
+        """An MCP server's request for input, as a form in the cell (declined where nobody can see it)."""
+        from ..engine.mcp.elicitation import ElicitationResponse
+        from .widgets.elicitation import ElicitationForm
+
+        self._flush_now()
+        form = ElicitationForm(request, loop=self.loop)
+        self.forms.append(form)
+        self.add(request.agent or "main", form)
+        try:
+            if await self._wait_frontend():
+                return await async_cell.wait_answer(form.answer, self.ip)
+        except asyncio.CancelledError:
+            form.settle("interrupted")
+            raise
+        form.settle("no_frontend", note="no widget view")
+        self(Notice(agent=request.agent or "main",
+                    text=f"Declined {request.server}'s request for input: no widget frontend shows this cell."))
+        return ElicitationResponse.decline("no widget frontend")
+
+    async def ask_trust(self, items: list["TrustItem"], project: Path) -> TrustAnswer | None:
+        """Show the trust card and wait for the answer; None when no frontend can show it."""
+        card = TrustCard(items, project, loop=self.loop)
+        self._section("main").add(card)
+        try:
+            if await self._wait_frontend():
+                answer: TrustAnswer | None = await async_cell.wait_answer(card.answer, self.ip)
+            else:
+                card.settle("no_frontend")
+                answer = None
+        except asyncio.CancelledError:
+            card.settle("interrupted")
+            raise
+        # The card is gone from the saved record; one line says what was decided.
+        said = {"trust": "You trusted this project's files for this session.",
+                "not_now": "You did not trust this project's files (Not now): what they ask for is ignored."}
+        if answer in said:
+            self.record.items.append(NoteItem("main", "notice", said[answer]))
+        return answer
+
+    def _reply(self, card: ApprovalCard, answer: Answer) -> "Answer | Reply":
+        """The answer, with the rules to save when it is "Always allow" or "Never allow"."""
+        rules = card.rules_for(answer) if answer in ("always", "never") else None
+        item = self.record.tools.get(card.request.tool_use_id)
+        if item is not None and answer in ("always", "never"):
+            item.saved_rules = rules or []
+        return Reply(answer=answer, rules=rules) if rules else answer
 
     # -- the end ---------------------------------------------------------------------------
 
@@ -396,6 +454,8 @@ class TurnView:
         for card in self.cards.values():
             if card.state == "pending":
                 card.settle("interrupted")
+        for form in self.forms:
+            form.settle("interrupted")
         for line in self.lines.values():
             line.render()
         self.thinking.value = ""
@@ -409,7 +469,7 @@ class TurnView:
             final.add_class("codingcode-final")
             live, self.root.children = self.root.children, (final,)
             self.handle.update({"text/html": html, "text/plain": self.record.text()}, raw=True)
-            for child in (*live, *self.cards.values()):  # answered cards are no longer in the tree
+            for child in (*live, *self.cards.values(), *self.forms):  # answered cards are no longer in the tree
                 _close_tree(child)
 
 
@@ -419,3 +479,11 @@ def _close_tree(widget: Any) -> None:
         _close_tree(child)
     widget.close()
 
+
+def _login_html(event: McpLoginRequired) -> str:
+    return (
+        f'<div class="codingcode-login">{theme.icon("info", "info")} MCP server <code>{h(event.server)}</code> needs you '
+        f'to log in: <a href="{h(event.url)}" target="_blank" rel="noopener noreferrer">open the login page</a>. '
+        f'<small style="color:{theme.MUTED}">If the page you land on afterwards does not load (the browser runs on another '
+        f"machine), copy its address into <code>%agent mcp login {h(event.server)} ADDRESS</code>.</small></div>"
+    )

@@ -141,32 +141,39 @@ def why_asked(layer: str, rule: str | None, reason: str, project: Path | str | N
     return "Nothing in your settings allows this yet, so you decide."
 
 
-def consequences(exact_rules: list[str] | None, forced: bool = False) -> str:
-    """What "Always allow" and "Never allow" will do, before the click."""
-    rules = [r for r in (exact_rules or []) if r]
-    if not rules:
-        return "Always allow and Never allow act on this call only: no exact rule can be written for it."
-    shown = ", ".join(_tick(r, 200) for r in rules)
+def _rules(rules: list[str] | None) -> str:
+    return ", ".join(_tick(r, 200) for r in (rules or []) if r)
+
+
+def consequences(allow_choices: list[list[str]] | None, deny_choices: list[list[str]] | None = None,
+                 forced: bool = False, chosen: list[str] | None = None) -> str:
+    """What "Always allow" and "Never allow" will do, before the click (``chosen``: the allow rules picked)."""
+    allow = chosen or (allow_choices[0] if allow_choices else None)
+    deny = deny_choices[0] if deny_choices else None
     if forced:
-        return (f"Always allow allows it this once (a built-in rule always asks about it); "
-                f"Never allow saves the deny rule {shown} to `{LOCAL_SETTINGS}`.")
-    return (f"Always allow saves {shown} to `{LOCAL_SETTINGS}`, so this exact call runs without asking; "
-            f"Never allow saves it as a deny rule there.")
+        first = "Always allow allows it this once (a built-in rule always asks about it)"
+    elif allow:
+        first = f"Always allow saves {_rules(allow)} to `{LOCAL_SETTINGS}`, so such calls run without asking"
+    else:
+        first = "Always allow allows it this once (no rule fits this call)"
+    second = (f"Never allow saves the deny rule {_rules(deny)} there" if deny and (allow and not forced)
+              else f"Never allow saves the deny rule {_rules(deny)} to `{LOCAL_SETTINGS}`" if deny
+              else "Never allow denies it this once")
+    return f"{first}; {second}."
 
 
-def saved_rule(answer: str | None, exact_rules: list[str] | None, forced: bool = False, reason: str = "") -> str:
+def saved_rule(answer: str | None, saved: list[str] | None, forced: bool = False, reason: str = "") -> str:
     """After "Always allow" / "Never allow": which rule was saved, and where ("" for the other answers)."""
     if answer not in ("always", "never"):
         return ""
     if "could not save the rule" in (reason or ""):
         return "the rule could not be saved"
-    rules = [r for r in (exact_rules or []) if r]
-    if not rules:
-        return "no rule saved (none fits this call exactly)"
     if answer == "always" and forced:
         return "allowed once; no rule saved (a built-in rule always asks about it)"
+    if not saved:
+        return "no rule saved (none fits this call)"
     kind = "allow" if answer == "always" else "deny"
-    return f"saved {kind} rule {', '.join(_tick(r, 200) for r in rules)} to `{LOCAL_SETTINGS}`"
+    return f"saved {kind} rule {_rules(saved)} to `{LOCAL_SETTINGS}`"
 
 
 def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, waited: float | None = None) -> str:

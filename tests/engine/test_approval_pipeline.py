@@ -335,3 +335,21 @@ def test_effective_rules_lists_builtins_first(project):
     assert rows[0][2] == "builtin" and len([r for r in rows if r[2] == "builtin"]) == 9
     assert ("execute_command(make)", "allow", "session", 100) in rows
     assert ("read_file(docs/**)", "allow", "project", 100) in rows
+
+
+async def test_hooks_run_for_allowed_calls_and_their_deny_holds_in_bypass(project):
+    seen = []
+
+    def veto_make(payload):
+        seen.append(payload["tool_name"])
+        if "make" in payload["tool_input"].get("command", ""):
+            return {"decision": "deny", "reason": "no make here"}
+        return None
+
+    pipeline = ApprovalPipeline(project, python_hooks=[hooks.PythonHook(veto_make, "*", "veto")])
+    # Allowed by a rule, by the read-only layer, and by bypass mode: the hook runs for each and its deny holds.
+    assert (await pipeline.evaluate(call("execute_command", {"command": "pytest -q"}), context(project))).kind == "allow"
+    assert (await pipeline.evaluate(call("read_file", {"path": "docs/a.md"}), context(project))).kind == "allow"
+    denied = await pipeline.evaluate(call("execute_command", {"command": "make"}), context(project, mode="bypass"))
+    assert denied.kind == "deny" and "no make here" in denied.reason
+    assert seen == ["execute_command", "read_file", "execute_command"]

@@ -63,7 +63,7 @@ CASES = [
     cmd("python -c 'import os; os.system(\"su\" + \"do id\")'", "deny"),  # the literal `su` alone is denied
     cmd("python3 -c \"print(open('/etc/shadow').read())\"", "deny"),
     cmd("python3 -c \"open('.codingcode/settings.local.json','w').write('{}')\"", "ask"),
-    cmd("python3 -c \"import shutil; shutil.rmtree('/')\"", "ask"),
+    cmd("python3 -c \"import shutil; shutil.rmtree('/')\"", "deny"),
     cmd("perl -e 'system(\"sudo id\")'", "deny"),
     cmd("perl -e '`sudo id`'", "deny"),
     cmd("ruby -e 'exec(\"reboot\")'", "deny"),

@@ -194,7 +194,7 @@ CASES = [
     cmd("timeout 60 pytest -q", "allow"),
     cmd("ls -la && pytest -x", "allow"),
     cmd("git status", "allow"),
-    cmd("git status --short", "ask"),
+    cmd("git status --short", "allow"),  # only reads inside the project
     tool("read_file", {"path": "docs/a.md"}, "allow"),
     tool("read_file", {"path": "README.md"}, "allow", "plan"),
     tool("write_file", {"path": "src/x.py", "content": "x"}, "allow", "acceptEdits"),

@@ -273,3 +273,62 @@ async def test_session_turns_are_checkpointed_by_turn_and_undone_newest_first(fa
     assert (project / "f.txt").read_text() == "v1\n" and not (project / "g.txt").exists()
     store.undo()
     assert (project / "f.txt").read_text() == "v0\n"
+
+
+async def test_undo_covers_what_a_command_changed(fake_api, project):
+    """`sed -i` on two files and `rm` on a third, then undo: all three back byte for byte."""
+    from codingcode_jupyter.engine.runtime import open_session
+    from tests.fakes.anthropic_server import Reply, text, tool_use
+
+    for name, body in (("a.txt", "alpha\n"), ("b.txt", "beta\n"), ("c.bin", "\x00gamma\xff")):
+        (project / name).write_bytes(body.encode("latin-1"))
+    command = "sed -i 's/a/A/g' a.txt b.txt && rm c.bin && echo new > made.txt"
+    fake_api.add(Reply([tool_use("execute_command", {"command": command})]), Reply([text("done")]))
+    session, parts = open_session(project, mode="bypass")
+    try:
+        await session.run_turn("change them")
+    finally:
+        await parts.aclose()
+    assert (project / "a.txt").read_text() == "AlphA\n" and not (project / "c.bin").exists()
+    store = CheckpointStore(project)
+    plan = store.plan_undo()
+    actions = {Path(item.path).name: item.action for item in plan.files}
+    assert actions == {"a.txt": "restore", "b.txt": "restore", "c.bin": "restore", "made.txt": "delete"}
+    assert "cannot undo" in plan.render() and "kernel's variables" in plan.render()
+    store.undo(plan)
+    assert (project / "a.txt").read_text() == "alpha\n" and (project / "b.txt").read_text() == "beta\n"
+    assert (project / "c.bin").read_bytes() == "\x00gamma\xff".encode("latin-1")
+    assert not (project / "made.txt").exists()
+
+
+async def test_undo_leaves_a_file_the_person_edited_since(fake_api, project):
+    from codingcode_jupyter.engine.runtime import open_session
+    from tests.fakes.anthropic_server import Reply, text, tool_use
+
+    (project / "a.txt").write_text("one\n")
+    fake_api.add(Reply([tool_use("execute_command", {"command": "echo two > a.txt; echo x > b.txt"})]), Reply([text("ok")]))
+    session, parts = open_session(project, mode="bypass")
+    try:
+        await session.run_turn("go")
+    finally:
+        await parts.aclose()
+    (project / "a.txt").write_text("mine\n")  # the person's own edit after the turn
+    store = CheckpointStore(project)
+    plan = store.plan_undo()
+    assert [Path(item.path).name for item in plan.conflicts] == ["a.txt"]
+    with pytest.raises(CheckpointError, match="changed after the turn"):
+        store.undo(plan)
+    assert (project / "a.txt").read_text() == "mine\n" and (project / "b.txt").exists()  # nothing was changed
+
+
+def test_dotenv_files_never_enter_the_shadow_repository(project):
+    from codingcode_jupyter.engine.snapshots import ShadowRepo
+
+    (project / ".env").write_text("API_KEY=marker-123\n")
+    (project / "sub").mkdir()
+    (project / "sub" / ".env.local").write_text("X=marker-456\n")
+    (project / "app.py").write_text("print(1)\n")
+    repo = ShadowRepo(project)
+    commit = repo.snapshot()
+    assert repo.read(commit, "app.py") is not None
+    assert repo.read(commit, ".env") is None and repo.read(commit, "sub/.env.local") is None

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from codingcode_jupyter.engine.mcp.config import (
     HttpServerConfig,
     McpConfigError,
+    SseServerConfig,
     StdioServerConfig,
     load_mcp_config,
     parse_server,
+    parse_typed_entry,
 )
 from codingcode_jupyter.engine.mcp.naming import assign_wire_names, is_wire_name
 
@@ -37,6 +39,42 @@ def test_claude_code_format_with_variable_expansion(tmp_path):
     assert files.env == {"TOKEN": "none"} and files.cwd == "sub" and not files.deferred
     assert isinstance(remote, HttpServerConfig) and remote.url == "http://127.0.0.1:9000/mcp"
     assert remote.headers == {"Authorization": "Bearer k1"} and remote.deferred and remote.timeout == 5
+
+
+def test_sse_trust_and_oauth_options(tmp_path):
+    write(tmp_path, {"mcpServers": {
+        "old": {"type": "sse", "url": "http://127.0.0.1:9/sse", "trustAnnotations": True},
+        "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp", "oauth": {"scope": "read", "callbackPort": 8765}},
+        "plain": {"command": "x"},
+    }})
+    servers = load_mcp_config(tmp_path, environ={})
+    assert isinstance(servers["old"], SseServerConfig) and servers["old"].trust_annotations
+    assert servers["old"].oauth.enabled and servers["remote"].oauth.scope == "read"
+    assert servers["remote"].oauth.callback_port == 8765 and not servers["remote"].trust_annotations
+    assert not servers["plain"].trust_annotations
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ('{"command": "uvx", "args": ["mcp-server-time"]}', {"command": "uvx", "args": ["mcp-server-time"]}),
+        ("'{\"command\": \"uvx\"}'", {"command": "uvx"}),
+        ("{'command': 'node', 'sandbox': True}", {"command": "node", "sandbox": True}),
+        ("http://127.0.0.1:3001/mcp", {"type": "http", "url": "http://127.0.0.1:3001/mcp"}),
+        ("uvx mcp-server-time --local-timezone 'Europe/Paris'",
+         {"command": "uvx", "args": ["mcp-server-time", "--local-timezone", "Europe/Paris"]}),
+        ('{"command": "echo", "args": ["it\'s"]}', {"command": "echo", "args": ["it's"]}),
+    ],
+)
+def test_typed_entries(typed, expected):
+    assert parse_typed_entry(typed) == expected
+    parse_server("x", expected, environ={})  # and each is a valid entry
+
+
+@pytest.mark.parametrize("typed", ["", "{not json", "[1, 2]", "'unbalanced"])
+def test_bad_typed_entries(typed):
+    with pytest.raises(McpConfigError):
+        parse_typed_entry(typed)
 
 
 def test_no_file_means_no_servers(tmp_path):
@@ -64,7 +102,9 @@ def test_empty_default_is_allowed():
         ({"type": "http", "url": "ftp://x"}, "url"),
         ({"command": "x", "args": "not-a-list"}, "args"),
         ({"command": "x", "argz": []}, "argz"),
-        ({"type": "sse", "url": "http://x"}, "SSE"),
+        ({"type": "sse", "url": "ftp://x"}, "url"),
+        ({"type": "http", "url": "http://x", "oauth": {"callbackPort": 70000}}, "callbackPort"),
+        ({"command": "x", "trustAnnotations": "yes"}, "trustAnnotations"),
         ({"type": "carrier-pigeon"}, "carrier-pigeon"),
         ("just a string", "expected an object"),
         ({"command": "x", "timeout": -1}, "timeout"),

@@ -49,8 +49,10 @@ async def test_is_active_and_says_so(sb: CommandSandbox) -> None:
     assert sb.network == "off"
     assert sb.describe() == "bubblewrap: on (network off)"
     argv = sb.argv_for("true", sb.project)
-    assert argv[0].endswith("bwrap") and argv[-3:] == ["bash", "-c", "true"]
+    # A launcher execs bwrap with a clean environment and the seccomp filter on a pipe.
+    assert argv[: argv.index(sb.bwrap)][1:4] == ["-I", "-S", "-c"] and argv[-3:] == ["bash", "-c", "true"]
     assert "--unshare-all" in argv and "--die-with-parent" in argv and "--new-session" in argv
+    assert "--seccomp" in argv
 
 
 async def test_project_is_writable(sb: CommandSandbox, project: Path) -> None:
@@ -293,13 +295,19 @@ async def test_timeout_kills_everything(sb: CommandSandbox) -> None:
     assert await _gone(token), "processes survived the timeout kill"
 
 
-async def test_credentials_in_environment_are_not_passed(sb: CommandSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_only_allowlisted_environment_is_passed(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     monkeypatch.setenv("GITHUB_TOKEN", SECRET)
-    monkeypatch.setenv("CODINGCODE_HARMLESS", "visible")
-    result = await run(sb, "env")
+    monkeypatch.setenv("CODINGCODE_UNLISTED", SECRET)
+    monkeypatch.setenv("CODINGCODE_LISTED", "visible")
+    monkeypatch.setenv("NODE_OPTIONS_TEST", "by-prefix")
+    sandbox = make_sandbox(project, home, env=["CODINGCODE_LISTED", "NODE_*"])
+    try:
+        result = await run(sandbox, "env")
+    finally:
+        await sandbox.aclose()
     assert SECRET not in result.out
-    assert "CODINGCODE_HARMLESS=visible" in result.out
+    assert "CODINGCODE_LISTED=visible" in result.out and "NODE_OPTIONS_TEST=by-prefix" in result.out
 
 
 async def test_project_under_tmp_and_cwd_in_subdirectory(sb: CommandSandbox, project: Path) -> None:
@@ -313,6 +321,19 @@ async def test_stdio_server_argv_can_be_wrapped(sb: CommandSandbox, project: Pat
     argv = sb.wrap(["python3", "-c", "import sys; print(sys.argv[1])", "a b"], project)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
     assert done.stdout == "a b\n"
+
+
+async def test_wrapped_server_gets_the_variables_it_names(sb: CommandSandbox, project: Path) -> None:
+    # As an MCP server's "env" entry: those variables of the spawn environment, and no others.
+    env = {**os.environ, "SERVER_SETTING": "given", "OTHER_SETTING": SECRET}
+    printenv = ["sh", "-c", "echo setting=$SERVER_SETTING other=$OTHER_SETTING"]
+    named = subprocess.run(sb.wrap(printenv, project, pass_env=["SERVER_SETTING"]), env=env,
+                           capture_output=True, text=True, timeout=20)  # fmt: skip
+    assert named.stdout == "setting=given other=\n", named.stderr
+    unnamed = subprocess.run(sb.wrap(printenv, project), env=env, capture_output=True, text=True, timeout=20)
+    assert unnamed.stdout == "setting= other=\n", unnamed.stderr
+    with pytest.raises(ValueError, match="FOO,BAR"):
+        sb.wrap(printenv, project, pass_env=["FOO,BAR"])
 
 
 # ----- failing closed -------------------------------------------------------------------------

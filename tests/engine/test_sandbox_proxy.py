@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import os
 import shutil
+import socket
 import threading
 from pathlib import Path
 
@@ -68,11 +70,18 @@ def web_server():
 
 
 async def _ask(proxy: AllowlistProxy, request: bytes) -> bytes:
-    reader, writer = await asyncio.open_unix_connection(str(proxy.socket_path))
+    """Send one request the way the sandbox's forwarder does: a connection passed over the channel."""
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    channel.connect(str(proxy.socket_path))
+    ours, theirs = socket.socketpair()
+    socket.send_fds(channel, [b"c"], [theirs.fileno()])
+    theirs.close()
+    reader, writer = await asyncio.open_connection(sock=ours)
     writer.write(request)
     await writer.drain()
     data = await asyncio.wait_for(reader.read(), 10)
     writer.close()
+    channel.close()
     return data
 
 
@@ -104,6 +113,29 @@ async def test_proxy_alone_allows_listed_and_refuses_the_rest(web_server: int) -
     finally:
         await proxy.aclose()
     assert not proxy.running
+
+
+async def test_proxy_ignores_what_is_not_a_stream_socket(web_server: int, tmp_path: Path) -> None:
+    # A command that got hold of the channel could send any descriptor: none is served but sockets.
+    proxy = AllowlistProxy(["localhost"])
+    proxy.start()
+    try:
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        channel.connect(str(proxy.socket_path))
+        read, write = os.pipe()
+        datagram, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        socket.send_fds(channel, [b"c"], [read, datagram.fileno()])
+        os.close(read)
+        os.write(write, f"GET http://localhost:{web_server}/ HTTP/1.1\r\n\r\n".encode())
+        # Still serving, and the pipe's request was never read as one.
+        ok = await _ask(proxy, f"GET http://localhost:{web_server}/x HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        assert ok.endswith(BODY)
+        assert [d.host for d in proxy.decisions] == ["localhost"]
+        channel.close()
+        os.close(write)
+        datagram.close()
+    finally:
+        await proxy.aclose()
 
 
 @needs_bwrap

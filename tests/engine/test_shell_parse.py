@@ -54,3 +54,28 @@ def test_deep_nesting_is_bounded():
         source = f"eval {source!r}"
     parsed = parse_command(source)
     assert parsed.unresolved
+
+
+def test_a_line_bashlex_cannot_read_still_yields_its_commands():
+    parsed = parse_command('sudo id; echo "unterminated', cwd="/p", home="/home/u")
+    assert parsed.unresolved
+    assert ["sudo", "id"] in [c.argv for c in parsed.commands]
+
+
+def test_bare_redirects_are_kept():
+    parsed = parse_command('echo "$(</etc/shadow)"; > f; { echo x; } > g', cwd="/p", home="/home/u")
+    targets = [r.target for c in parsed.commands if not c.argv for r in c.redirects]
+    assert targets == ["/etc/shadow", "f", "g"]
+
+
+def test_symlinks_made_on_the_line_are_recorded():
+    assert parse_command("ln -s /etc e && cat e/shadow", cwd="/p").symlinks == [("/p/e", "/etc")]
+
+
+def test_sed_scripts_are_parsed_not_matched():
+    from codingcode_jupyter.engine.approval.programs import sed_effects
+
+    assert sed_effects("s/.*/x/w out.txt").paths == [("out.txt", "write", "sed s///w")]
+    assert sed_effects("/w/p").paths == []  # a regex address holding `w` writes nothing
+    assert sed_effects("1e sudo id").commands == [("sudo id", "sed e")]
+    assert sed_effects("1r /etc/shadow").paths == [("/etc/shadow", "read", "sed r")]

@@ -136,3 +136,34 @@ async def test_the_tool_line_and_the_card_show_the_declared_key(fake_api, tmp_pa
 
 async def _noop(args, ctx):
     return "found"
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("import os\nos.system('sudo id')", "deny"),                                        # a command the code runs
+    ("open('/etc/' + 'shadow').read()", "deny"),                                        # folded with ast
+    ("import os\nos.chmod('x', 0o4755)", "deny"),                                       # setuid bits
+    ("exec(input())", "ask"),                                                           # arbitrary code
+    ("import subprocess\nsubprocess.run(['bash', '-c', cmd])", "ask"),                 # a value only known at run time
+    ("total = sum(range(10))\nprint(total)", "allow"),                                  # plain code
+])
+async def test_run_python_code_is_read_with_ast_and_what_stays_unknown_is_asked_in_bypass(project, code, expected):
+    """run_python never runs sandboxed: what the reading cannot resolve is asked in every mode."""
+    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
+    call = ToolCall(tool_use_id="t", tool=_tools()["run_python"], input={"code": code})
+    result = await pipeline.evaluate(call, context(project, mode="bypass"))
+    assert result.kind == expected, result.reason
+
+
+async def test_an_unresolved_command_is_decided_by_where_it_runs(project):
+    from tests.engine.test_approval_pipeline import Sandbox
+
+    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
+    command = ToolCall(tool_use_id="t", tool=_tools()["execute_command"], input={"command": "cat $(ls docs)"})
+    inside = await pipeline.evaluate(command, context(project, mode="bypass", sandbox=Sandbox(True, True)))
+    outside = await pipeline.evaluate(command, context(project, mode="bypass", sandbox=Sandbox(True, False)))
+    assert inside.kind == "allow"
+    assert outside.kind == "ask" and outside.rule == "builtin:unresolved" and "no sandbox will run it" in outside.reason
+    # In the sandbox an allow rule covers it as written; outside, it does not.
+    rule = ApprovalPipeline(project, python_hooks=[], audit=False, session_rules=["execute_command(cat *)"])
+    assert (await rule.evaluate(command, context(project, sandbox=Sandbox(True, True)))).kind == "allow"
+    assert (await rule.evaluate(command, context(project, sandbox=Sandbox(True, False)))).kind == "ask"

@@ -57,7 +57,8 @@ async def text(tools, tool_name, ctx, **args) -> str:
 def test_read_only_flags_and_previews(tools):
     flags = {t.name: t.read_only for t in tools}
     assert flags == {"list_variables": True, "inspect_variable": True, "notebook_history": True,
-                     "run_python": False, "insert_cell": False}
+                     "read_cell_output": True, "read_notebook": True, "run_python": False, "insert_cell": False}
+    assert tools.get("read_cell_output").access.key == "cell" and tools.get("read_cell_output").source == "kernel"
     assert tools.get("run_python").preview is not None and tools.get("insert_cell").preview is not None
 
 
@@ -298,11 +299,31 @@ async def test_insert_cell_proposes_below_and_joins_proposals_of_one_cell(ctx):
     registry = ToolRegistry(kt.kernel_tools(shell))
     out = await text(registry, "insert_cell", ctx, code="print(1)\n")
     assert "Proposed a new cell below" in out
+    assert shell.inputs[-1] == ("print(1)", False)
     await text(registry, "insert_cell", ctx, code="print(2)")
-    assert shell.inputs[-1] == ("print(1)\n\nprint(2)", False)
+    assert shell.inputs[-1] == ("# %%\nprint(1)\n\n# %%\nprint(2)", False)
     shell.execution_count = 8
     await text(registry, "insert_cell", ctx, code="print(3)")
     assert shell.inputs[-1] == ("print(3)", False)
+
+
+async def test_insert_cell_takes_several_cells_markdown_included(ctx):
+    shell = FakeShell()
+    registry = ToolRegistry(kt.kernel_tools(shell))
+    out = await text(registry, "insert_cell", ctx, cells=[
+        {"cell_type": "markdown", "source": "## Clean the data\n\nDrop empty rows."},
+        {"source": "df = df.dropna()"},
+    ])
+    assert shell.inputs[-1] == (
+        "# %% [markdown]\n# ## Clean the data\n#\n# Drop empty rows.\n\n# %%\ndf = df.dropna()", False
+    )
+    assert "Proposed 2 cells below" in out and "Split Cell" in out and "VS Code" in out
+    # The card shows exactly the cell that will be inserted.
+    tool = registry.get("insert_cell")
+    preview = await tool.preview(tool.validate({"cells": [{"cell_type": "markdown", "source": "# Title"}]}), ctx)
+    assert preview == "%%markdown\n# Title"
+    bad = await call(registry, "insert_cell", ctx)
+    assert bad.is_error and "give cells" in bad.text_content
 
 
 async def test_insert_cell_without_a_shell_is_a_clear_error(ctx):

@@ -81,3 +81,71 @@ def test_fix_without_an_error_is_a_clear_error(monkeypatch):
         monkeypatch.delattr(sys, name, raising=False)
     with pytest.raises(NoErrorToFix, match="nothing to fix"):
         fix_prompt(None)
+
+
+# ---------------------------------------------------------------- pictures in the prompt
+
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(4, 3), dpi=100)
+    axes.plot([1, 3, 2])
+    return figure
+
+
+def test_a_figure_reference_attaches_the_picture():
+    from tests.notebook.outputs_helpers import image_blocks, png_size
+
+    figure = _figure()
+    out = expand_references("Why does {fig} dip?", {"fig": figure, "n": 1})
+    assert out.references == ["fig"] and "image 1 attached below" in out.text
+    content = out.content()
+    assert content[0] == {"type": "text", "text": out.text}
+    (data,) = image_blocks(content)
+    width, height = png_size(data)
+    assert 300 <= width <= 400 and 200 <= height <= 300  # 4×3 in at 100 dpi, trimmed to what was drawn
+    # Without a picture the prompt stays a string.
+    assert expand_references("{n}", {"n": 1}).content() == "`n` (int, 28 B — 1)"
+
+
+def test_out_and_underscore_references_attach_what_the_cell_showed():
+    from tests.notebook.outputs_helpers import image_blocks, png, png_size
+
+    ip = InteractiveShell.instance()
+    kt.install_output_recorder(ip)
+    ip.user_ns["_png"] = png(64, 48)
+    count = ip.execution_count
+    ip.run_cell("from IPython.display import Image, display\ndisplay(Image(_png))\n41 + 1", store_history=True)
+    out = expand_references(f"Explain {{Out[{count}]}} and {{_}}", shell=ip)
+    assert out.references == [f"Out[{count}]", "_"] and out.unresolved == []
+    assert f"`Out[{count}]` (int" in out.text and f"cell [{count}] displayed: image 1 attached below" in out.text
+    assert [png_size(d) for d in image_blocks(out.content())] == [(64, 48)]
+    missing = expand_references("and {Out[99999]}", shell=ip)
+    assert missing.unresolved == ["Out[99999]"] and missing.content() == "and {Out[99999]}"
+
+
+def test_fences_of_any_length_are_left_alone():
+    out = expand_references("````\n```\n{x}\n````\n{x}", {"x": 1})
+    assert out.text.count("{x}") == 1 and out.text.endswith("`x` (int, 28 B — 1)")
+
+
+def test_fix_prompt_attaches_what_the_failing_cell_displayed():
+    from tests.notebook.outputs_helpers import image_blocks, png
+
+    ip = InteractiveShell.instance()
+    kt_errors._ERRORS.pop(ip, None)
+    kt.install_recorders(ip)
+    ip.user_ns["_png"] = png(30, 20)
+    count = ip.execution_count
+    ip.run_cell("from IPython.display import Image, display\ndisplay(Image(_png))\nraise ValueError('bad {axis}')",
+                store_history=True)
+    prompt = fix_prompt(ip)
+    assert f"What it displayed before failing: {{Out[{count}]}}" in prompt
+    expanded = expand_references(prompt, shell=ip)
+    # The cell's and the traceback's braces are code: only the images' reference expands.
+    assert expanded.references == [f"Out[{count}]"] and "bad {axis}" in expanded.text
+    assert len(image_blocks(expanded.content())) == 1

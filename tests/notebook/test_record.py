@@ -59,10 +59,11 @@ def test_why_and_who_speak_without_layer_names_or_words_for_the_model(tmp_path):
 
 def test_the_buttons_say_what_they_will_save_and_where():
     rule = "write_file(/p/codingcode_demo.py)"
-    before = words.consequences([rule])
-    assert rule in before and words.LOCAL_SETTINGS in before and "deny rule" in before
-    assert "this once" in words.consequences([rule], forced=True)
-    assert "no exact rule" in words.consequences([])
+    before = words.consequences([[rule], ["write_file(/p/**)"]], [[rule]])
+    assert rule in before and words.LOCAL_SETTINGS in before and "deny rule" in before and "/p/**" not in before
+    assert "/p/**" in words.consequences([[rule], ["write_file(/p/**)"]], [[rule]], chosen=["write_file(/p/**)"])
+    assert "this once" in words.consequences([], [[rule]], forced=True)
+    assert "this once" in words.consequences([], [])
     assert words.saved_rule("always", [rule]) == f"saved allow rule `{rule}` to `{words.LOCAL_SETTINGS}`"
     assert words.saved_rule("never", [rule]).startswith("saved deny rule")
     assert words.saved_rule("allow", [rule]) == ""

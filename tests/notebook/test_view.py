@@ -237,17 +237,22 @@ async def test_events_fold_into_one_row_per_call_and_a_static_record(tmp_path):
     view = TurnView(frontend_wait=5, session=_Session())
     view.root._view_count = 1
     view(ToolCallStarted(tool_use_id="toolu_1", tool="write_file", input={"path": "a.txt", "content": "hi"}, key="a.txt"))
-    req = request(preview="--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n", exact_rules=[f"write_file({tmp_path}/a.txt)"])
+    exact, broader = [f"write_file({tmp_path}/a.txt)"], [f"write_file({tmp_path}/**)"]
+    req = request(preview="--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n", allow_choices=[exact, broader],
+                  deny_choices=[exact])
     view(ApprovalRequested(**req.model_dump()))
     async def answer():
         await asyncio.sleep(0.05)
         card = view.cards["toolu_1"]
         assert card in view.main.children and view.lines["toolu_1"] not in view.main.children
         assert "create <code>a.txt</code> (1 line)" in card.header.value
-        assert "settings.local.json" in card.consequences.value and f"write_file({tmp_path}/a.txt)" in card.consequences.value
+        assert "settings.local.json" in card.consequences.value and exact[0] in card.consequences.value
+        card.choice.value = 1  # the broader rule the pipeline offered
+        assert broader[0] in card.consequences.value
         card.click("Always allow")
     asyncio.ensure_future(answer())
-    assert await asyncio.wait_for(view.ask(req), 2) == "always"
+    reply = await asyncio.wait_for(view.ask(req), 2)
+    assert reply.answer == "always" and reply.rules == broader
     view(ApprovalAnswered(tool_use_id="toolu_1", answer="always", by="user"))
     assert view.lines["toolu_1"] in view.main.children and view.cards["toolu_1"] not in view.main.children
     view(AuditRecorded(record={"event": "decision", "tool_use_id": "toolu_1", "tool": "write_file", "decision": "allow",
@@ -256,10 +261,10 @@ async def test_events_fold_into_one_row_per_call_and_a_static_record(tmp_path):
                           result="--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n"))
     view(TurnDone(stop_reason="end_turn", usage=Usage(input_tokens=5, output_tokens=2)))
     row = view.lines["toolu_1"].value
-    assert "always allowed by you" in row and "saved allow rule" in row and "cc-diff-add" in row
+    assert "always allowed by you" in row and "saved allow rule" in row and "/**" in row and "cc-diff-add" in row
     html, text = view.record.html(), view.record.text()
     assert "always allowed by you" in html and "<script" not in html and "+hi" in text
-    assert str(tmp_path) + "/a.txt" not in text.replace(f"write_file({tmp_path}/a.txt)", "")  # paths relative to the project
+    assert str(tmp_path) + "/a.txt" not in text  # paths relative to the project
 
 
 async def test_the_stop_button_calls_back_once_and_the_thinking_indicator_counts(monkeypatch):
@@ -334,7 +339,7 @@ def test_text_question_reasks_on_an_empty_line_and_speaks_plainly(monkeypatch):
     typed = iter(["", "  ", "y"])
     prompts = []
     monkeypatch.setattr("builtins.input", lambda prompt="": prompts.append(prompt) or next(typed))
-    answer = text_view.ask_by_text(request(exact_rules=["write_file(/p/a.txt)"], layer="confirm", reason="No rule allows write_file here"))
+    answer = text_view.ask_by_text(request(allow_choices=[["write_file(/p/a.txt)"]], layer="confirm", reason="No rule allows write_file here"))
     assert answer == "allow" and len(prompts) == 3
     assert "[y/n/a/v]" in prompts[0] and "write_file(/p/a.txt)" in prompts[0] and "layer" not in prompts[0]
 

@@ -264,9 +264,11 @@ def load_profile_file(path: Path, source: ProfileSource = "project") -> AgentPro
 
 
 def profile_dirs(project: Path, home: Path | None = None) -> list[tuple[ProfileSource, Path]]:
-    """(source, directory) in increasing precedence."""
-    home = Path.home() if home is None else home
-    return [("user", home / ".codingcode" / "agents"), ("project", Path(project) / ".codingcode" / "agents")]
+    """(source, directory) in increasing precedence; ``home`` stands in for the person's home."""
+    from ..user_dir import user_dir
+
+    mine = (home / ".codingcode" if home is not None else user_dir()) / "agents"
+    return [("user", mine), ("project", Path(project) / ".codingcode" / "agents")]
 
 
 @dataclass

@@ -1,48 +1,78 @@
 """The paths a shell command can reach: its arguments, redirects, inline code and config writes.
 
-Each simple command of the parsed line is read with what we know of the program: readers
-only read what they name (some walk whole trees), git reads or writes by subcommand,
-everything else may write whatever it names.
+Each simple command of the parsed line is read with what we know of the program: printers
+name no file at all, readers only read what they name (some walk whole trees), git reads
+or writes by subcommand, everything else may write whatever it names, including paths
+inside longer words (`-c "Include /etc/shadow"`, `@file`, `file:///etc/shadow`, `host:path`).
+Paths a command reaches beyond its words (wrapper options, sed's `w` file, inline code)
+come with the command from the parser; symbolic links the line makes are followed.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .path_refs import Access, PathRef, candidates, resolve_all
-from .shell_parse import ParsedCommand, SimpleCommand
+from .shell_parse import PRINTERS, ParsedCommand, SimpleCommand
 
 __all__ = ["command_paths"]
 
-_READERS = frozenset({"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "wc", "diff", "file",
-                      "stat", "ls", "bat", "batcat", "jq", "sort", "uniq", "cut", "nl", "od", "xxd", "hexdump", "strings",
-                      "md5sum", "sha256sum", "sha1sum", "cmp", "tac", "base64", "readlink", "realpath", "du", "tree",
-                      "echo", "printf", "test", "[", "pytest", "python", "python3", "git", "cd", "pwd", "which", "type"})
-_TREE_READERS = frozenset({"rg", "ag", "tree", "du"})
+_READERS = frozenset({"cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "diff",
+                      "file", "bat", "batcat", "jq", "yq", "sort", "uniq", "cut", "nl", "od", "xxd", "hexdump",
+                      "strings", "md5sum", "sha256sum", "sha1sum", "sha512sum", "b2sum", "cksum", "cmp", "tac",
+                      "base64", "base32", "readlink", "realpath", "git", "cd", "pushd", "pwd", "zcat", "bzcat",
+                      "xzcat", "zless", "column", "fold", "fmt", "pr", "expand", "unexpand", "paste", "join", "comm",
+                      "rev", "tr", "awk", "gawk", "mawk", "source", "."})
+# Programs that only list names: they print no file's content.
+_LISTERS = frozenset({"ls", "tree", "du", "find", "stat", "exa", "eza", "lsd", "fd", "fdfind", "locate", "test", "["})
 # git subcommands that only read the working tree and repository.
 _GIT_READS = frozenset({"status", "log", "diff", "show", "blame", "grep", "ls-files", "ls-tree", "rev-parse", "describe",
-                        "shortlog", "cat-file", "rev-list", "reflog", "whatchanged", "annotate", "", "help", "version"})
+                        "shortlog", "cat-file", "rev-list", "reflog", "whatchanged", "annotate", "", "help", "version",
+                        "archive", "format-patch"})
 _GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list"})
+# Options whose value is a message, never a path.
+_MESSAGE_OPTIONS = frozenset({"-m", "--message", "--grep", "--author", "--format", "--pretty", "-S", "-G"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+# Programs whose operands are read as whole trees (copies, archives, recursive searches).
+_TREE_ALWAYS = frozenset({"rg", "ag", "ack", "tar", "bsdtar", "rsync", "cpio", "7z", "7za", "rclone", "restic", "borg"})
+
 
 def _short_flag(args: list[str], letters: str, longs: tuple[str, ...] = ()) -> bool:
-    return any((a.startswith("-") and not a.startswith("--") and any(ch in a[1:] for ch in letters)) or a in longs
-               for a in args)
+    return any((a.startswith("-") and not a.startswith("--") and any(ch in a[1:] for ch in letters))
+               or any(a == long or a.startswith(long + "=") for long in longs) for a in args)
 
 
-def _copies_tree(name: str, args: list[str]) -> bool:
-    """Commands that read everything under a directory argument (copies, archives)."""
-    if name in ("tar", "bsdtar", "rsync", "cpio", "7z", "7za", "rclone", "restic", "borg"):
+def _is_tree(name: str, args: list[str]) -> bool:
+    """Commands that read everything under a directory operand."""
+    if name in _TREE_ALWAYS:
         return True
-    if name in ("cp", "scp", "zip", "chmod", "chown", "chgrp"):
+    if name in ("grep", "egrep", "fgrep"):
+        return _short_flag(args, "rR", ("--recursive", "--dereference-recursive", "--directories=recurse"))
+    if name in ("cp", "scp", "zip", "chmod", "chown", "chgrp", "diff"):
         return _short_flag(args, "rRa", ("--recursive", "--archive"))
     return False
 
 
+def _sees_hidden(name: str, args: list[str]) -> bool:
+    """Whether a tree walk reads dotfiles such as .env (rg and ag skip them unless told)."""
+    if name in ("rg", "ag"):
+        return _short_flag(args, ".", ("--hidden", "--unrestricted", "--no-ignore-dot")) or any(
+            re.fullmatch(r"-u{2,}", a) or a == "-uu" for a in args)
+    return True
+
+
 def _git_access(args: list[str]) -> Access:
-    sub = next((a for a in args if not a.startswith("-")), "")
+    sub = _git_subcommand(args)
     return "read" if sub in _GIT_READS else "unknown"
+
+
+def _git_subcommand(args: list[str]) -> str:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+    return args[i] if i < len(args) else ""
 
 
 def _git_config_target(project: Path, command: SimpleCommand) -> list[PathRef]:
@@ -66,34 +96,83 @@ def _git_config_target(project: Path, command: SimpleCommand) -> list[PathRef]:
     return [PathRef(str(target), target, "write", "`git config`")]
 
 
+def _default_operand(name: str, args: list[str]) -> str | None:
+    """The directory a recursive search walks when it names none: the working directory."""
+    operands = [a for a in args if not a.startswith("-")]
+    if name in ("rg", "ag", "ack") and len(operands) <= 1:
+        return "."
+    if name in ("grep", "egrep", "fgrep") and _is_tree(name, args) and len(operands) <= 1:
+        return "."
+    return None
+
+
+def _argument_words(command: SimpleCommand) -> list[tuple[str, bool]]:
+    """(word, dynamic) for the words that may name files: messages and printers' text excluded."""
+    out: list[tuple[str, bool]] = []
+    skip = False
+    for index, word in enumerate(command.argv[1:], start=1):
+        dynamic = command.dynamic[index] if index < len(command.dynamic) else False
+        if skip:
+            skip = False
+            continue
+        if command.name == "git" and (word in _MESSAGE_OPTIONS or word.split("=", 1)[0] in _MESSAGE_OPTIONS):
+            skip = "=" not in word
+            continue
+        out.append((word, dynamic))
+    return out
+
+
 def command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
+    """Every path the commands of ``parsed`` can reach, resolved from ``project``."""
     refs: list[PathRef] = []
+    links = parsed.symlinks
     for command in parsed.commands:
         name = command.name
-        recursive = name in _TREE_READERS or (
-            name in ("grep", "egrep", "fgrep") and any(a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a) or a in ("--recursive", "--dereference-recursive") for a in command.argv[1:])
-        )
-        access: Access = ("tree" if recursive else "read") if name in _READERS else "unknown"
+        args = command.argv[1:]
+        tree = _is_tree(name, args)
+        hidden = _sees_hidden(name, args)
+        if name in _LISTERS:
+            access: Access = "list"
+        elif name in _READERS:
+            access = "tree" if tree else "read"
+        else:
+            access = "unknown"
         if name == "git":
-            access = _git_access(command.argv[1:])
+            access = _git_access(args)
             refs.extend(_git_config_target(project, command))
         start = len(refs)
-        for index, word in enumerate(command.argv[1:], start=1):
-            dynamic = command.dynamic[index] if index < len(command.dynamic) else False
-            for piece in candidates(word):
-                if dynamic:
-                    refs.append(PathRef(piece, None, access, f"`{name}` argument"))
-                else:
-                    refs.extend(resolve_all(project, piece, command.cwd, access, f"`{name}` argument"))
-        if _copies_tree(name, command.argv[1:]):
+        if name not in PRINTERS and command.argv:
+            deep = name not in _READERS and name not in _LISTERS
+            for word, dynamic in _argument_words(command):
+                for piece in candidates(word, deep=deep):
+                    if dynamic:
+                        refs.append(PathRef(piece, None, access, f"`{name}` argument"))
+                    else:
+                        refs.extend(resolve_all(project, piece, command.cwd, access, f"`{name}` argument", links))
+            default = _default_operand(name, args)
+            if default is not None:
+                refs.extend(resolve_all(project, default, command.cwd, "tree", f"`{name}` (no operand: the working "
+                                        "directory)", links))
+        if tree:
             for ref in refs[start:]:
                 ref.recursive = True
+                ref.hidden = hidden
+        for reach in command.reached:
+            for ref in resolve_all(project, reach.path, command.cwd, reach.access, reach.via, links):  # type: ignore[arg-type]
+                ref.speculative = reach.speculative
+                ref.recursive = reach.tree
+                refs.append(ref)
         for text in command.inline_paths:
-            refs.extend(resolve_all(project, text, command.cwd, "unknown", f"path in `{name}` code"))
+            refs.extend(resolve_all(project, text, command.cwd, "unknown", f"path in `{name}` code", links))
+        for word in command.stdin_names:
+            # xargs runs its command on the names an earlier stage prints: the files under them.
+            for ref in resolve_all(project, word, command.cwd, "tree", f"`{name}` input from the pipe", links):
+                ref.recursive = True
+                refs.append(ref)
         for assignment in command.assignments:
             value = assignment.split("=", 1)[1] if "=" in assignment else ""
             if value:
-                refs.extend(resolve_all(project, value, command.cwd, "unknown", "variable assignment"))
+                refs.extend(resolve_all(project, value, command.cwd, "unknown", "variable assignment", links))
         for redirect in command.redirects:
             if redirect.op in ("<<", "<<-", "<<<") or redirect.target.isdigit() or redirect.target == "-":
                 continue
@@ -101,5 +180,8 @@ def command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
             if redirect.dynamic:
                 refs.append(PathRef(redirect.target, None, kind, f"redirect {redirect.op}"))
             else:
-                refs.extend(resolve_all(project, redirect.target, command.cwd, kind, f"redirect {redirect.op}"))
+                refs.extend(resolve_all(project, redirect.target, command.cwd, kind, f"redirect {redirect.op}", links))
+        if command.speculative:
+            for ref in refs[start:]:
+                ref.speculative = True
     return refs

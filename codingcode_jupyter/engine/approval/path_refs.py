@@ -7,10 +7,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Iterable, Literal
 
 from .paths import canonical
-from .shell_parse import expand_braces
+from .shell_parse import EMBEDDED_PATH, expand_braces
 
 __all__ = ["Access", "PathRef", "resolve_all", "candidates"]
 
@@ -27,29 +27,74 @@ class PathRef:
     via: str
     # The command walks the whole tree under the path (`cp -r`, `tar c`, `zip -r`).
     recursive: bool = False
+    # The path may be reached, not surely (a script written to a file, a program's argument):
+    # a rule that would deny asks instead.
+    speculative: bool = False
+    # A tree walk that reads dotfiles (`rg` without `--hidden` does not).
+    hidden: bool = True
 
 
 _GLOB = re.compile(r"[*?\[]")
+_FILE_URL = re.compile(r"(?i)file:(?://[^/]*)?(/.*)")
 
 
-def candidates(word: str) -> list[str]:
-    """Path-like pieces of one argument: itself, the value of `--opt=value`, `-f/path`."""
+def candidates(word: str, *, deep: bool = False) -> list[str]:
+    """Path-like pieces of one argument: itself, `--opt=value`, `-f/path`, `@file`, `file:` URLs, `host:path`.
+
+    ``deep`` also finds paths inside longer text (for programs that may interpret their words).
+    """
     out = [word]
     if "=" in word:
         out.append(word.split("=", 1)[1])
+        out.append(word.rsplit("=", 1)[1])
     if word.startswith("-") and "/" in word:
         out.append(word[word.index("/"):])
-    return [c for c in out if c]
+    for piece in list(out):
+        if piece.startswith("@"):
+            out.append(piece[1:])
+        url = _FILE_URL.match(piece)
+        if url:
+            out.append(url.group(1))
+        elif ":" in piece and "://" not in piece:
+            out.extend(p for p in piece.split(":") if p and not p.startswith("//"))
+    if deep and (" " in word or "\n" in word or any(ch in word for ch in "{}(),;'\"")):
+        out.extend(EMBEDDED_PATH.findall(word))
+        out.extend(token for token in re.split(r"[\s'\"(),;{}=\\]+", word)
+                   if token.startswith((".env", "./", "../", "~/")) or ("/" in token and "://" not in token))
+    seen: list[str] = []
+    for piece in out:
+        if piece and piece not in seen:
+            seen.append(piece)
+    return seen
 
 
-def resolve_all(project: Path, raw: str, cwd: str | None, access: Access, via: str) -> list[PathRef]:
+def _through_links(written: str, links: Iterable[tuple[str, str]]) -> str:
+    """``written`` (absolute, normalised) with symbolic links made earlier on the line followed."""
+    for _ in range(8):
+        for link, target in links:
+            if written == link or written.startswith(link.rstrip("/") + "/"):
+                written = os.path.normpath(target + written[len(link):])
+                break
+        else:
+            return written
+    return written
+
+
+def resolve_all(project: Path, raw: str, cwd: str | None, access: Access, via: str,
+                links: Iterable[tuple[str, str]] = ()) -> list[PathRef]:
+    """``raw`` resolved (braces expanded, globs matched, links followed) as one PathRef per path."""
     refs: list[PathRef] = []
+    links = list(links)
     for word in expand_braces(raw):
         if not os.path.isabs(os.path.expanduser(word)) and cwd is None:
             refs.append(PathRef(word, None, access, via))
             continue
         try:
-            resolved = canonical(project, word, cwd)
+            target = word
+            if links:
+                base = cwd if cwd is not None else str(project)
+                target = _through_links(os.path.normpath(os.path.join(base, os.path.expanduser(word))), links)
+            resolved = canonical(project, target, cwd)
         except (OSError, ValueError):
             refs.append(PathRef(word, None, access, via))
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 from ..paths import is_within, resolve_path
@@ -59,6 +60,18 @@ def same_file(path: Path, other: str) -> bool:
 
 def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
     """(path, whole_tree, what it is) for every protected location."""
+    key = (str(project), os.path.expanduser("~"), sys.prefix, os.environ.get("IPYTHONDIR"),
+           os.environ.get("JUPYTER_CONFIG_DIR"), os.environ.get("JUPYTER_DATA_DIR"))
+    return list(_protected_roots(key))
+
+
+@lru_cache(maxsize=64)
+def _protected_roots(key: tuple[str | None, ...]) -> tuple[tuple[Path, bool, str], ...]:
+    # Resolved once per project and environment: every write a command line names is checked against them.
+    return tuple(_build_protected_roots(Path(key[0] or ".")))
+
+
+def _build_protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
     root = Path(os.path.realpath(project))
     home = Path(os.path.realpath(os.path.expanduser("~")))
     ipython = Path(os.path.realpath(os.environ.get("IPYTHONDIR") or home / ".ipython"))
@@ -68,6 +81,8 @@ def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
         (home / ".codingcode", True, "the agent's user settings"),
         (root / ".mcp.json", False, "the MCP server configuration"),
         (root / ".git" / "config", False, "the git configuration"),
+        (root / ".git" / "config.worktree", False, "the git configuration"),
+        (root / ".git" / "commondir", False, "where git finds the repository it works on"),
         (root / ".git" / "hooks", True, "git hooks"),
         (ipython, True, "IPython profiles and startup files"),
         (jupyter, True, "Jupyter configuration"),
@@ -76,11 +91,30 @@ def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
         (home / ".config" / "git", True, "the user's git configuration"),
         (Path("/etc/gitconfig"), False, "the system git configuration"),
     ]
-    for name in (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_logout"):
+    for name in _HOME_STARTUP_FILES:
         roots.append((home / name, False, "a shell start-up file, run by every new shell"))
+    roots.append((home / ".config" / "fish", True, "the fish shell's start-up files"))
+    for system in ("/etc/bash.bashrc", "/etc/bashrc", "/etc/profile", "/etc/zshrc", "/etc/zshenv", "/etc/zprofile",
+                   "/etc/zlogin", "/etc/environment", "/etc/csh.cshrc", "/etc/csh.login"):
+        roots.append((Path(system), False, "a system shell start-up file, run by every new shell"))
+    for system_tree in ("/etc/profile.d", "/etc/zsh", "/etc/fish"):
+        roots.append((Path(system_tree), True, "system shell start-up files, run by every new shell"))
     for extra in (Path(sys.prefix) / "etc" / "jupyter", Path("/etc/jupyter"), Path("/usr/local/etc/jupyter")):
         roots.append((Path(os.path.realpath(extra)), True, "Jupyter configuration"))
+    for extra in (Path(sys.prefix) / "etc" / "ipython", Path("/etc/ipython"), Path("/usr/local/etc/ipython")):
+        roots.append((Path(os.path.realpath(extra)), True, "IPython configuration"))
+    # A kernel spec names the command that starts a kernel: replacing it runs anything at the next start.
+    data = os.environ.get("JUPYTER_DATA_DIR")
+    for kernels in ([Path(data) / "kernels"] if data else []) + [
+            home / ".local" / "share" / "jupyter" / "kernels", Path(sys.prefix) / "share" / "jupyter" / "kernels",
+            Path("/usr/local/share/jupyter/kernels"), Path("/usr/share/jupyter/kernels")]:
+        roots.append((Path(os.path.realpath(kernels)), True, "Jupyter kernel specs"))
     return roots
+
+
+_HOME_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
+                       ".zlogin", ".zlogout", ".bash_logout", ".bash_aliases", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
+                       ".login", ".logout", ".inputrc", ".xprofile", ".xinitrc", ".pam_environment")
 
 
 def protected_reason(project: Path, path: Path) -> str | None:
@@ -92,10 +126,12 @@ def protected_reason(project: Path, path: Path) -> str | None:
     project_root = Path(os.path.realpath(project))
     home = Path(os.path.realpath(os.path.expanduser("~")))
     broad = {Path("/"), home, home.parent, project_root, project_root.parent}
+    parents = set(path.parents)
     for root, tree, what in protected_roots(project):
-        if path == root or (tree and is_within(path, root)):
+        # Both sides are resolved already: plain comparisons, no filesystem calls per root.
+        if path == root or (tree and root in parents):
             return what
-        if path not in broad and root != path and is_within(root, path) and (
-                is_within(path, project_root) or is_within(path, home)):
+        if path not in broad and root != path and path in root.parents and (
+                path == project_root or project_root in parents or path == home or home in parents):
             return f"a directory holding {what}"
     return None

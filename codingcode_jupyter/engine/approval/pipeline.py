@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal
 from pydantic import BaseModel, Field
 
 from ..atomic import atomic_write
+from ..domains import domain_allowed, url_host
 from ..events import ApprovalAnswered, ApprovalRequested, AuditRecorded
 from ..project_settings import EffectiveSettings, ProjectSettings
 from ..settings import PermissionMode, SettingsError, settings_paths
@@ -31,8 +32,10 @@ from .builtin_rules import BUILTIN_RULES, check_builtin
 from .display import escape_unicode, escape_value, has_invisible
 from .paths import protected_reason, relative_to_project
 from .rules import Rule, RuleError, exact_rules, judge, parse_rule
+from .readonly_commands import read_only_command
 from .subject import Subject, build_subject
-from .types import Answer, ApprovalRequest, Asker, Decision, Outcome, ToolCall
+from .candidates import allow_candidates, deny_candidates
+from .types import Answer, ApprovalRequest, Asker, Decision, Outcome, Reply, ToolCall
 
 if TYPE_CHECKING:
     from ..sandbox import CommandSandbox
@@ -65,6 +68,9 @@ class Evaluation(BaseModel):
     # The ask comes from something no setting can outrank: "Always" allows once, persists nothing.
     forced: bool = False
     exact_rules: list[str] = Field(default_factory=list)
+    # What "Always allow" / "Never allow" may save, narrowest first.
+    allow_choices: list[list[str]] = Field(default_factory=list)
+    deny_choices: list[list[str]] = Field(default_factory=list)
 
 
 @dataclass
@@ -149,30 +155,40 @@ class ApprovalPipeline:
 
     # -- layers 1-3 ------------------------------------------------------------------------
 
-    def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
+    def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode,
+                    domains: tuple[str, ...] = (), sandboxed: bool = False, auto_allow: bool = False,
+                    ) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
         layers: list[LayerVerdict] = []
         sticky: _Ask | None = None
-        read_only = subject.read_only
+        reads_only = read_only_command(subject) if subject.command is not None else None
+        read_only = subject.read_only or reads_only is not None
+        # A request to a domain nobody allowed is where data would leave: never read-only enough to run unasked.
+        egress = _unlisted_egress(subject, domains)
 
         def deny(layer: str, rule: str | None, reason: str, by: str) -> Evaluation:
             return Evaluation(kind="deny", input=subject.input, layer=layer, rule=rule, reason=reason, by=by, layers=layers)
 
         # Layer 1: built-in rules, then what cannot be resolved, protected paths, settings rules.
-        hits = check_builtin(subject)
+        hits = check_builtin(subject) + [hit for inner in subject.inner for hit in check_builtin(inner)]
+        hits.sort(key=lambda hit: hit.action != "deny")
         for hit in hits:
             layers.append(LayerVerdict(layer="rules", verdict=hit.action, rule=hit.rule, reason=hit.reason))
         if hits and hits[0].action == "deny":
             return deny("rules", hits[0].rule, f"Denied by built-in rule {hits[0].rule}: {hits[0].reason}", "rule"), None, layers
         if hits:
             sticky = _Ask("rules", hits[0].rule, f"Built-in rule {hits[0].rule}: {hits[0].reason}", True)
-        if subject.command is not None:
-            problems = list(subject.command.unresolved)
-            if has_invisible(subject.command.source):
-                problems.append("the command holds invisible Unicode characters")
-            if problems:
-                reason = "Cannot be judged before it runs: " + "; ".join(problems)
-                layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:unresolved", reason=reason))
-                sticky = sticky or _Ask("rules", "builtin:unresolved", reason, True)
+        problems = _unresolved(subject)
+        if problems and sandboxed:
+            # Inside the sandbox the built-in rules hold by construction: modes and rules apply as configured.
+            layers.append(LayerVerdict(layer="rules", verdict="continue", rule="builtin:unresolved",
+                                       reason="Not judged before it runs (" + "; ".join(problems) + "); the sandbox "
+                                       "enforces the built-in rules"))
+        elif problems:
+            where = "it runs in the kernel, unsandboxed" if subject.access.code is not None else \
+                "no sandbox will run it"
+            reason = f"Cannot be judged before it runs and {where}: " + "; ".join(problems)
+            layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:unresolved", reason=reason))
+            sticky = sticky or _Ask("rules", "builtin:unresolved", reason, True)
         hidden = next((ref for ref in subject.paths if has_invisible(ref.raw)), None)
         if hidden is not None and subject.command is None:
             reason = f"{hidden.via} `{escape_unicode(hidden.raw)}` holds invisible Unicode characters"
@@ -186,7 +202,7 @@ class ApprovalPipeline:
                     layers.append(LayerVerdict(layer="rules", verdict="ask", rule="builtin:protected", reason=reason))
                     sticky = sticky or _Ask("rules", "builtin:protected", reason, True)
                     break
-        verdict = judge(subject, rules)
+        verdict = judge(subject, rules, trust_unresolved=sandboxed)
         if verdict is None:
             layers.append(LayerVerdict(layer="rules", verdict="continue"))
         else:
@@ -201,10 +217,13 @@ class ApprovalPipeline:
                                   reason=verdict.reason, by="rule", layers=layers), None, layers
 
         # Layer 2: read-only tools (MCP readOnlyHint is shown, never trusted).
-        if read_only:
-            layers.append(LayerVerdict(layer="readonly", verdict="skipped" if sticky else "allow"))
+        if read_only and egress is not None:
+            layers.append(LayerVerdict(layer="readonly", verdict="continue", reason=egress))
+        elif read_only:
+            layers.append(LayerVerdict(layer="readonly", verdict="skipped" if sticky else "allow", reason=reads_only or ""))
             if sticky is None:
-                return Evaluation(kind="allow", input=subject.input, layer="readonly", reason=f"{subject.tool} is read-only",
+                why = f"the command {reads_only}" if reads_only else f"{subject.tool} is read-only"
+                return Evaluation(kind="allow", input=subject.input, layer="readonly", reason=why,
                                   by="readonly", layers=layers), None, layers
         else:
             layers.append(LayerVerdict(layer="readonly", verdict="continue"))
@@ -226,6 +245,11 @@ class ApprovalPipeline:
                 layers.append(LayerVerdict(layer="mode", verdict="allow", reason="acceptEdits: an edit inside the project"))
                 return Evaluation(kind="allow", input=subject.input, layer="mode", reason="acceptEdits mode allows "
                                   "edits inside the project", by="mode", layers=layers), None, layers
+        if auto_allow and sandboxed and sticky is None and mode in ("default", "acceptEdits"):
+            reason = "runs in the sandbox, which holds it to the project and the allowed domains (sandbox.autoAllow)"
+            layers.append(LayerVerdict(layer="sandbox", verdict="allow", reason=reason))
+            return Evaluation(kind="allow", input=subject.input, layer="sandbox", reason=reason, by="sandbox",
+                              layers=layers), None, layers
         layers.append(LayerVerdict(layer="mode", verdict="continue", reason=f"{mode} mode"))
         return None, sticky, layers
 
@@ -242,13 +266,18 @@ class ApprovalPipeline:
         rules = self.session_rules + list(settings.rules)
         mode = ctx.mode
         subject = build_subject(call.tool, call.input, self.project)
-        final, sticky, layers = self._layers_1_3(subject, rules, mode)
-        if final is not None:
-            return self._sandbox_check(final, subject, ctx)
+        sandboxed = _runs_sandboxed(subject, ctx)
+        auto_allow = settings.merged.sandbox.autoAllow
+        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains, sandboxed, auto_allow)
+        if final is not None and final.kind == "deny":
+            return final
 
-        # Layer 4: PreToolUse hooks.
+        # Layer 4: PreToolUse hooks, for every call that is not already denied, in every mode: a hook's
+        # deny or ask holds even over an allow rule or bypass mode.
         python_hooks = hooks_module.pre_tool_use_hooks() if self._python_hooks is None else self._python_hooks
         shell_hooks = settings.merged.hooks.PreToolUse
+        if final is not None and not python_hooks and not shell_hooks:
+            return self._sandbox_check(final, subject, ctx)
         payload = {"session_id": ctx.session_id, "cwd": str(self.project), "permission_mode": mode,
                    "tool_name": subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
         result = await hooks_module.run_pre_tool_use(payload, tool=subject.tool, python_hooks=python_hooks,
@@ -261,7 +290,8 @@ class ApprovalPipeline:
         if result.modified_input is not None and result.modified_input != call.input:
             # The modified input is what will run: judge it afresh (the original no longer matters).
             subject = build_subject(call.tool, result.modified_input, self.project)
-            rerun, sticky, again = self._layers_1_3(subject, rules, mode)
+            rerun, sticky, again = self._layers_1_3(subject, rules, mode, settings.allowed_domains,
+                                                    _runs_sandboxed(subject, ctx), auto_allow)
             layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
                                        reason=v.reason) for v in again)
             if rerun is not None and rerun.kind == "deny":
@@ -280,10 +310,24 @@ class ApprovalPipeline:
             return self._sandbox_check(final, subject, ctx)
         if result.decision == "ask" and sticky is None:
             sticky = _Ask("hooks", hook_label, result.reason or f"{hook_label} asks", result.reason.endswith("(hooks fail closed)"))
+        elif final is not None and rerun is None and result.modified_input in (None, call.input):
+            final.layers = layers
+            return self._sandbox_check(final, subject, ctx)  # layers 1-3 allowed it and no hook objected
         if sticky is None:
-            sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
+            untrusted = _untrusted_allow(subject, settings)
+            if untrusted is not None:
+                reason = (f"The allow rule `{untrusted.text}` in {settings.source_path(untrusted.source)} is ignored "
+                          "until you trust this project (%agent trust)")
+                layers.append(LayerVerdict(layer="trust", verdict="ask", rule=untrusted.text, reason=reason))
+                sticky = _Ask("trust", untrusted.text, reason, False)
+            elif (egress := _unlisted_egress(subject, settings.allowed_domains)) is not None:
+                sticky = _Ask("egress", None, egress, False)
+            else:
+                sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
         asked = Evaluation(kind="ask", input=subject.input, layer=sticky.layer, rule=sticky.rule, reason=sticky.reason,
-                           by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact)
+                           by=sticky.layer, layers=layers, forced=sticky.forced, exact_rules=exact,
+                           allow_choices=[] if sticky.forced else allow_candidates(subject),
+                           deny_choices=deny_candidates(subject))
         return self._sandbox_check(asked, subject, ctx)
 
     def _sandbox_check(self, evaluation: Evaluation, subject: Subject, ctx: "ToolContext") -> Evaluation:
@@ -307,7 +351,7 @@ class ApprovalPipeline:
         evaluation.layers.append(LayerVerdict(layer="sandbox", verdict="ask", reason=reason))
         return Evaluation(kind="ask", input=evaluation.input, layer="sandbox", rule=evaluation.rule,
                           reason=reason, by="sandbox", layers=evaluation.layers,
-                          forced=True, exact_rules=exact_rules(subject))
+                          forced=True, exact_rules=exact_rules(subject), deny_choices=deny_candidates(subject))
 
     # -- layers 5 and 6 ------------------------------------------------------------------------
 
@@ -363,13 +407,14 @@ class ApprovalPipeline:
                                   input=escape_value(evaluation.input), preview=preview, layer=evaluation.layer,
                                   rule=evaluation.rule, reason=escape_unicode(evaluation.reason), sandboxed=sandboxed,
                                   annotations=call.definition.annotations, key=escape_value(key),
-                                  exact_rules=evaluation.exact_rules, forced=evaluation.forced)
+                                  allow_choices=evaluation.allow_choices, deny_choices=evaluation.deny_choices,
+                                  forced=evaluation.forced)
         ctx.emit(ApprovalRequested(**request.model_dump()))
         try:
             if ctx.approval_timeout is not None:
-                answer: Answer = await asyncio.wait_for(ask(request), ctx.approval_timeout)
+                reply = await asyncio.wait_for(ask(request), ctx.approval_timeout)
             else:
-                answer = await ask(request)
+                reply = await ask(request)
         except asyncio.TimeoutError:
             ctx.emit(answered("timeout", "timeout"))
             # The front may time the wait itself (no frontend, no stdin), with no approval_timeout set.
@@ -384,18 +429,26 @@ class ApprovalPipeline:
             raise
         except Exception as error:  # the front failed to ask: nobody approved
             return decided("deny", "error", f"Denied: the approval prompt failed ({type(error).__name__}: {error}).")
+        answer, picked = (reply.answer, reply.rules) if isinstance(reply, Reply) else (reply, None)
         if answer not in ("allow", "deny", "always", "never"):
             return decided("deny", "error", f"Denied: the approval prompt answered {answer!r}, which is not a known answer.")
+        offered = evaluation.allow_choices if answer == "always" else evaluation.deny_choices
+        if picked is not None and picked not in offered:
+            return decided("deny", "error", f"Denied: the approval prompt picked rules {picked!r}, which were not offered.")
+        to_save = picked or (offered[0] if offered else evaluation.exact_rules)
         ctx.emit(answered(answer, "user"))
         note = ""
-        if answer in ("always", "never") and evaluation.exact_rules:
+        if answer in ("always", "never") and to_save:
             action: Literal["allow", "deny"] = "allow" if answer == "always" else "deny"
             if action == "allow" and evaluation.forced:
                 note = f" (allowed once: {evaluation.rule} cannot be overridden by a saved rule)"
             else:
                 try:
-                    persist_rules(self.project, action, evaluation.exact_rules)
-                    note = f" (saved {', '.join(evaluation.exact_rules)} to .codingcode/settings.local.json)"
+                    persist_rules(self.project, action, to_save)
+                    if action == "allow":
+                        # The person wrote these rules by clicking: they need no further trust.
+                        self.settings.trust_rules("local", to_save)
+                    note = f" (saved {', '.join(to_save)} to .codingcode/settings.local.json)"
                 except (OSError, SettingsError) as error:
                     note = f" (could not save the rule: {error})"
         if answer in ("allow", "always"):
@@ -442,3 +495,48 @@ class ApprovalPipeline:
 
 def _sandbox_of(ctx: "ToolContext") -> "CommandSandbox | None":
     return ctx.deps.sandbox() if ctx.deps is not None else None
+
+
+def _untrusted_allow(subject: Subject, settings: EffectiveSettings) -> Rule | None:
+    """An allow rule of the project's that would allow this call but is ignored until trusted."""
+    ignored = []
+    for item in settings.ignored:
+        if item.kind == "allow":
+            try:
+                ignored.append(parse_rule(item.detail["rule"], "allow", item.source))
+            except RuleError:
+                continue
+    verdict = judge(subject, ignored) if ignored else None
+    return verdict.rule if verdict is not None and verdict.action == "allow" else None
+
+
+def _unlisted_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
+    """Why a call that sends a request is asked: its host is not on the allowed domains (None: it is)."""
+    if subject.access.url is None:
+        return None
+    host = url_host(subject.main or "")
+    if host is not None and domain_allowed(host, domains):
+        return None
+    return (f"{subject.tool} would send a request to {host or 'an unknown host'}, which is not an allowed domain "
+            "(what the URL carries leaves the machine)")
+
+
+def _unresolved(subject: Subject) -> list[str]:
+    """What about the call cannot be known before it runs: run-time values, arbitrary code, hidden characters."""
+    problems: list[str] = []
+    for command in [subject.command, *(inner.command for inner in subject.inner)]:
+        if command is not None:
+            problems.extend(command.unresolved)
+            if has_invisible(command.source):
+                problems.append("the command holds invisible Unicode characters")
+    if subject.code is not None:
+        problems.extend(subject.code.unresolved)
+    return list(dict.fromkeys(problems))
+
+
+def _runs_sandboxed(subject: Subject, ctx: "ToolContext") -> bool:
+    """The call is a command that will run inside an active sandbox (code tools never do)."""
+    if subject.access.command is None:
+        return False
+    sandbox = _sandbox_of(ctx)
+    return bool(sandbox is not None and sandbox.enabled and sandbox.active)

@@ -12,6 +12,8 @@
 * For other tools it matches the main argument (fetch_url's url, web_search's query,
   dispatch_agent's agent) or, for MCP and custom tools, the arguments as compact JSON
   with sorted keys.
+* ``domain:HOST`` (``fetch_url(domain:docs.python.org)``, ``*.example.com`` for subdomains)
+  matches a tool that declares a URL argument by the URL's host.
 * ``\\`` escapes a wildcard: "Always allow" writes exact rules this way.
 
 Higher priority first; at equal priority deny beats ask beats allow.
@@ -27,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Literal
 
+from ..domains import domain_allowed, url_host, validate_domain_patterns
 from .paths import relative_to_project
 from .subject import Subject
 
@@ -85,6 +88,10 @@ def parse_rule(text: str, action: Action = "allow", source: str = "session", pri
     elif stripped.endswith(")"):
         raise RuleError(f"rule {text!r} closes ')' without opening '('")
     name = name.strip()
+    if pattern is not None and pattern.startswith("domain:"):
+        problems = validate_domain_patterns([pattern[len("domain:"):]])
+        if problems:
+            raise RuleError(f"rule {text!r}: domain {problems[0]}")
     if not _TOOL_NAME.fullmatch(name):
         raise RuleError(f"rule {text!r}: {name!r} is not a tool name or glob (letters, digits, _ - . : and * ?)")
     return Rule(tool=name, pattern=pattern, action=action, source=source,
@@ -178,6 +185,9 @@ def _matches_call(rule: Rule, subject: Subject) -> bool:
     """Does a non-command rule match this call?"""
     if rule.pattern is None:
         return True
+    if rule.pattern.startswith("domain:"):
+        host = url_host(subject.main or "") if subject.access.url is not None else None
+        return host is not None and domain_allowed(host, [rule.pattern[len("domain:"):]])
     if subject.rules_match_paths:
         return _path_matches(rule, subject)
     if subject.main is not None:
@@ -209,8 +219,12 @@ def _writes_outside(subject: Subject, command) -> bool:
     return False
 
 
-def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
-    """The deciding rule for ``subject``, or None when no rule applies."""
+def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = False) -> RuleVerdict | None:
+    """The deciding rule for ``subject``, or None when no rule applies.
+
+    An allow rule covers a command with parts known only at run time only when
+    ``trust_unresolved`` (it will run in the sandbox, which holds the built-in rules).
+    """
     candidates: list[tuple[int, int, Rule, str]] = []
     applicable = [rule for rule in rules if _tool_matches(rule, subject)]
     if subject.is_command:
@@ -238,7 +252,7 @@ def judge(subject: Subject, rules: Iterable[Rule]) -> RuleVerdict | None:
             elif matched:
                 text = commands[matched[0]].text if commands else subject.command.source
                 candidates.append((rule.priority, _SEVERITY[rule.action], rule, text))
-        if commands and all(c is not None for c in coverage) and not subject.command.unresolved:
+        if commands and all(c is not None for c in coverage) and (trust_unresolved or not subject.command.unresolved):
             weakest = min(range(len(commands)), key=lambda i: coverage[i])
             candidates.append((coverage[weakest], 0, allow_rules[weakest], subject.command.source))
     else:
@@ -264,6 +278,10 @@ def exact_rules(subject: Subject) -> list[str]:
             if text and text not in texts:
                 texts.append(text)
         return [f"{tool}({escape_pattern(text)})" for text in texts]
+    if subject.access.url is not None:
+        # A fetch is remembered by where it goes, not by its exact query.
+        host = url_host(subject.main or "")
+        return [f"{tool}(domain:{host})"] if host else []
     if subject.rules_match_paths:
         resolved = [str(ref.resolved) for ref in subject.paths if ref.resolved is not None][:1]
         return [f"{tool}({escape_pattern(path)})" for path in resolved]

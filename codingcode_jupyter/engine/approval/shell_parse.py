@@ -18,19 +18,46 @@ from dataclasses import dataclass, field
 
 import bashlex
 
-__all__ = ["SimpleCommand", "Redirect", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
+from .python_code import CodeCall, analyse_python
+from . import programs
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "yash"})
+__all__ = ["SimpleCommand", "Reach", "Redirect", "EMBEDDED_PATH", "PRINTERS", "SPECULATIVE_NAMES", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "yash", "elvish",
+                    "oksh", "loksh", "posh", "pwsh", "powershell"})
 INTERPRETERS = frozenset(
     {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
-     "deno", "bun", "osascript", "tclsh", "wish", "expect", "Rscript", "julia", "pwsh", "irb"}
+     "deno", "bun", "osascript", "tclsh", "wish", "expect", "Rscript", "julia", "irb", "jrunscript", "jjs", "octave",
+     "octave-cli", "php-cgi", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12", "python3.13",
+     "python3.14", "ipython", "ipython3"}
 )
 DOWNLOADERS = frozenset(
     {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat", "netcat", "socat",
      "lwp-request", "lwp-download", "GET", "tftp", "ftp"}
 )
 # Options after which the interpreter runs code given inline, not a file or stdin.
-_INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-p", "-r", "-m", "--eval", "--print", "--command"})
+_INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-p", "-r", "-m", "--eval", "--print", "--command", "-Command",
+                                  "-command", "-x"})
+_PYTHONS = re.compile(r"(python|pypy)[\d.]*|ipython3?")
+# Programs whose arguments are text, never a command they run or a file they open.
+PRINTERS = frozenset({"echo", "printf", ":", "true", "false", "test", "[", "exit", "return", "shift", "sleep", "seq",
+                      "expr", "let", "read", "wait", "local", "unset", "set", "shopt", "type", "which", "whereis",
+                      "hash", "help", "getopts", "umask", "jobs", "logger", "basename", "dirname", "date", "printenv",
+                      "tput", "stty", "clear", "yes", "id", "whoami", "uname", "hostname", "nproc", "getconf"})
+# Programs given as arguments whose run a built-in rule judges: a program that may run
+# its arguments (`aa-exec sudo id`) is judged as if it did, and asked rather than denied.
+SPECULATIVE_NAMES = frozenset({"sudo", "doas", "pkexec", "su", "sudoedit", "run0", "sudo-rs", "please", "runuser", "sg",
+                               "shutdown", "reboot", "poweroff", "halt", "killall5", "telinit", "kill", "pkill",
+                               "killall", "chmod", "setcap", "rm", "mkfs", "dd", "systemctl", "loginctl"})
+# Programs that never run their arguments (package managers name packages, pagers show text).
+_NEVER_RUN_ARGS = PRINTERS | frozenset({"apt", "apt-get", "apt-cache", "dnf", "yum", "pacman", "brew", "pip", "pip3",
+                                        "npm", "yarn", "pnpm", "cargo", "conda", "mamba", "snap", "apk",
+                                        "zypper", "dpkg", "rpm", "man", "info", "whatis", "apropos", "grep", "egrep",
+                                        "fgrep", "rg", "ag", "cat", "head", "tail", "wc", "ls", "git", "touch", "mkdir",
+                                        "cp", "mv", "ln", "diff", "file", "stat", "sort", "uniq", "cut", "tr", "export",
+                                        "declare", "typeset", "readonly", "alias", "cd", "pushd", "popd", "tee", "jq",
+                                        "less", "more", "find", "xargs", "test", "sed", "awk", "command"})
+_MKTEMP = re.compile(r"\$\(\s*mktemp(\s+(-[dqut]+|-p\s+\S+|--tmpdir(=\S+)?|--suffix=\S+|[A-Za-z0-9_./-]*X{3,}[A-Za-z0-9_.-]*))*\s*\)")
 _MAX_DEPTH = 6
 _KNOWN_VARS = ("HOME", "PWD")
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -40,6 +67,7 @@ _PARAM_HEAD = re.compile(r"[#!]?(?:[A-Za-z_]\w*|\d+|[@*#?$!-])(?:\[[^\]]*\])?(?:
 _COMMAND_VARS = frozenset({"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
                            "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "LESSOPEN", "LESSCLOSE",
                            "PROMPT_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"})
+_COMMAND_VAR_NAME = re.compile(r"[A-Z0-9_]*(PAGER|EDITOR|_COMMAND|_CMD|ASKPASS|BROWSER)")
 # Variables that make a program load code from a file of the caller's choosing.
 _LOADER_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "PYTHONSTARTUP",
                           "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL",
@@ -53,6 +81,17 @@ class Redirect:
     op: str
     target: str
     dynamic: bool = False
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A path a command reaches that is not one of its arguments."""
+
+    path: str
+    access: str
+    via: str
+    speculative: bool = False
+    tree: bool = False
 
 
 @dataclass
@@ -83,6 +122,19 @@ class SimpleCommand:
     text: str = ""
     # Paths named inside inline interpreter code (`python -c "open('/etc/shadow')"`).
     inline_paths: list[str] = field(default_factory=list)
+    # Paths the command reaches beyond its arguments: wrapper options (`strace -o F`),
+    # program knowledge (`sort -o F`, sed `w F`), inline code with its access.
+    reached: list["Reach"] = field(default_factory=list)
+    # The command is one a program may run (`aa-exec sudo`, a script written to a file):
+    # what it would do is judged, but a denial becomes a question.
+    speculative: bool = False
+    # Calls in inline code the rules judge on their own (setuid bits, kill of pid 1...).
+    code_calls: list[CodeCall] = field(default_factory=list)
+    # Files this command fills with what it downloads; True when it runs what it downloads.
+    downloads: list[str] = field(default_factory=list)
+    runs_download: bool = False
+    # The words of the command come partly from stdin (xargs); the commands upstream name them.
+    stdin_names: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -115,6 +167,8 @@ class ParsedCommand:
     unresolved: list[str] = field(default_factory=list)
     # Network connections bash opens itself (`/dev/tcp/host/port` redirects).
     network: list[str] = field(default_factory=list)
+    # Symbolic links the line makes (`ln -s /etc e`): (absolute link, absolute target).
+    symlinks: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse_command(source: str, *, cwd: str | None = None, home: str | None = None) -> ParsedCommand:
@@ -122,7 +176,8 @@ def parse_command(source: str, *, cwd: str | None = None, home: str | None = Non
     home = home or os.path.expanduser("~")
     walker = _Walker(home=home)
     walker.parse(source, cwd=cwd, via="", depth=0)
-    return ParsedCommand(source=source, commands=walker.commands, unresolved=walker.unresolved, network=walker.network)
+    return ParsedCommand(source=source, commands=walker.commands, unresolved=walker.unresolved, network=walker.network,
+                         symlinks=walker.symlinks)
 
 
 # bashlex does not implement the `time` keyword; blank it out (same length keeps positions)
@@ -272,7 +327,34 @@ _WRAPPERS: dict[str, tuple[str, frozenset[str], int]] = {
     "busybox": ("", frozenset(), 0),
     "watch": ("nq", frozenset({"--interval", "--equexit", "--differences"}), 0),
     "ssh": ("BbcDEeFIiJLlmOoPpQRSWw", frozenset(), 1),
+    "systemd-run": ("pEuMH", frozenset({"--unit", "--property", "--setenv", "--slice", "--uid", "--gid", "--nice",
+                                       "--working-directory", "--description", "--machine", "--host"}), 0),
+    "chrt": ("", frozenset(), 1),
+    "choom": ("np", frozenset({"--adjust", "--pid"}), 0),
+    "aa-exec": ("pn", frozenset({"--profile", "--namespace"}), 0),
+    "cpulimit": ("lpe", frozenset({"--limit", "--pid", "--exe"}), 0),
+    "firejail": ("", frozenset(), 0),
+    "proxychains": ("f", frozenset(), 0),
+    "proxychains4": ("f", frozenset(), 0),
+    "torsocks": ("uapP", frozenset(), 0),
+    "catchsegv": ("", frozenset(), 0),
+    "spawn": ("", frozenset(), 0),
 }
+# Package and environment tools that run the command after a subcommand ("" : right after their name).
+_SUBCOMMAND_WRAPPERS = {"uv": "run", "poetry": "run", "pipenv": "run", "pdm": "run", "hatch": "run", "rye": "run",
+                        "conda": "run", "mamba": "run", "micromamba": "run", "npm": "exec", "pnpm": "exec", "yarn": "exec",
+                        "bundle": "exec", "bundler": "exec", "cabal": "exec", "stack": "exec", "npx": "", "pnpx": "",
+                        "bunx": "", "pipx": "run", "uvx": ""}
+# Wrapper options naming a file, and how the wrapper uses it.
+_WRAPPER_PATH_OPTIONS: dict[tuple[str, str], str] = {
+    ("strace", "-o"): "write", ("strace", "--output"): "write", ("ltrace", "-o"): "write",
+    ("ltrace", "--output"): "write", ("time", "-o"): "write", ("time", "--output"): "write",
+    ("xargs", "-a"): "read", ("xargs", "--arg-file"): "read", ("flock", ""): "unknown", ("chroot", ""): "tree",
+    ("ltrace", "-F"): "read", ("strace", "-P"): "list",
+}
+# Wrapper options that set the working directory of the command they run.
+_WRAPPER_CWD_OPTIONS = frozenset({("env", "-C"), ("env", "--chdir"), ("unshare", "-w"), ("unshare", "--wd"),
+                                  ("nsenter", "-w"), ("nsenter", "--wd"), ("systemd-run", "--working-directory")})
 # Wrappers that join the rest of their words into one string a shell runs.
 _JOINING_WRAPPERS = frozenset({"watch", "ssh"})
 _INTERPRETER_FAMILY = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk", "tclsh", "wish", "expect", "jimsh",
@@ -283,6 +365,13 @@ _SHELL_OUT = re.compile(
     r"shell_exec|passthru|proc_open|qx|eval|compile|__import__|importlib|getattr|ctypes|pty|os\.fork|fork|"
     r"Function|getline|Deno\.Command|Runtime)\b|`|\|\s*\"|\|&")
 _CODE_LITERAL = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`")
+# Inline code in other languages: calls that reach files, strings built at run time, risky calls.
+_CODE_IO = re.compile(r"\b(open|fopen|sysopen|readFile\w*|writeFile\w*|createReadStream|file_get_contents|file_put_contents|"
+                      r"readfile|fread|File\.\w+|IO\.\w+|fs\.\w+|unlink\w*|rm\w*|rmtree|rmdir\w*|remove|delete|"
+                      r"copy\w*|rename\w*|slurp|spit|Path|homedir)\b")
+_CODE_BUILT = re.compile(r"[\"'`]\s*[.+]\s*[\"'`$\w(]|[\w)\]]\s*[.+]\s*[\"'`]|\$\{|#\{|\bhomedir\b|\$ENV|%ENV|process\.env|"
+                         r"\bENV\[|getenv|\bglob\b|<\$|\$_|\bsprintf\b|\bjoin\b")
+_CODE_RISKY = re.compile(r"\b(kill|setuid|seteuid|setgid|POSIX::set\w*|Process::Sys|chmod\w*|fchmod|lchmod)\b")
 _DELETE_WORDS = re.compile(r"\b(rmtree|remove|unlink|rmdir|rm_rf|rm_r|rmSync|rimraf|delete)\b")
 # git settings whose value is a command git runs.
 _GIT_COMMAND_KEYS = re.compile(
@@ -296,6 +385,38 @@ _GIT_CODE_PATH_KEYS = re.compile(r"(core\.hookspath|include\.path|includeif\..+\
 _GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list",
                                "--show-origin", "--show-scope", "--name-only", "--get-color", "--get-colorbool"})
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+_SPECULATIVE_WORD = re.compile(r"(?<![\w.-])(?:/[\w.-]+)*/?(?:" + "|".join(sorted(SPECULATIVE_NAMES, key=len, reverse=True))
+                               + r")(?![\w.-])")
+# Absolute or home paths inside a longer word or text (`Include /etc/shadow`, `{/etc/shadow}`).
+EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s=:@,'\"(){}<>|;`\[\\]))(~?/[\w.@%+-]+(?:/[\w.@%+*?-]*)*)")
+
+
+def _from_match(text: str, match: re.Match) -> str:
+    """The command a program name found inside text starts: `exec=sudo,-s` -> `sudo -s`, `system("sudo")` -> `sudo`."""
+    rest = text[match.end():].split("\n", 1)[0]
+    rest = re.sub(r"^[,;:=)'\"`}\]]+", " ", rest)
+    rest = re.split(r"['\"`]\s*[,)}\]]", rest, maxsplit=1)[0]
+    return match.group(0) + " " + rest.replace(",", " ")
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_code_runner(name: str) -> bool:
+    return name in INTERPRETERS or bool(_PYTHONS.fullmatch(name)) or name in _INTERPRETER_FAMILY or name == "sed"
+
+
+def _named_paths(command: SimpleCommand) -> list[str]:
+    """What an upstream command prints as file names for xargs: its path-like words, find's roots."""
+    if command.name == "find":
+        roots = []
+        for word in command.argv[1:]:
+            if word.startswith("-") or word in ("(", "!", ")"):
+                break
+            roots.append(word)
+        return roots or ["."]
+    return [w for w in command.argv[1:] if not w.startswith("-")]
 
 
 class _Walker:
@@ -307,11 +428,17 @@ class _Walker:
         self.cwd: str | None = None
         # Variables assigned earlier on the same line (`F=/etc/shadow; cat $F`); None: unknown value.
         self.vars: dict[str, str | None] = {}
+        self.symlinks: list[tuple[str, str]] = []
+        self._temp_count = 0
+        # Above zero while judging what a program may run (arguments, scripts written to files).
+        self.speculating = 0
+        # Files written on this line with known content (`echo '...' > f`): the content may be run later.
+        self.written: dict[str, str] = {}
 
     # -- entry points ---------------------------------------------------------------
 
-    def parse(self, source: str, *, cwd: str | None, via: str, depth: int) -> list[SimpleCommand]:
-        """Walk ``source``; returns the commands it added."""
+    def parse(self, source: str, *, cwd: str | None, via: str, depth: int, fallback: bool = False) -> list[SimpleCommand]:
+        """Walk ``source``; returns the commands it added (``fallback``: a piece of a line bashlex could not read)."""
         start = len(self.commands)
         if depth > _MAX_DEPTH:
             self.unresolved.append(f"commands nested more than {_MAX_DEPTH} levels deep")
@@ -325,8 +452,16 @@ class _Walker:
         except Exception as error:  # bashlex raises several types for syntax it cannot read
             snippet = source if len(source) <= 80 else source[:77] + "..."
             self.unresolved.append(f"the shell syntax of `{snippet}` could not be parsed ({type(error).__name__}: {error})")
-            self.cwd = saved
-            return []
+            if not fallback:
+                # What can still be read is judged: a denied command beside broken syntax stays denied.
+                for segment in split_segments(source, pipes=False):
+                    self.parse(segment, cwd=self.cwd, via=via, depth=depth + 1, fallback=True) if segment != source \
+                        else self._tokens(segment, via=via, depth=depth)
+            else:
+                self._tokens(source, via=via, depth=depth)
+            added = self.commands[start:]
+            self.cwd = saved if depth else self.cwd
+            return added
         for tree in trees:
             self._visit(tree, source, via=via, depth=depth, piped=False, upstream=[])
         added = self.commands[start:]
@@ -351,8 +486,15 @@ class _Walker:
             saved = self.cwd
             for part in node.list:
                 self._visit(part, source, via=via, depth=depth, piped=piped, upstream=upstream)
-            for redirect in getattr(node, "redirects", []) or []:
-                self._redirect(redirect, source, via=via, depth=depth)
+            redirects, found = [], []
+            for redirect_node in getattr(node, "redirects", []) or []:
+                redirect, more = self._redirect(redirect_node, source, via=via, depth=depth)
+                found.extend(more)
+                if redirect is not None:
+                    redirects.append(redirect)
+            if redirects:
+                # The group's redirects apply to everything in it: judged as a bare command.
+                self._bare(redirects, source[node.pos[0]:node.pos[1]], via=via)
             if subshell:
                 self.cwd = saved
         elif kind in ("list", "if", "for", "while", "until", "function"):
@@ -460,7 +602,13 @@ class _Walker:
                 name, _, value = part.word.partition("=")
                 raw = source[part.pos[0]:part.pos[1]] if part.pos[1] <= len(source) else ""
                 static = not dyn and "$" not in raw and "`" not in raw
-                static_assignments[name.rstrip("+")] = (_dequote(raw.partition("=")[2]) if static else None)
+                value_raw = raw.partition("=")[2]
+                if _MKTEMP.fullmatch(value_raw.strip('"')):
+                    # A fresh file or directory under /tmp: nothing a rule guards.
+                    self._temp_count += 1
+                    static_assignments[name.rstrip("+")] = f"/tmp/tmp.mktemp{self._temp_count}"
+                else:
+                    static_assignments[name.rstrip("+")] = (_dequote(value_raw) if static else None)
             elif part.kind == "word":
                 value, dyn, found = self._word(part, source, via=via, depth=depth)
                 substituted.extend(found)
@@ -478,17 +626,65 @@ class _Walker:
         for assignment in assignments:
             name, _, value = assignment.partition("=")
             self._assignment_value(name.rstrip("+"), static_assignments.get(name.rstrip("+")), via=via, depth=depth)
+        self._git_config_env(static_assignments, via=via, depth=depth)
         if not words:
             self.vars.update(static_assignments)
+            if redirects:
+                self._bare(redirects, text, via=via)
+            for assignment in assignments:
+                value = static_assignments.get(assignment.partition("=")[0].rstrip("+"))
+                if value:
+                    # A path kept in a variable is reached by whatever later uses it.
+                    self._bare([], text, via=via, reached=[Reach(value, "unknown", "variable assignment", speculative=True)])
             return
         self._emit(
             words, raws, dynamic, assignments=assignments, redirects=redirects, substituted=substituted,
             via=via, depth=depth, piped=piped, upstream=upstream, text=text,
         )
 
+    def _bare(self, redirects: list[Redirect], text: str, *, via: str, reached: list[Reach] | None = None) -> None:
+        """A command made only of redirections (`> f`, `exec 3< f`, `$(< f)`, `{ ...; } > f`): no program, its redirects stay."""
+        self.commands.append(SimpleCommand(argv=[], redirects=redirects, cwd=self.cwd, via=via, text=text,
+                                           container=True, reached=list(reached or []),
+                                           speculative=self.speculating > 0))
+
+    def _git_config_env(self, values: dict[str, str | None], *, via: str, depth: int) -> None:
+        """GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: git settings given in the environment."""
+        if "GIT_CONFIG_COUNT" not in values:
+            return
+        for name, key in values.items():
+            match = re.fullmatch(r"GIT_CONFIG_KEY_(\d+)", name)
+            if not match:
+                continue
+            value = values.get(f"GIT_CONFIG_VALUE_{match.group(1)}")
+            if key is None or value is None:
+                self.unresolved.append("git settings in GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n are only known when it runs")
+            elif _GIT_COMMAND_KEYS.match(key):
+                script = value[1:] if key.lower().startswith("alias.") and value.startswith("!") else value
+                self.parse(script, cwd=self.cwd, via=f"{via} git {key}".strip(), depth=depth + 1)
+            elif _GIT_CODE_PATH_KEYS.match(key):
+                self.unresolved.append(f"the git setting `{key}` makes git run or load files from elsewhere")
+
+    def _tokens(self, source: str, *, via: str, depth: int) -> None:
+        """A piece bashlex cannot read, split into words as well as can be; the words are judged as a command."""
+        pieces = split_segments(source, pipes=True)
+        upstream: list[SimpleCommand] = []
+        for index, piece in enumerate(pieces):
+            words = _tolerant_words(piece)
+            while words and words[0] in _RESERVED:
+                words = words[1:]
+            if not words:
+                continue
+            dynamic = [("$" in w or "`" in w) for w in words]
+            start = len(self.commands)
+            self._emit(words, list(words), dynamic, assignments=[], redirects=[], substituted=[],
+                       via=f"{via} (unparsed)".strip(), depth=depth, piped=index > 0 and "|" in source,
+                       upstream=list(upstream), text=piece)
+            upstream.extend(self.commands[start:])
+
     def _assignment_value(self, name: str, value: str | None, *, via: str, depth: int) -> None:
         """Variables whose value some program later runs as a command (PAGER, GIT_SSH_COMMAND...)."""
-        if name in _COMMAND_VARS:
+        if name in _COMMAND_VARS or _COMMAND_VAR_NAME.fullmatch(name):
             if value is None:
                 self.unresolved.append(f"`{name}` is set to a command that is only known when it runs")
             else:
@@ -502,35 +698,66 @@ class _Walker:
               text, wrappers=None, dynamic_tail=False) -> None:
         full = list(words)
         wrappers = list(wrappers or [])
+        self._peeled_reach: list[Reach] = []
+        self._peeled_cwd: str | None | bool = False
+        self._xargs_replace: str | None = None
+        self._peeled_commands: list[tuple[str, str]] = []
         words, raws, dynamic, assignments, wrappers, dynamic_tail, extra_names = self._peel(
             words, raws, dynamic, assignments, wrappers, dynamic_tail
         )
         if words is None:
             return
+        peeled_cwd, peeled_reach, peeled_commands = self._peeled_cwd, list(self._peeled_reach), self._peeled_commands
+        cwd = self.cwd if peeled_cwd is False else peeled_cwd
+        for text_run, why in peeled_commands:
+            self.parse(text_run, cwd=cwd, via=f"{via} ({why})".strip(), depth=depth + 1)
         joining = [w for w in wrappers if w in _JOINING_WRAPPERS]
         if joining and words:
             # `watch 'sudo id'`, `ssh host sudo id`: the words are joined and run by a shell.
-            self.parse(" ".join(words), cwd=self.cwd, via=f"{via} {joining[-1]}".strip(), depth=depth + 1)
-            return
+            self.parse(" ".join(words), cwd=cwd, via=f"{via} {joining[-1]}".strip(), depth=depth + 1)
+            words = []
         names = {words[0], raws[0]} | extra_names if words else set()
+        if words and "!" in words[0][:-1]:
+            names.add(words[0].rsplit("!", 1)[1])  # `!sudo`, `:!sudo` typed where a program reads shell escapes
+        if words and " " in words[0].strip():
+            names.add(words[0].split()[0])  # `"$COMMAND"` holding `sudo id`: bash would look for that whole name
         command = SimpleCommand(
-            argv=words, names=names, assignments=assignments, wrappers=wrappers, full_argv=full, cwd=self.cwd,
+            argv=words, names=names, assignments=assignments, wrappers=wrappers, full_argv=full, cwd=cwd,
             dynamic=dynamic, dynamic_tail=dynamic_tail, redirects=redirects, piped_stdin=piped,
-            upstream=upstream, substituted=substituted, via=via, text=text,
+            upstream=upstream, substituted=substituted, via=via, text=text, reached=peeled_reach,
+            speculative=self.speculating > 0,
+            # What a program may run is covered by the rule for that program: never an exact rule of its own.
+            container=self.speculating > 0,
         )
         if not words:
+            if redirects or command.reached:
+                command.container = True
+                command.argv = []
+                self.commands.append(command)
             return
         self.commands.append(command)
-        name = command.name
+        saved_cwd, self.cwd = self.cwd, cwd
+        try:
+            self._dispatch(command, raws, via=via, depth=depth, piped=piped, upstream=upstream)
+        finally:
+            if peeled_cwd is not False:
+                self.cwd = saved_cwd
+        self._after(command, via=via, depth=depth)
+
+    def _dispatch(self, command: SimpleCommand, raws: list[str], *, via: str, depth: int, piped: bool, upstream) -> None:
+        """What the program itself is known to do with its words."""
+        words, dynamic, name = command.argv, command.dynamic, command.name
         if dynamic[0]:
             self.unresolved.append(f"the command name `{raws[0]}` is only known when it runs")
         elif _GLOB_CHARS.search(words[0]):
             self.unresolved.append(f"the command name `{words[0]}` is a glob pattern")
         if any(not ch.isprintable() for ch in words[0]):
             self.unresolved.append(f"the command name {words[0]!r} holds invisible characters")
-        if name == "cd":
+        if name in ("cd", "pushd"):
             self._cd(words, dynamic)
-        elif name in SHELLS or name == "eval" or name in INTERPRETERS or name in (".", "source"):
+        elif name == "popd":
+            self.cwd = None
+        elif name in SHELLS or name == "eval" or name in INTERPRETERS or name in (".", "source") or _PYTHONS.fullmatch(name):
             self._code_runner(command, raws, via=via, depth=depth)
         elif name in _INTERPRETER_FAMILY or name == "sed":
             self._inline_code(command, _program_of(command), via=via, depth=depth)
@@ -566,10 +793,178 @@ class _Walker:
                 if value is not None:
                     self.parse(value, cwd=self.cwd, via=f"{via} script -c".strip(), depth=depth + 1)
 
+    def _after(self, command: SimpleCommand, *, via: str, depth: int) -> None:
+        """Facts about a command that do not depend on which program it is: links it makes, words
+        known only at run time, commands its options run, programs it may run, scripts it writes."""
+        name, words, dynamic = command.name, command.argv, command.dynamic
+        if name == "ln":
+            self._symlink(command)
+        if any(dynamic[1:]) and name not in PRINTERS and name not in ("cd", "pushd", "export", "declare", "typeset",
+                                                                       "local", "readonly", "eval", "trap"):
+            first = next(w for w, d in zip(words[1:], dynamic[1:]) if d)
+            self.unresolved.append(f"`{name}` is given `{_clip(first)}`, which is only known when it runs")
+        if not any(dynamic) or name in ("tar", "rsync", "ssh", "scp", "git", "make"):
+            found = programs.effects(name, words, command.cwd)
+            if name == "sed":
+                script = _program_of(command)
+                if script is not None:
+                    more = programs.sed_effects(script)
+                    found.paths.extend(more.paths)
+                    found.commands.extend(more.commands)
+                    found.unresolved.extend(more.unresolved)
+            self._apply(command, found, via=via, depth=depth)
+        if name not in _NEVER_RUN_ARGS and name not in SHELLS and name not in INTERPRETERS and depth < _MAX_DEPTH:
+            self._speculate_args(command, via=via, depth=depth)
+        for redirect in command.redirects:
+            if redirect.dynamic:
+                self.unresolved.append(f"the redirect `{redirect.op} {_clip(redirect.target)}` names a file that is only "
+                                       "known when it runs")
+        source = command.upstream[-1] if command.piped_stdin and command.upstream else None
+        if source is not None and source.name in ("echo", "printf") and name not in SHELLS \
+                and name not in ("at", "batch", "xargs") and not _is_code_runner(name):
+            self._speculate_text(" ".join(source.argv[1:]), command, via=f"{via} input of {name}".strip(), depth=depth)
+        writes = [r for r in command.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and not r.dynamic]
+        if name in ("echo", "printf") and writes:
+            content = " ".join(words[1:])
+            for redirect in writes:
+                self.written[redirect.target] = content
+            self._speculate_text(content, command, via=f"{via} script written by {name}".strip(), depth=depth)
+        for redirect in command.redirects:
+            if redirect.op in ("<<", "<<-", "<<<") and name not in SHELLS and not _is_code_runner(name) \
+                    and name not in ("eval", ".", "source", "at", "batch"):
+                body = self._expand_vars(redirect.target)
+                for target in writes:
+                    self.written[target.target] = body
+                self._speculate_text(body, command, via=f"{via} input of {name}".strip(), depth=depth)
+        for word in words[1:]:
+            if word in self.written and name not in PRINTERS:
+                content = self.written[word]
+                self._speculate_text(content, command, via=f"{via} file {word} given to {name}".strip(), depth=depth)
+        if name in ("at", "batch"):
+            self._stdin_script(command, name, f"{via} {name}".strip(), depth)
+        if command.dynamic_tail or (command.piped_stdin and name in ("cpio", "tar", "zip", "rsync")):
+            command.stdin_names = [w for up in command.upstream[-1:] for w in _named_paths(up)]
+
+    def _apply(self, command: SimpleCommand, found: programs.Effects, *, via: str, depth: int) -> None:
+        label = f"{via} {command.name}".strip()
+        if found.cwd is not None:
+            command.cwd = found.cwd
+        for path, access, why in found.paths:
+            command.reached.append(Reach(path, access, f"`{why}`", speculative=command.speculative,
+                                         tree=access == "tree"))
+        for text, why in found.commands:
+            self.parse(text, cwd=command.cwd, via=f"{label} ({why})", depth=depth + 1)
+        for code, why in found.python:
+            self._python(command, code, why=why, depth=depth)
+        for code, why in found.code:
+            self._inline_code(command, code, via=via, depth=depth)
+        self.unresolved.extend(found.unresolved)
+
+    def _speculate_args(self, command: SimpleCommand, *, via: str, depth: int) -> None:
+        """`aa-exec sudo id`, `--pre-hook 'sudo id'`, `exec=/sbin/reboot`: a program named in an
+        argument may be run by the program that gets it."""
+        words = command.argv
+        for index, word in enumerate(words[1:], start=1):
+            for match in _SPECULATIVE_WORD.finditer(word):
+                if match.start() == 0 and match.end() == len(word):
+                    text = shlex.join(words[index:])
+                else:
+                    text = _from_match(word, match)
+                self._speculate(text, command.cwd, via=f"{via} {command.name} may run".strip(), depth=depth)
+                break
+
+    def _speculate_text(self, text: str, command: SimpleCommand, *, via: str, depth: int) -> None:
+        """Text that may end up run (a script written to a file, a program's input): the programs
+        and paths it names are judged as what may happen, never as what surely does."""
+        if not text or depth >= _MAX_DEPTH:
+            return
+        text = text.replace("\\n", "\n")
+        for line in text.split("\n")[:200]:
+            for match in _SPECULATIVE_WORD.finditer(line):
+                self._speculate(_from_match(line, match), command.cwd, via=via, depth=depth)
+                break
+        named = set(EMBEDDED_PATH.findall(text))
+        named.update(t for t in re.split(r"[\s'\"(),;{}=\\`]+", text)
+                     if t.startswith(".env") or ("/" in t and "://" not in t and len(t) < 300))
+        for path in sorted(named)[:100]:
+            command.reached.append(Reach(path, "unknown", f"`{_clip(path)}` in {via.strip()}", speculative=True))
+        if "#!" in text[:3] or re.search(r"\b(system|exec|popen|spawn|subprocess)\b", text):
+            literals = [next(g for g in m.groups() if g is not None) for m in _CODE_LITERAL.finditer(text)]
+            for literal in literals[:50]:
+                self._speculate(literal, command.cwd, via=via, depth=depth)
+
+    def _speculate(self, text: str, cwd: str | None, *, via: str, depth: int) -> None:
+        """Judge ``text`` as commands that may run: their hits ask, and what cannot be read here is not asked."""
+        before = len(self.unresolved)
+        saved_vars = dict(self.vars)
+        self.speculating += 1
+        try:
+            self.parse(text, cwd=cwd, via=via, depth=depth + 1)
+        finally:
+            self.speculating -= 1
+            self.vars = saved_vars
+            del self.unresolved[before:]
+
+    def _expand_vars(self, text: str) -> str:
+        """Variables set earlier on the line, filled into a here-document's text."""
+        def value(match: re.Match) -> str:
+            name = match.group(1) or match.group(2)
+            known = self.vars.get(name)
+            return known if known is not None else (self.home if name == "HOME" else match.group(0))
+        return re.sub(r"\$\{(\w+)\}|\$(\w+)", value, text)
+
+    def _symlink(self, command: SimpleCommand) -> None:
+        """`ln -s TARGET LINK`: later paths through LINK reach TARGET."""
+        args = command.argv[1:]
+        if not any(a in ("--symbolic",) or (a.startswith("-") and not a.startswith("--") and "s" in a) for a in args):
+            return
+        operands = [a for a in args if not a.startswith("-")]
+        if not operands or command.cwd is None:
+            return
+        target = operands[0]
+        link = operands[1] if len(operands) > 1 else os.path.basename(target.rstrip("/"))
+        link_abs = os.path.normpath(os.path.join(command.cwd, os.path.expanduser(link)))
+        if os.path.isdir(link_abs) and len(operands) > 1 and not any("T" in a for a in args if a.startswith("-")):
+            link_abs = os.path.join(link_abs, os.path.basename(target.rstrip("/")))
+        target_abs = os.path.normpath(os.path.join(os.path.dirname(link_abs), os.path.expanduser(target)))
+        self.symlinks.append((link_abs, target_abs))
+
+    def _python(self, command: SimpleCommand, code: str, *, why: str, depth: int) -> None:
+        """Python code a command runs, read with `ast`: its paths, commands, calls and unknowns."""
+        reading = analyse_python(code, home=self.home, cwd=command.cwd)
+        label = f"{command.via} {command.name}".strip()
+        for found in reading.paths:
+            command.reached.append(Reach(found.path, found.access, f"`{found.via}` in {why}",
+                                         speculative=command.speculative, tree=found.access == "tree"))
+        command.code_calls.extend(reading.calls)
+        command.downloads.extend(reading.downloads)
+        command.runs_download |= reading.runs_download
+        for text in reading.commands:
+            self.parse(text, cwd=command.cwd, via=f"{label} (Python)", depth=depth + 1)
+        self.unresolved.extend(f"{why}: {reason}" for reason in reading.unresolved)
+
     def _peel(self, words, raws, dynamic, assignments, wrappers, dynamic_tail):
+        """Strip wrappers (env, timeout, xargs...) off the front; what their options reach is kept.
+
+        Their path options land in ``self._peeled_reach`` (`strace -o F`, `xargs -a F`, the lock
+        file of `flock`), a working directory they set in ``self._peeled_cwd`` (`env -C D`).
+        """
         extra_names: set[str] = set()
         while words:
             name = os.path.basename(words[0])
+            sub = _SUBCOMMAND_WRAPPERS.get(name)
+            if sub is not None and len(words) > 1 and (words[1] == sub or sub == "") and not dynamic[0]:
+                # `uv run CMD`, `npm exec CMD`, `npx CMD`: a package tool that runs the command after it.
+                i = 1 if sub == "" else 2
+                while i < len(words) and words[i].startswith("-") and words[i] != "--":
+                    i += 1
+                if i < len(words) and words[i] == "--":
+                    i += 1
+                if i >= len(words):
+                    break
+                wrappers = [*wrappers, f"{name} {sub}".strip()]
+                words, raws, dynamic = words[i:], raws[i:], dynamic[i:]
+                continue
             spec = _WRAPPERS.get(name)
             if spec is None or dynamic[0]:
                 break
@@ -589,22 +984,32 @@ class _Walker:
                 if not word.startswith("-") or word == "-":
                     break
                 if word.startswith("--"):
-                    key = word.split("=", 1)[0]
+                    key, has_value, value = word.partition("=")
                     if name == "env" and key == "--split-string":
-                        value = word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else "")
-                        step = 1 if "=" in word else 2
+                        value = value if has_value else (words[i + 1] if i + 1 < len(words) else "")
+                        step = 1 if has_value else 2
                         return self._env_split(words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail)
-                    i += 2 if (key in long_val and "=" not in word) else 1
+                    takes = key in long_val and not has_value
+                    if takes and i + 1 < len(words):
+                        value = words[i + 1]
+                    self._wrapper_option(name, key, value if (has_value or takes) else None, dynamic[i + 1] if takes and i + 1 < len(dynamic) else dynamic[i])
+                    i += 2 if takes else 1
                     continue
                 letter = word[1:2]
                 if name == "env" and letter == "S":
                     value = word[2:] if len(word) > 2 else (words[i + 1] if i + 1 < len(words) else "")
                     step = 1 if len(word) > 2 else 2
                     return self._env_split(words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail)
-                if letter in short_val and len(word) == 2:
-                    i += 2
+                if letter in short_val:
+                    glued = len(word) > 2
+                    value = word[2:] if glued else (words[i + 1] if i + 1 < len(words) else None)
+                    self._wrapper_option(name, "-" + letter, value, dynamic[i] if glued else (dynamic[i + 1] if i + 1 < len(dynamic) else False))
+                    i += 1 if glued else 2
                 else:
                     i += 1
+            for offset in range(skip):
+                if i + offset < len(words) and name in ("flock", "chroot"):
+                    self._wrapper_option(name, "", words[i + offset], dynamic[i + offset])
             i += skip
             wrappers = [*wrappers, name]
             if name == "xargs":
@@ -615,7 +1020,43 @@ class _Walker:
             if i >= len(words):
                 return [], [], [], assignments, wrappers, dynamic_tail, extra_names
             words, raws, dynamic = words[i:], raws[i:], dynamic[i:]
+            if name == "xargs" and self._xargs_replace:
+                # `xargs -I{} sh -c '{}'`: every word holding the replace string comes from stdin.
+                dynamic = [d or self._xargs_replace in w for w, d in zip(words, dynamic)]
         return words, raws, dynamic, assignments, wrappers, dynamic_tail, extra_names
+
+    def _wrapper_option(self, name: str, option: str, value: str | None, dynamic: bool) -> None:
+        """What one option of a wrapper reaches: a file it reads or writes, a directory it moves to."""
+        if name == "xargs" and option in ("-I", "--replace", "-i"):
+            self._xargs_replace = value or "{}"
+            return
+        if value is None:
+            return
+        if (name, option) in _WRAPPER_CWD_OPTIONS:
+            if dynamic:
+                self._peeled_cwd = None
+                self.unresolved.append(f"`{name} {option}` moves to a directory that is only known when it runs")
+            else:
+                base = self.cwd
+                self._peeled_cwd = os.path.normpath(value if os.path.isabs(value) or base is None else os.path.join(base, value))
+            return
+        if name == "ssh":
+            found = programs.Effects()
+            if option == "-o":
+                programs._ssh_options([value], "ssh", found)
+            elif option in ("-F", "-i", "-E"):
+                found.paths.append((value, "write" if option == "-E" else "read", f"ssh {option}"))
+            self._peeled_commands.extend(found.commands)
+            self._peeled_reach.extend(Reach(p, a, f"`{w}`") for p, a, w in found.paths)
+            return
+        access = _WRAPPER_PATH_OPTIONS.get((name, option))
+        if access is None:
+            return
+        if name == "chroot" and value != "/":
+            self.unresolved.append(f"`chroot {value}` changes what every absolute path means")
+        if dynamic:
+            self.unresolved.append(f"`{name} {option}` names a file that is only known when it runs")
+        self._peeled_reach.append(Reach(value, access, f"`{name} {option}`".replace(" `", "`")))
 
     def _env_split(self, words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail):
         try:
@@ -676,7 +1117,7 @@ class _Walker:
                 command.container = True
                 self.parse(args[script_at], cwd=command.cwd, via=f"{label} -c", depth=depth + 1)
                 return
-        if name in INTERPRETERS:
+        if name in INTERPRETERS or _PYTHONS.fullmatch(name):
             code = _inline_option_code(args)
             if code is not None:
                 self._inline_code(command, code, via=via, depth=depth)
@@ -695,19 +1136,28 @@ class _Walker:
 
     def _stdin_script(self, command: SimpleCommand, name: str, label: str, depth: int) -> None:
         """Judge a script a shell, `source` or interpreter reads from its stdin."""
+        shell_like = name in SHELLS or name in (".", "source", "at", "batch")
         for redirect in command.redirects:
-            if redirect.op in ("<<", "<<-", "<<<") and name not in SHELLS and name not in (".", "source"):
-                self._inline_code(command, redirect.target, via=command.via, depth=depth)
+            if redirect.op in ("<<", "<<-", "<<<") and not shell_like:
+                self._inline_code(command, self._expand_vars(redirect.target), via=command.via, depth=depth)
                 return
             if redirect.op in ("<", "<&") and redirect.dynamic:
                 self.unresolved.append(f"`{name}` runs a script produced by a command when it runs")
                 return
             if redirect.op in ("<<", "<<-", "<<<"):
-                command.container = True
-                self.parse(redirect.target, cwd=command.cwd, via=f"{label} <<", depth=depth + 1)
+                command.container = name not in ("at", "batch")
+                self.parse(self._expand_vars(redirect.target), cwd=command.cwd, via=f"{label} <<", depth=depth + 1)
                 return
             if redirect.op == "<":
                 return  # a script file
+        source = command.upstream[-1] if command.piped_stdin and command.upstream else None
+        if source is not None and source.name in ("echo", "printf") and not any(source.dynamic[1:]) \
+                and not source.piped_stdin and shell_like:
+            # `echo 'sudo id' | sh`: the script is the text echo prints.
+            text = " ".join(a for a in source.argv[1:] if not (source.name == "echo" and a in ("-n", "-e", "-E")))
+            self.parse(text.replace("\\n", "\n") if source.name == "printf" else text, cwd=command.cwd,
+                       via=f"{label} <|", depth=depth + 1)
+            return
         if command.piped_stdin or command.dynamic_tail:
             self.unresolved.append(f"`{command.text.strip() or name}` runs code piped into {name}; what it runs is only known when it runs")
 
@@ -723,10 +1173,9 @@ class _Walker:
         name = command.name
         label = f"{via} {name}".strip()
         if name == "sed":
-            if re.search(r"(^|[;\n{}])\s*e(\s|$)|s(.).*\3.*\3[gpiImM0-9w]*e", code):
-                self.unresolved.append("the `sed` script runs shell commands (the `e` command)")
-            for target in re.findall(r"(?:^|[;\n}])\s*[wW]\s+(\S+)|s(?:.).*(?:.).*(?:.)[gpiImM0-9]*w\s*(\S+)", code):
-                command.inline_paths.extend(t for t in target if t)
+            return  # sed scripts are parsed command by command (programs.sed_effects)
+        if _PYTHONS.fullmatch(name) or name in ("gdb",):
+            self._python(command, code, why=f"the `{name}` code", depth=depth)
             return
         if name in ("tclsh", "wish", "expect", "jimsh"):
             self.parse(code, cwd=command.cwd, via=f"{label} code", depth=depth + 1)
@@ -736,6 +1185,10 @@ class _Walker:
             if text.startswith(("/", "~", "./", "../")) or re.match(r"\.?[\w.-]+/", text) or text.startswith(".env") \
                     or text in (".", ".."):
                 command.inline_paths.append(text)
+        if _CODE_IO.search(code) and _CODE_BUILT.search(code):
+            self.unresolved.append(f"the {name} code builds a path or argument at run time for a call that reaches files")
+        if _CODE_RISKY.search(code):
+            self.unresolved.append(f"the {name} code signals processes, changes users or file modes")
         starts_programs = bool(_SHELL_OUT.search(code))
         if starts_programs:
             for literal in literals:
@@ -797,11 +1250,15 @@ class _Walker:
                 if clause:
                     for root in roots:
                         words = [w.replace("{}", root) for w in clause]
+                        first = len(self.commands)
                         self._emit(
                             words, list(words), [False] * len(words), assignments=[], redirects=[], substituted=[],
                             via=f"{via} find {args[i]}".strip(), depth=depth, piped=False, upstream=[],
                             text=" ".join(clause),
                         )
+                        for found in self.commands[first:]:
+                            # `{}` stands for every file under the root, not the root alone.
+                            found.reached.append(Reach(root, "tree", f"`find {root} {args[i]}`", tree=True))
                 i = j + 1
             else:
                 i += 1
@@ -857,3 +1314,92 @@ def _program_of(command: SimpleCommand) -> str | None:
             return "\n".join(scripts) if scripts else arg
         i += 1
     return "\n".join(scripts) or None
+
+
+_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case", "esac",
+                       "select", "function", "coproc", "time", "!", "{", "}", "[[", "]]", "(", ")", ";;"})
+
+
+def split_segments(source: str, *, pipes: bool = True) -> list[str]:
+    """The pieces of a line between operators (`;`, `&&`, `||`, newlines, `$(`, backquotes, parentheses, and
+    with ``pipes`` also `|`), read even when a quote never closes: the unclosed rest is one piece."""
+    segments: list[str] = []
+    current: list[str] = []
+    i, n = 0, len(source)
+    quote: str | None = None
+
+    def cut() -> None:
+        text = "".join(current).strip()
+        if text:
+            segments.append(text)
+        current.clear()
+
+    while i < n:
+        ch = source[i]
+        if quote:
+            current.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < n:
+                current.append(source[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+            current.append(ch)
+        elif ch == "\\" and i + 1 < n:
+            current.append(source[i:i + 2])
+            i += 2
+            continue
+        elif ch == "|" and not pipes and not source.startswith("||", i) and (i == 0 or source[i - 1] != "|"):
+            current.append(ch)
+        elif ch in ";&|\n()`" or source.startswith("$(", i):
+            cut()
+            if source.startswith("$(", i):
+                i += 1
+        else:
+            current.append(ch)
+        i += 1
+    cut()
+    return segments
+
+
+def _tolerant_words(source: str) -> list[str]:
+    """Words of one piece, quotes removed; an unclosed quote runs to the end."""
+    words: list[str] = []
+    current: list[str] = []
+    started = False
+    i, n = 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch in " \t":
+            if started:
+                words.append("".join(current))
+                current, started = [], False
+            i += 1
+            continue
+        started = True
+        if ch in "'\"":
+            end = source.find(ch, i + 1)
+            end = n if end < 0 else end
+            current.append(source[i + 1:end])
+            i = end + 1
+        elif ch == "\\" and i + 1 < n:
+            current.append(source[i + 1])
+            i += 2
+        elif ch in "<>":
+            # A redirect: its target is still a word the rules see.
+            if current:
+                words.append("".join(current))
+                current = []
+            while i < n and source[i] in "<>&0123456789":
+                i += 1
+            started = False
+        else:
+            current.append(ch)
+            i += 1
+    if started:
+        words.append("".join(current))
+    return [w for w in words if w]

@@ -21,6 +21,7 @@ from ..tools.access import ToolAccess
 from .command_paths import command_paths
 from .path_refs import Access, PathRef, resolve_all
 from .paths import canonical
+from .python_code import PythonReading, analyse_python
 from .shell_parse import ParsedCommand, SimpleCommand, parse_command
 
 if TYPE_CHECKING:
@@ -47,6 +48,10 @@ class Subject:
     paths: list[PathRef] = field(default_factory=list)
     # What non-path rules match: the key argument, the URL, or the whole input as JSON.
     main: str | None = None
+    # For a tool that runs Python code: what the code does, and the shell commands it starts,
+    # each judged as a command of its own.
+    code: PythonReading | None = None
+    inner: list["Subject"] = field(default_factory=list)
 
     @property
     def read_only(self) -> bool:
@@ -119,6 +124,28 @@ def _command(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) ->
         subject.paths.extend(resolve_all(project, cwd_arg, str(project), "read", "cwd"))
 
 
+_COMMAND = ToolAccess(command="command")
+
+
+def _code(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> None:
+    """Python code the tool runs, read with ``ast``: its paths join the subject's, its commands are judged too."""
+    assert access.code is not None
+    text = raw_input.get(access.code)
+    if not isinstance(text, str):
+        return
+    project = subject.project
+    reading = analyse_python(text, home=os.path.realpath(os.path.expanduser("~")), cwd=str(project))
+    subject.code = reading
+    for found in reading.paths:
+        subject.paths.extend(resolve_all(project, found.path, str(project), found.access, f"`{found.via}` in the code"))
+    for line in reading.commands:
+        inner = Subject(tool=subject.tool, name=subject.name, input={"command": line}, project=project,
+                        access=_COMMAND, source=subject.source)
+        _command(inner, _COMMAND, {"command": line})
+        subject.inner.append(inner)
+        subject.paths.extend(inner.paths)
+
+
 def build_subject(tool: "ToolDefinition", raw_input: dict[str, Any], project: Path) -> Subject:
     """The facts about calling ``tool`` with ``raw_input`` in ``project``, from its declaration."""
     project = Path(os.path.realpath(project))
@@ -138,6 +165,8 @@ def build_subject(tool: "ToolDefinition", raw_input: dict[str, Any], project: Pa
         if isinstance(url, str) and url.lower().startswith("file:"):
             local = unquote(urlparse(url).path)
             subject.paths.extend(resolve_all(project, local or "/", str(project), "read", "file URL"))
+    if access.code is not None:
+        _code(subject, access, raw_input)
     if access.opaque:
         _opaque_paths(subject, raw_input, {ref.raw for ref in subject.paths})
     if access.command is None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from ..tools.base import ToolContext, ToolDefinition
 
-__all__ = ["Answer", "ApprovalRequest", "Asker", "Decision", "ToolCall", "Approver", "Outcome"]
+__all__ = ["Answer", "Reply", "ApprovalRequest", "Asker", "Decision", "ToolCall", "Approver", "Outcome"]
 
 Answer = Literal["allow", "deny", "always", "never"]
 Outcome = Literal["ok", "error", "denied", "interrupted"]
@@ -39,13 +39,21 @@ class ApprovalRequest(BaseModel):
     annotations: dict[str, Any] | None = None
     # The argument that says what the call is about, as its tool declares it.
     key: str | None = None
-    # The exact rules "Always allow" / "Never allow" would save, and whether "Always" can
-    # only allow this once (the question comes from something no saved rule outranks).
-    exact_rules: list[str] = Field(default_factory=list)
+    # The rule sets "Always allow" / "Never allow" may save, narrowest first (the first is the default).
+    allow_choices: list[list[str]] = Field(default_factory=list)
+    deny_choices: list[list[str]] = Field(default_factory=list)
+    # "Always allow" can only allow this once: the question comes from something no saved rule outranks.
     forced: bool = False
 
 
-Asker = Callable[[ApprovalRequest], Awaitable[Answer]]
+class Reply(BaseModel):
+    """An answer with the rule set the person picked for "Always allow" / "Never allow"."""
+
+    answer: Answer
+    rules: list[str] | None = None
+
+
+Asker = Callable[[ApprovalRequest], Awaitable["Answer | Reply"]]
 
 
 class Decision(BaseModel):

@@ -6,30 +6,39 @@
 Strings may use ``${VAR}`` and ``${VAR:-default}``; a variable that is unset and has no
 default is an error naming the file, the server and the variable, never an empty string
 silently passed to a server. ``"deferred": true`` hides a server's tools until
-tool_search finds them; ``"timeout"`` (seconds) overrides the call timeout.
+tool_search finds them; ``"timeout"`` (seconds) overrides the call timeout;
+``"trustAnnotations": true`` lets the server's ``readOnlyHint`` count for approval (a
+person vouches for that server's honesty; by default hints never loosen anything).
+HTTP and SSE servers that answer 401 are logged in to with OAuth (``"oauth"`` tunes it).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError
 
 __all__ = [
     "CONFIG_FILE",
     "McpConfigError",
     "StdioServerConfig",
     "HttpServerConfig",
+    "SseServerConfig",
+    "OAuthOptions",
+    "RemoteServerConfig",
     "ServerConfig",
     "expand_vars",
     "parse_server",
     "parse_config",
     "load_mcp_config",
     "load_mcp_config_partial",
+    "parse_typed_entry",
 ]
 
 CONFIG_FILE = ".mcp.json"
@@ -46,6 +55,8 @@ class _Common(BaseModel):
 
     deferred: bool = False
     timeout: float | None = Field(default=None, gt=0, description="Call timeout in seconds.")
+    # Strict: loosening approval must be asked for with a real true, not "yes" or 1.
+    trust_annotations: StrictBool = Field(default=False, alias="trustAnnotations")
 
 
 class StdioServerConfig(_Common):
@@ -60,16 +71,39 @@ class StdioServerConfig(_Common):
     sandbox: bool = False
 
 
+class OAuthOptions(BaseModel):
+    """How to log in to a remote server that asks for OAuth (all optional)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    enabled: bool = True
+    scope: str | None = None
+    # The loopback port the browser is sent back to; 0 picks a free one (kept for later logins).
+    callback_port: int = Field(default=0, ge=0, le=65535, alias="callbackPort")
+    client_name: str = Field(default="codingcode-jupyter", alias="clientName")
+
+
 class HttpServerConfig(_Common):
     """A server reached over streamable HTTP."""
 
     type: Literal["http", "streamable-http", "streamableHttp"]
     url: str = Field(pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth: OAuthOptions = Field(default_factory=OAuthOptions)
 
 
-ServerConfig = Annotated[Union[StdioServerConfig, HttpServerConfig], Field(discriminator="type")]
-_adapter: TypeAdapter[StdioServerConfig | HttpServerConfig] = TypeAdapter(ServerConfig)
+class SseServerConfig(_Common):
+    """A server reached over the legacy HTTP+SSE transport (older remote servers)."""
+
+    type: Literal["sse"]
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+    oauth: OAuthOptions = Field(default_factory=OAuthOptions)
+
+
+RemoteServerConfig = Union[HttpServerConfig, SseServerConfig]
+ServerConfig = Annotated[Union[StdioServerConfig, HttpServerConfig, SseServerConfig], Field(discriminator="type")]
+_adapter: TypeAdapter[StdioServerConfig | HttpServerConfig | SseServerConfig] = TypeAdapter(ServerConfig)
 
 
 def expand_vars(value: Any, environ: Mapping[str, str], *, where: str) -> Any:
@@ -95,14 +129,14 @@ def expand_vars(value: Any, environ: Mapping[str, str], *, where: str) -> Any:
 def _describe(error: ValidationError) -> str:
     problems = []
     for item in error.errors(include_url=False):
-        loc = ".".join(str(part) for part in item["loc"] if part not in ("stdio", "http", "streamable-http", "streamableHttp"))
+        loc = ".".join(str(part) for part in item["loc"] if part not in ("stdio", "http", "streamable-http", "streamableHttp", "sse"))
         problems.append(f"{loc or '(entry)'}: {item['msg']}")
     return "; ".join(problems)
 
 
 def parse_server(
     name: str, raw: Any, *, environ: Mapping[str, str] | None = None, source: str = CONFIG_FILE
-) -> StdioServerConfig | HttpServerConfig:
+) -> StdioServerConfig | HttpServerConfig | SseServerConfig:
     """One server entry, validated and with variables expanded; McpConfigError if unusable."""
     where = f"{source}: server {name!r}"
     if not isinstance(name, str) or not SERVER_NAME_RE.match(name):
@@ -114,8 +148,6 @@ def parse_server(
     entry = dict(raw)
     if "type" not in entry:
         entry["type"] = "http" if "url" in entry and "command" not in entry else "stdio"
-    if entry["type"] == "sse":
-        raise McpConfigError(f"{where}: the legacy SSE transport is not supported; use type \"http\" (streamable HTTP)")
     entry = expand_vars(entry, os.environ if environ is None else environ, where=where)
     try:
         return _adapter.validate_python(entry)
@@ -125,7 +157,7 @@ def parse_server(
 
 def parse_config(
     data: Any, *, environ: Mapping[str, str] | None = None, source: str = CONFIG_FILE
-) -> dict[str, StdioServerConfig | HttpServerConfig]:
+) -> dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig]:
     """Every server of a parsed ``.mcp.json`` document."""
     if not isinstance(data, dict):
         raise McpConfigError(f"{source}: expected a JSON object with \"mcpServers\"")
@@ -149,7 +181,7 @@ def _read(path: Path) -> Any:
 
 def load_mcp_config(
     project: Path, *, environ: Mapping[str, str] | None = None
-) -> dict[str, StdioServerConfig | HttpServerConfig]:
+) -> dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig]:
     """The servers of ``<project>/.mcp.json``; none if the file does not exist."""
     path = Path(project) / CONFIG_FILE
     if not path.exists():
@@ -159,7 +191,7 @@ def load_mcp_config(
 
 def load_mcp_config_partial(
     project: Path, *, environ: Mapping[str, str] | None = None
-) -> tuple[dict[str, StdioServerConfig | HttpServerConfig], dict[str, str]]:
+) -> tuple[dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig], dict[str, str]]:
     """The usable servers of ``.mcp.json`` and an error message for each unusable one.
 
     One bad entry must not keep the others from starting. An unreadable file raises.
@@ -170,7 +202,7 @@ def load_mcp_config_partial(
     data = _read(path)
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
         parse_config(data, source=str(path))  # raises the precise message
-    good: dict[str, StdioServerConfig | HttpServerConfig] = {}
+    good: dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig] = {}
     bad: dict[str, str] = {}
     for name, raw in data.get("mcpServers", {}).items():
         try:
@@ -178,3 +210,39 @@ def load_mcp_config_partial(
         except McpConfigError as error:
             bad[name] = str(error)
     return good, bad
+
+
+def parse_typed_entry(text: str) -> dict[str, Any]:
+    """A server entry as a person types it after ``%agent mcp add NAME``.
+
+    Accepted: a JSON object as is (``{"command": "uvx", "args": ["mcp-server-time"]}``), the
+    same wrapped in one layer of shell quotes, a Python-style dict (single quotes, True/False),
+    a URL (an HTTP server), or a plain command line (``uvx mcp-server-time --local-timezone UTC``).
+    """
+    raw = text.strip()
+    if not raw:
+        raise McpConfigError("no server entry given: a JSON object, a URL or a command line")
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" and raw[1:-1].lstrip().startswith("{"):
+        raw = raw[1:-1].strip()  # the older, shell-quoted spelling
+    if raw.startswith("{"):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as error:
+            try:
+                value = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                raise McpConfigError(
+                    f"the server entry is not a JSON object: {error.msg} at column {error.colno}"
+                ) from None
+        if not isinstance(value, dict):
+            raise McpConfigError("the server entry must be a JSON object")
+        return value
+    if raw.startswith("["):
+        raise McpConfigError("the server entry must be a JSON object, not a list")
+    if re.match(r"^https?://", raw):
+        return {"type": "http", "url": raw}
+    try:
+        argv = shlex.split(raw)
+    except ValueError as error:
+        raise McpConfigError(f"cannot read the command line: {error}") from None
+    return {"command": argv[0], "args": argv[1:]}

@@ -1,39 +1,60 @@
-"""The MCP servers of a session: started from ``.mcp.json``, added and removed at will,
-their tools offered as :class:`ToolDefinition` s.
+"""The MCP servers of a session: known from ``.mcp.json`` at once, started in the background,
+added and removed at will, their tools offered as :class:`ToolDefinition` s.
 
-A server that fails to start, crashes or times out never stops the session: its status
-says what happened, a call to it returns a clear ``is_error`` result, and the next call
-after a crash starts it again.
+Servers start all at once and nobody waits for them: the model's first request goes out
+with the tools of the servers that are ready, and a slow server's tools join when it is
+(the model is told in its next prompt, the person by a notice). A server that fails to
+start, crashes or times out never stops the session: its status says what happened and a
+call to it returns a clear ``is_error`` result.
+
+The manager is the connections' host: what servers ask of the client — a message from the
+model (sampling), input from the person (elicitation), the roots — is answered here, by
+callbacks the session and the front provide (``sampler``, ``elicitor``, :meth:`attach_front`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel
 
+from ..events import McpLog, McpLoginRequired, McpServerChanged, Notice
 from ..tools.base import AnyArgs, ToolContext, ToolDefinition, ToolResult
-from .client import (
-    ConnectionState,
-    McpCallError,
-    McpToolInfo,
-    ServerConnection,
-    to_tool_result,
-)
+from .client import ConnectionState, McpCallError, McpToolInfo, ServerConnection
 from .config import (
     CONFIG_FILE,
     HttpServerConfig,
     McpConfigError,
+    SseServerConfig,
     StdioServerConfig,
     load_mcp_config_partial,
     parse_server,
 )
+from .elicitation import ElicitationRequest, ElicitationResponse, Elicitor
 from .naming import assign_wire_names, display_name
+from .oauth import default_token_dir
+from .origin import CallOrigin
+from .prompts import PromptError, check_arguments, parse_invocation, prompt_content
+from .resources import LIST_TOOL, READ_TOOL, resource_tools
+from .results import to_tool_result
+from .sampling import Sampler, SamplingRequest, SamplingResult, TurnSampler
+from .server_log import LogEntry, is_alarming
 
-__all__ = ["McpManager", "ServerStatus"]
+__all__ = ["McpManager", "ServerStatus", "McpFront"]
+
+AnyConfig = StdioServerConfig | HttpServerConfig | SseServerConfig
+# Events kept for a front that is not attached yet; older ones are dropped.
+_MAX_PENDING = 50
+
+
+class McpFront(Protocol):
+    """The cell a turn runs in: an event sink, and optionally a way to ask the person for input."""
+
+    def __call__(self, event: Any) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -48,6 +69,15 @@ class ServerStatus:
     log_path: Path | None
     deferred: bool = False
     tools: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()
+    resource_count: int = 0
+    # Tools the server has that are not offered, with why.
+    skipped: tuple[tuple[str, str], ...] = ()
+    log_count: int = 0
+    login_url: str | None = None
+    trust_annotations: bool = False
+    # Seconds since it began starting (while starting).
+    starting_for: float | None = None
 
 
 class McpManager:
@@ -63,24 +93,42 @@ class McpManager:
         start_timeout: float = 30.0,
         reserved_names: Callable[[], set[str]] | None = None,
         sandbox: Any = None,
+        sampler: Sampler | None = None,
+        elicitor: Elicitor | None = None,
+        token_dir: Path | None = None,
+        admit: Callable[[str], str | None] | None = None,
     ) -> None:
         self.project = Path(project)
         self.sandbox = sandbox
+        # Why a server of the project's .mcp.json may not start yet (not trusted), or None.
+        self.admit = admit
+        # Servers the person added themselves (`%agent mcp add`): theirs, so never refused.
+        self._added: set[str] = set()
         self.log_dir = Path(log_dir) if log_dir is not None else self.project / ".codingcode" / "logs"
         self.call_timeout = call_timeout
         self.max_concurrency = max_concurrency
         self.start_timeout = start_timeout
+        self.token_dir = Path(token_dir) if token_dir is not None else default_token_dir()
+        # Answers a server's sampling request; by default the turn's own model, after asking.
+        self.sampler: Sampler = sampler or TurnSampler(self.project)
+        # Answers a server's request for input; None: the attached front's, else declined.
+        self.elicitor: Elicitor | None = elicitor
         # Wire names MCP tools must not take (the built-ins'), asked for at naming time.
         self._name_providers: list[Callable[[], set[str]]] = [reserved_names] if reserved_names else []
         self._servers: dict[str, ServerConnection] = {}
         self._config_errors: dict[str, str] = {}
         self._config_loaded = False
+        self._front: McpFront | None = None
+        self._pending: list[Notice] = []
+        # What the model was last told about each server ("starting", "running", "failed").
+        self._told: dict[str, str] = {}
+        self._notes: list[str] = []
         # Bumped whenever the set of tools may have changed; a cheap "look again" signal.
         self.tools_version = 0
 
     # -- configuration -----------------------------------------------------------------
 
-    def load_config(self) -> dict[str, StdioServerConfig | HttpServerConfig]:
+    def load_config(self) -> dict[str, AnyConfig]:
         """Read ``.mcp.json`` and register its usable servers (not started).
 
         Raises McpConfigError naming every unusable entry, after registering the good ones;
@@ -101,7 +149,15 @@ class McpManager:
             raise McpConfigError("\n".join(errors.values()))
         return configs
 
-    def _connection(self, name: str, config: StdioServerConfig | HttpServerConfig) -> ServerConnection:
+    def _ensure_config(self) -> None:
+        # Reading .mcp.json starts nothing, so status can list servers before any cell ran.
+        if not self._config_loaded:
+            try:
+                self.load_config()
+            except McpConfigError:
+                pass  # recorded for status(); the valid servers still count
+
+    def _connection(self, name: str, config: AnyConfig) -> ServerConnection:
         return ServerConnection(
             name=name,
             config=config,
@@ -112,6 +168,8 @@ class McpManager:
             max_concurrency=self.max_concurrency,
             on_tools_changed=self._tools_changed,
             sandbox=self.sandbox,
+            host=self,
+            token_dir=self.token_dir,
         )
 
     def reserve_names(self, provider: Callable[[], set[str]]) -> None:
@@ -120,7 +178,7 @@ class McpManager:
             self._name_providers.append(provider)
 
     def _reserved(self) -> set[str]:
-        names: set[str] = set()
+        names: set[str] = {LIST_TOOL, READ_TOOL}
         for provider in self._name_providers:
             names |= provider()
         return names
@@ -131,20 +189,38 @@ class McpManager:
     # -- lifecycle ---------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start every configured server at once; failures are recorded in status, never raised."""
-        if not self._config_loaded:
-            try:
-                self.load_config()
-            except McpConfigError:
-                pass  # recorded for status(); the valid servers still start
+        """Start every configured server at once and wait for each to answer or fail."""
+        self._ensure_config()
         await asyncio.gather(*(server.start() for server in self._servers.values() if server.state != "running"))
         self._tools_changed()
 
-    async def add(self, name: str, config: dict[str, Any] | StdioServerConfig | HttpServerConfig) -> ServerStatus:
+    def start_background(self) -> bool:
+        """Start every configured server at once without waiting; False when no event loop runs."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        self._ensure_config()
+        for server in self._servers.values():
+            if server.state in ("stopped", "untrusted"):  # a failed one is restarted by a call or %agent mcp restart
+                server.start_background()
+        return True
+
+    async def wait_ready(self, timeout: float | None = None) -> None:
+        """Wait until no server is starting (tests, scripts)."""
+        async def settled() -> None:
+            while any(s.state == "starting" for s in self._servers.values()):
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(settled(), timeout)
+
+    async def add(self, name: str, config: dict[str, Any] | AnyConfig) -> ServerStatus:
         """Add (or replace) a server for this session and start it; McpConfigError if the entry is invalid."""
         parsed = config if isinstance(config, BaseModel) else parse_server(name, config, source="%agent mcp add")
+        self._ensure_config()
         if name in self._servers:
             await self.remove(name)
+        self._added.add(name)
         server = self._servers[name] = self._connection(name, parsed)
         await server.start()
         self._tools_changed()
@@ -152,28 +228,160 @@ class McpManager:
 
     async def remove(self, name: str) -> bool:
         """Stop and forget a server; False if there was none by that name."""
+        self._ensure_config()
         server = self._servers.pop(name, None)
         if server is None:
             return False
         await server.stop()
+        self._told.pop(name, None)
         self._tools_changed()
         return True
+
+    async def restart(self, name: str) -> ServerStatus:
+        """Stop and start one server, waiting for the outcome; KeyError if unknown."""
+        server = self._get(name)
+        await server.restart()
+        self._tools_changed()
+        return self._status(server)
+
+    def complete_login(self, name: str, address: str) -> None:
+        """Finish a waiting OAuth login with the address the browser ended on (LoginError if it is not that)."""
+        self._get(name).complete_login(address)
 
     async def aclose(self) -> None:
         """Stop every server."""
         await asyncio.gather(*(server.stop() for server in self._servers.values()), return_exceptions=True)
 
+    def refusal(self, server: ServerConnection) -> str | None:
+        """Why ``server`` may not start: a project server the person has not trusted (see ``admit``)."""
+        if server.name in self._added or self.admit is None:
+            return None
+        return self.admit(server.name)
+
+    def _get(self, name: str) -> ServerConnection:
+        self._ensure_config()
+        server = self._servers.get(name)
+        if server is None:
+            known = ", ".join(sorted(self._servers)) or "none"
+            raise KeyError(f"no MCP server named {name!r} (configured: {known})")
+        return server
+
+    # -- the front ---------------------------------------------------------------------
+
+    def attach_front(self, front: McpFront) -> None:
+        """Events outside any tool call (a server became ready, needs a login) go to this cell from now on.
+
+        What happened while no front was attached is shown in it first.
+        """
+        self._front = front
+        pending, self._pending = self._pending, []
+        for event in pending:
+            self._show(event)
+
+    def detach_front(self, front: McpFront) -> None:
+        if self._front is front:
+            self._front = None
+
+    def take_events(self) -> list[Notice]:
+        """The events kept for a front, cleared (a front that shows them another way)."""
+        pending, self._pending = self._pending, []
+        return pending
+
+    def _show(self, event: Notice, origin: CallOrigin | None = None) -> None:
+        if origin is not None:
+            origin.emit(origin.stamp(event))
+            return
+        front = self._front
+        if front is not None:
+            try:
+                front(event)
+                return
+            except Exception:
+                pass  # a broken front must not lose the notice
+        self._pending = (self._pending + [event])[-_MAX_PENDING:]
+
+    def take_model_notes(self) -> list[str]:
+        """Lines for the model's next prompt: servers still starting, ready since, or failed.
+
+        The tools block already changes when a server's tools join; these lines say why,
+        so the model neither gives up on a tool that is on its way nor calls a dead one.
+        """
+        self._ensure_config()
+        notes, self._notes = self._notes, []
+        for name in sorted(self._servers):
+            server = self._servers[name]
+            told = self._told.get(name)
+            state = "starting" if server.state == "needs_login" else server.state
+            if state == told or state == "stopped":
+                continue
+            if state == "starting":
+                notes.append(f"(Note: MCP server {name} is still starting; its tools will be offered when it is ready.)")
+            elif state == "running" and told is not None:
+                names = ", ".join(display_name(name, tool.name) for tool in server.tools[:20])
+                notes.append(f"(Note: MCP server {name} is now running; its tools are offered: {names or 'none'}.)")
+            elif state == "failed":
+                notes.append(f"(Note: MCP server {name} is not running: {server.error}.)")
+            self._told[name] = state
+        return notes
+
+    # -- the host of the connections ------------------------------------------------------
+
+    async def sample(self, request: SamplingRequest) -> SamplingResult:
+        return await self.sampler(request)
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
+        if self.elicitor is not None:
+            return await self.elicitor(request)
+        ask = getattr(self._front, "elicit", None)
+        if ask is not None:
+            return await ask(request)
+        self._show(Notice(text=f"Declined MCP server {request.server}'s request for input "
+                               f"({request.message!r}): nobody can answer it here."))
+        return ElicitationResponse.decline("no front to ask in")
+
+    def roots(self) -> list[Path]:
+        return [self.project]
+
+    def server_logged(self, server: ServerConnection, entry: LogEntry, origin: CallOrigin | None) -> None:
+        if is_alarming(entry.level):
+            self._show(McpLog(text=f"MCP server {server.name} ({entry.level}): {entry.text}", server=server.name,
+                              level=entry.level, logger=entry.logger), origin)
+
+    def server_changed(self, server: ServerConnection, change: str) -> None:
+        self._tools_changed()
+        if self._servers.get(server.name) is not server:
+            return  # a removed or replaced server's last words
+        if change == "login" and server.login is not None:
+            login = server.login
+            self._show(McpLoginRequired(
+                server=server.name, url=login.url, redirect_uri=login.redirect_uri,
+                text=f"MCP server {server.name} needs you to log in: open {login.url} . If the page you land on "
+                     f"afterwards does not load (the browser runs elsewhere), copy its address into "
+                     f"%agent mcp login {server.name} ADDRESS"))
+        elif change == "state" and server.state == "running":
+            self._show(McpServerChanged(server=server.name, state="running", tool_count=len(server.tools),
+                                        text=f"MCP server {server.name} is ready: {len(server.tools)} tool(s)."))
+        elif change == "state" and server.state == "failed":
+            self._show(McpServerChanged(server=server.name, state="failed",
+                                        text=f"MCP server {server.name} is not running: {server.error}"))
+
     # -- what is known -----------------------------------------------------------------
 
     def servers(self) -> list[str]:
         """The configured server names, sorted."""
+        self._ensure_config()
         return sorted(self._servers)
 
     def connection(self, name: str) -> ServerConnection | None:
         """The connection of one server (for status and tests)."""
+        self._ensure_config()
         return self._servers.get(name)
 
+    def resource_servers(self) -> list[ServerConnection]:
+        return [self._servers[name] for name in sorted(self._servers) if self._servers[name].has_resources]
+
     def _status(self, server: ServerConnection) -> ServerStatus:
+        starting = server.state in ("starting", "needs_login") and server.started_at is not None
         return ServerStatus(
             name=server.name,
             transport=server.transport,
@@ -183,45 +391,133 @@ class McpManager:
             log_path=server.log_path if server.transport == "stdio" else None,
             deferred=server.config.deferred,
             tools=tuple(tool.name for tool in server.tools),
+            prompts=tuple(prompt.usage(server.name) for prompt in server.prompts),
+            resource_count=len(server.resources),
+            skipped=tuple(server.skipped_tools),
+            log_count=len(server.log),
+            login_url=server.login.url if server.login else None,
+            trust_annotations=server.config.trust_annotations,
+            starting_for=time.monotonic() - server.started_at if starting else None,
         )
 
     def status(self) -> list[ServerStatus]:
         """One line per server, sorted by name (plus a config error, if ``.mcp.json`` is invalid)."""
+        self._ensure_config()
         statuses = [self._status(self._servers[name]) for name in sorted(self._servers)]
         for source, error in sorted(self._config_errors.items()):
             statuses.append(ServerStatus(source, "config", "failed", error, 0, None))
         return statuses
 
     def describe(self) -> str:
-        """Plain text for ``%agent mcp``: each server, its state and its tools."""
+        """Plain text for ``%agent mcp``: each server, its state, its tools and prompts."""
         statuses = self.status()
         if not statuses:
-            return f"No MCP servers (add them to {self.project / '.mcp.json'} or with %agent mcp add)."
-        lines = []
-        for status in statuses:
-            head = f"{status.name} [{status.transport}] {status.state}"
-            if status.state != "failed" or status.tool_count:
-                head += f", {status.tool_count} tool(s)"
-            if status.deferred:
-                head += ", deferred (found through tool_search)"
-            lines.append(head)
-            if status.error:
-                lines.append(f"  error: {status.error}")
-            if status.log_path is not None and status.log_path.exists():
-                lines.append(f"  log: {status.log_path}")
-            if status.tools:
-                lines.append("  tools: " + ", ".join(f"{status.name}:{tool}" for tool in status.tools))
+            return f"no MCP servers (add them to {self.project / '.mcp.json'} or with %agent mcp add)"
+        return "\n".join(self.describe_status(status) for status in statuses)
+
+    def describe_status(self, status: ServerStatus) -> str:
+        """The lines of one server in :meth:`describe`."""
+        head = f"{status.name} [{status.transport}] {status.state.replace('_', ' ')}"
+        if status.starting_for is not None:
+            head += f" ({status.starting_for:.0f} s)"
+        if status.state != "failed" or status.tool_count:
+            head += f", {status.tool_count} tool(s)"
+        if status.resource_count:
+            head += f", {status.resource_count} resource(s)"
+        if status.prompts:
+            head += f", {len(status.prompts)} prompt(s)"
+        if status.deferred:
+            head += ", deferred (found through tool_search)"
+        if status.trust_annotations:
+            head += ", annotations trusted"
+        lines = [head]
+        if status.error:
+            lines.append(f"  error: {status.error}")
+        if status.login_url:
+            lines.append(f"  log in: {status.login_url}")
+            lines.append(f"  (browser elsewhere? paste the address it ends on: %agent mcp login {status.name} ADDRESS)")
+        if status.tools:
+            lines.append("  tools: " + ", ".join(f"{status.name}:{tool}" for tool in status.tools))
+        for name, why in status.skipped:
+            lines.append(f"  not offered: {status.name}:{name} ({why})")
+        if status.prompts:
+            lines.append("  prompts: " + ", ".join(status.prompts))
+        if status.log_count:
+            lines.append(f"  {status.log_count} log message(s): %agent mcp log {status.name}")
+        if status.log_path is not None and status.log_path.exists():
+            lines.append(f"  stderr: {status.log_path}")
         return "\n".join(lines)
 
+    def describe_tools(self, name: str) -> str:
+        """One server's tools with their annotations and whether approval counts them read-only."""
+        server = self._get(name)
+        if not server.tools and not server.skipped_tools:
+            return f"{name}: no tools ({server.state}{': ' + server.error if server.error else ''})"
+        lines = []
+        for info in sorted(server.tools, key=lambda tool: tool.name):
+            flags = []
+            if _trusted_read_only(server, info):
+                flags.append("read-only (trusted)")
+            annotations = ", ".join(f"{key}={value}" for key, value in sorted((info.annotations or {}).items()))
+            line = f"{display_name(name, info.name):40} {' '.join(flags):20} {annotations}".rstrip()
+            lines.append(line)
+            if info.description:
+                lines.append(f"    {info.description.strip().splitlines()[0][:100]}")
+        for tool, why in server.skipped_tools:
+            lines.append(f"{display_name(name, tool):40} not offered: {why}")
+        if not server.config.trust_annotations and any((t.annotations or {}).get("readOnlyHint") for t in server.tools):
+            lines.append(f'(readOnlyHint is shown, not trusted; "trustAnnotations": true in .mcp.json for {name} trusts it)')
+        return "\n".join(lines)
+
+    def describe_log(self, name: str, count: int = 50) -> str:
+        server = self._get(name)
+        entries = server.log.tail(count)
+        if not entries:
+            return f"{name}: no log messages"
+        return "\n".join(entry.describe() for entry in entries)
+
+    # -- prompts ------------------------------------------------------------------------
+
+    async def expand_prompt(self, text: str) -> list[dict[str, Any]] | None:
+        """The content of a request that starts with ``/server:prompt arg=value``; None if it does not.
+
+        PromptError says what is wrong (no such server or prompt, a missing or unknown argument).
+        """
+        invocation = parse_invocation(text)
+        if invocation is None:
+            return None
+        self._ensure_config()
+        server = self._servers.get(invocation.server)
+        if server is None:
+            with_prompts = [s.name for s in self._servers.values() if s.prompts] or ["none"]
+            raise PromptError(f"no MCP server named {invocation.server!r} (servers with prompts: {', '.join(with_prompts)})")
+        if server.state in ("stopped", "starting"):
+            await server.start()
+        if server.state != "running":
+            raise PromptError(f"MCP server {invocation.server!r} is not running: {server.error or server.state}")
+        info = next((p for p in server.prompts if p.name == invocation.prompt), None)
+        if info is None:
+            names = ", ".join(p.usage(server.name) for p in server.prompts) or "none"
+            raise PromptError(f"MCP server {invocation.server!r} has no prompt {invocation.prompt!r} (its prompts: {names})")
+        arguments = check_arguments(server.name, info, invocation)
+        try:
+            result = await server.get_prompt(info.name, arguments)
+        except McpCallError as error:
+            raise PromptError(str(error)) from None
+        return prompt_content(server.name, info.name, result, invocation.extra)
+
+    # -- tools --------------------------------------------------------------------------
+
     def tools(self) -> list[ToolDefinition]:
-        """The tools of every server whose tool list is known, sorted by server then tool.
+        """The tools of every server whose tool list is known, sorted by server then tool,
+        and the two resource tools while a running server has resources.
 
         A server that crashed keeps its last tool list, so the model's tools block does not
-        flicker; a call to one of them restarts the server.
+        flicker; a call to one of them says what happened and restarts the server.
         """
         pairs = [(server.name, tool.name) for server in self._servers.values() for tool in server.tools]
         names = assign_wire_names(pairs, reserved=self._reserved())
-        definitions = []
+        definitions = resource_tools(self) if self.resource_servers() else []
         for server_name in sorted(self._servers):
             server = self._servers[server_name]
             for info in sorted(server.tools, key=lambda tool: tool.name):
@@ -229,14 +525,20 @@ class McpManager:
         return definitions
 
 
+def _trusted_read_only(server: ServerConnection, info: McpToolInfo) -> bool:
+    # A hint can only tighten what an untrusted server gets: readOnlyHint loosens approval
+    # (no question asked), so it counts only where the person vouched for the server.
+    return server.config.trust_annotations and (info.annotations or {}).get("readOnlyHint") is True
+
+
 def _definition(server: ServerConnection, info: McpToolInfo, wire_name: str) -> ToolDefinition:
     async def execute(args: AnyArgs, ctx: ToolContext) -> ToolResult:
         arguments = args.model_dump(exclude_unset=True)
         try:
-            result = await server.call(info.name, arguments)
+            result = await server.call(info.name, arguments, CallOrigin.from_context(ctx))
         except McpCallError as error:
             return ToolResult.text(str(error), is_error=True)
-        return to_tool_result(result)
+        return to_tool_result(result, server.name)
 
     description = info.description or info.title or f"{info.name} (from MCP server {server.name})"
     return ToolDefinition(
@@ -250,7 +552,5 @@ def _definition(server: ServerConnection, info: McpToolInfo, wire_name: str) -> 
         mcp_server=server.name,
         annotations=info.annotations,
         deferred=server.config.deferred,
-        # readOnlyHint is the server's claim, shown on approval cards but never trusted:
-        # read_only would let the approval pipeline wave calls through without asking.
-        read_only=False,
+        read_only=_trusted_read_only(server, info),
     )

@@ -1,14 +1,23 @@
 """Confining execute_command (and opted-in stdio MCP servers) with bubblewrap, failing closed.
 
 Inside the sandbox the whole filesystem is read-only; the project, a private /tmp and the
-``allowWrite`` paths are writable; secrets (~/.ssh, ~/.aws, /etc/shadow, the project's
-``.env*`` files, ``denyRead``) are replaced by an empty read-only directory or /dev/null;
-the protected files (``.codingcode/``, ``.git/hooks``, ``.git/config``, ``.mcp.json``,
+``allowWrite`` paths are writable. Secrets are replaced by an empty read-only directory or
+/dev/null: the credential stores of the home directory (:data:`HOME_SECRETS`), the
+shadow-like files of /etc (:data:`SYSTEM_SECRETS`), every dotenv file of the project
+wherever it is (node_modules and .venv included; those a ``read_file`` rule allowed stay
+visible), and ``denyRead``. The Jupyter runtime directory (the kernels' connection keys)
+and ``$XDG_RUNTIME_DIR`` are replaced by a private empty tmpfs. /etc/passwd lists only
+root, the caller and nobody. The protected files (``.codingcode/``, ``.git``, ``.mcp.json``,
 ``denyWrite``) are re-bound read-only over the writable project. There is no network
 (``--unshare-net``) unless an allowlist sends traffic through :class:`AllowlistProxy`.
+
 Every capability is dropped (as root, bwrap otherwise keeps CAP_SYS_ADMIN inside and a
-command could simply unmount the masks), new privileges are off, the command gets its own
-session and PID namespace, and it dies with its parent.
+command could simply unmount the masks), new privileges are off, every mount is nosuid,
+and the seccomp filter of :mod:`.seccomp` refuses Unix sockets (a host Docker or systemd
+socket is reachable through a read-only mount) and setuid bits. The command gets its own
+session and PID namespace, only allowlisted environment variables (see :mod:`.launcher`:
+bwrap itself starts with that environment, since its own is readable inside as
+/proc/1/environ), and it dies with its parent.
 
 Mount facts this relies on (measured with bubblewrap 0.8): mounts apply in argument order, so the
 private /tmp comes before a project that may live under /tmp; every mount target must
@@ -18,6 +27,13 @@ which is then bound read-only: there is no other way to stop its creation inside
 writable bind with bubblewrap 0.8. Directories between the project and a protected path
 are bound onto themselves, which makes them mount points that cannot be renamed away
 (``mv .git .git.old && mkdir .git`` would otherwise sidestep a read-only ``.git/hooks``).
+A secret that does not exist is not masked: there is nothing to hide, and the read-only
+root stops its creation.
+
+Finding the dotenv files walks the whole project on every command, listing again only the
+directories whose mtime changed since the last walk (an entry added, removed or renamed
+changes its directory's mtime); on a project of 200,000 files in 20,000 directories that
+is one stat per directory (``benchmarks/bench_sandbox.py`` measures it).
 
 When bubblewrap is missing or cannot create namespaces, :class:`CommandSandbox` says why
 (``active`` is False, ``unavailable_reason`` set) and :meth:`CommandSandbox.argv_for`
@@ -27,8 +43,11 @@ refuses: running unconfined is the caller's decision, taken by asking the user.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import logging
 import os
+import platform
+import pwd
 import shutil
 import subprocess
 import sys
@@ -36,10 +55,13 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Iterator, Literal
 
+from ..secret_files import is_env_file
 from ..settings import SandboxSettings
+from .launcher import PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
 from .proxy import FORWARDER_SOURCE, AllowlistProxy, validate_domain_patterns
+from .seccomp import sandbox_filter
 
 __all__ = [
     "CommandSandbox",
@@ -52,19 +74,19 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Relative to the home directory: keys, tokens and the files where tools keep them.
 HOME_SECRETS = (
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".azure",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".pypirc",
-)
-SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow")
+    ".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube", ".docker", ".netrc",
+    ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".pypirc", ".npmrc",
+    ".yarnrc.yml", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".pgpass",
+    ".my.cnf", ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/containers/auth.json",
+    ".local/share/keyrings", ".password-store", ".claude/.credentials.json", ".codex/auth.json",
+)  # fmt: skip
+# Glob patterns: password hashes and their backups, sudo's rules, the host's private keys.
+SYSTEM_SECRETS = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/passwd-", "/etc/security/opasswd",
+    "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_*_key", "/etc/ssl/private", "/etc/krb5.keytab",
+)  # fmt: skip
 # Relative to the project; the kind says what placeholder stops the path being created.
 PROTECTED_PATHS: tuple[tuple[str, Literal["dir", "file"]], ...] = (
     (".codingcode", "dir"),
@@ -72,21 +94,14 @@ PROTECTED_PATHS: tuple[tuple[str, Literal["dir", "file"]], ...] = (
     (".git/config", "file"),
     (".mcp.json", "file"),
 )
-# Directories never searched for .env files: vendored code, environments, caches.
-_ENV_SCAN_SKIP = frozenset(
-    {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", "site-packages", ".ipynb_checkpoints"}
-)
-# Environment variables that look like credentials are not handed to a sandboxed command:
-# the kernel's own ANTHROPIC_API_KEY must not be readable by the code the agent runs.
-_SECRET_ENV_MARKERS = ("API_KEY", "APIKEY", "ACCESS_KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY")
-_SECRET_ENV_PREFIXES = ("ANTHROPIC_",)
+# Accounts /etc/passwd keeps inside: enough for `id`, `ls -l` and getpwuid of the caller.
+_KEPT_ACCOUNTS = (0, 65534)
 PROXY_PORT = 3128
-_PROXY_DIR_INSIDE = "/tmp/.codingcode-proxy"
 
 _probe_cache: dict[str, str | None] = {}
 _probe_lock = threading.Lock()
 _empty_dir: str | None = None
+_accounts: str | None = None
 _warned: set[str] = set()
 
 
@@ -123,9 +138,12 @@ def _run_probe(bwrap: str) -> str | None:
         return f"the bubblewrap sandbox needs Linux (this is {sys.platform})"
     if not os.path.isfile(bwrap) or not os.access(bwrap, os.X_OK):
         return f"bubblewrap not found ({bwrap} is not an executable file; install the 'bubblewrap' package)"
+    program = sandbox_filter()
+    if program is None:
+        return _no_filter_reason()
     try:
         done = subprocess.run(
-            [bwrap, *_base_flags(), "--", "true"],
+            [*launcher_argv(program), bwrap, *_base_flags(), "--seccomp", str(SECCOMP_FD), "--", "true"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=10,
@@ -135,8 +153,15 @@ def _run_probe(bwrap: str) -> str | None:
     if done.returncode != 0:
         detail = done.stderr.decode(errors="replace").strip().splitlines()
         hint = detail[-1] if detail else f"exit status {done.returncode}"
-        return f"bubblewrap cannot create its namespaces here ({hint}); user namespaces may be blocked"
+        return f"bubblewrap cannot build the sandbox here ({hint}); user namespaces or seccomp may be blocked"
     return None
+
+
+def _no_filter_reason() -> str:
+    return (
+        f"no seccomp filter is known for this machine ({platform.machine()}), so host Unix sockets "
+        "could not be blocked; the sandbox supports x86_64 and aarch64"
+    )
 
 
 def _empty_directory() -> str:
@@ -145,6 +170,40 @@ def _empty_directory() -> str:
         _empty_dir = tempfile.mkdtemp(prefix="codingcode-empty-")
         os.chmod(_empty_dir, 0o555)
     return _empty_dir
+
+
+def _accounts_file() -> str:
+    """An /etc/passwd with only root, the caller and nobody: the host's other users stay unlisted."""
+    global _accounts
+    if _accounts is None or not os.path.isfile(_accounts):
+        lines = []
+        for uid in sorted({*_KEPT_ACCOUNTS, os.getuid()}):
+            try:
+                entry = pwd.getpwuid(uid)
+            except KeyError:
+                continue
+            fields = [entry.pw_name, "x", entry.pw_uid, entry.pw_gid, entry.pw_gecos, entry.pw_dir, entry.pw_shell]
+            lines.append(":".join(map(str, fields)) + "\n")
+        path = os.path.join(tempfile.mkdtemp(prefix="codingcode-passwd-"), "passwd")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(lines)
+        os.chmod(path, 0o444)
+        _accounts = path
+    return _accounts
+
+
+def _runtime_directories(home: Path) -> list[Path]:
+    """Where Jupyter keeps kernel connection files (their keys run code in the kernel), and
+    $XDG_RUNTIME_DIR, home of session sockets and of podman's registry credentials."""
+    env = os.environ
+    data_home = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+    found = [home / ".local" / "share" / "jupyter" / "runtime", data_home / "jupyter" / "runtime"]
+    if env.get("JUPYTER_DATA_DIR"):
+        found.append(Path(env["JUPYTER_DATA_DIR"]) / "runtime")
+    if env.get("JUPYTER_RUNTIME_DIR"):
+        found.append(Path(env["JUPYTER_RUNTIME_DIR"]))
+    found.append(Path(env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"))
+    return found
 
 
 def _expand(project: Path, raw: str) -> Path:
@@ -220,11 +279,16 @@ class CommandSandbox:
         reason: str | None = None
         path = bwrap if bwrap is not None else shutil.which("bwrap")
         if settings.enabled:
-            problems = validate_domain_patterns(settings.network.allowedDomains or [])
-            if problems:
-                reason = "settings: sandbox.network.allowedDomains: " + "; ".join(problems)
+            domain_problems = validate_domain_patterns(settings.network.allowedDomains or [])
+            env_problems = env_name_problems(settings.env)
+            if domain_problems:
+                reason = "settings: sandbox.network.allowedDomains: " + "; ".join(domain_problems)
+            elif env_problems:
+                reason = "settings: sandbox.env: " + "; ".join(env_problems)
             elif path is None:
                 reason = "bubblewrap not found on PATH (install the 'bubblewrap' package)"
+            elif sandbox_filter() is None:
+                reason = _no_filter_reason()
             else:
                 reason = probe_bwrap(path)
             if reason is not None and reason not in _warned:
@@ -254,38 +318,47 @@ class CommandSandbox:
         return f"runs UNSANDBOXED: {self.unavailable_reason}"
 
     def argv_for(self, command: str, cwd: Path) -> list[str]:
-        """The full argv (``bwrap ... -- bash -c command``) running ``command`` confined in ``cwd``."""
+        """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``."""
         return self.wrap(["bash", "-c", command], cwd)
 
-    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
-        """Any argv confined the same way (for stdio MCP servers that opt in)."""
+    def wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
+        """Any argv confined the same way (for stdio MCP servers that opt in).
+
+        ``pass_env`` names variables to pass besides the allowlist and ``sandbox.env``: those
+        of the environment the caller spawns the argv with (an MCP server's ``env`` entry).
+        """
         if not self.active or self.bwrap is None:
             raise SandboxUnavailable(
                 self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
             )
+        program = sandbox_filter()
+        if program is None:
+            raise SandboxUnavailable(_no_filter_reason())
         if not argv:
             raise ValueError("an empty command cannot be sandboxed")
+        extra_env = [*self.settings.env, *pass_env]
+        problems = env_name_problems(extra_env)
+        if problems:
+            raise ValueError("environment variables to pass: " + "; ".join(problems))
         cwd = Path(os.path.realpath(cwd))
-        args = [self.bwrap, *_base_flags()]
+        proxy = self._ensure_proxy() if self.allowed_domains else None
+        args = [
+            *launcher_argv(program, extra_env, str(proxy.socket_path) if proxy else None),
+            self.bwrap, *_base_flags(), "--seccomp", str(SECCOMP_FD),
+        ]  # fmt: skip
         # Shallow first, so an allowWrite path inside the project is not hidden by the project's bind.
         for root in sorted(self.writable_roots, key=lambda p: len(p.parts)):
             args += ["--bind", str(root), str(root)]
         args += self._protections()
         args += self._masks()
-        args += self._unset_secret_env()
-        if self.allowed_domains:
-            proxy = self._ensure_proxy()
-            url = f"http://127.0.0.1:{PROXY_PORT}"
-            args += ["--ro-bind", str(proxy.socket_dir), _PROXY_DIR_INSIDE]
-            for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
-                args += ["--setenv", name, url]
-            args += ["--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy"]
-            args += ["--chdir", str(cwd), "--"]
-            forwarder = os.path.realpath(sys.executable)
-            args += [forwarder, "-I", "-S", "-c", FORWARDER_SOURCE, str(PROXY_PORT),
-                     f"{_PROXY_DIR_INSIDE}/{AllowlistProxy.socket_name}"]  # fmt: skip
-            return args + list(argv)
-        return args + ["--chdir", str(cwd), "--", *argv]
+        args += ["--chdir", str(cwd)]
+        if proxy is None:
+            return [*args, "--", *argv]
+        url = f"http://127.0.0.1:{PROXY_PORT}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+            args += ["--setenv", name, url]
+        forwarder = os.path.realpath(sys.executable)
+        return [*args, "--", forwarder, "-I", "-S", "-c", FORWARDER_SOURCE, str(PROXY_PORT), str(PROXY_FD), *argv]
 
     def _writable_root(self, path: Path) -> Path | None:
         for root in sorted(self.writable_roots, key=lambda p: len(p.parts), reverse=True):
@@ -364,32 +437,44 @@ class CommandSandbox:
             return
         self._placeholders.append(path)
 
-    def _masks(self) -> list[str]:
-        targets: list[Path] = []
+    def _mask_targets(self) -> Iterator[tuple[Path, Literal["hide", "private"]]]:
+        """What to hide; "private" directories get an empty tmpfs, since programs write there."""
         for rel in HOME_SECRETS:
-            targets.append(self.home / rel)
-        targets += [Path(p) for p in SYSTEM_SECRETS]
-        targets += self.deny_read
-        targets += self._env_files()
-        seen: set[Path] = set()
-        resolved: list[Path] = []
-        for target in targets:
+            yield self.home / rel, "hide"
+        for pattern in SYSTEM_SECRETS:
+            for match in sorted(glob.glob(pattern)):
+                yield Path(match), "hide"
+        for path in [*self.deny_read, *self._env_files()]:
+            yield path, "hide"
+        # Undo's copies of the project's files (a secret edited once would be readable there).
+        checkpoints = self.project / ".codingcode" / "checkpoints"
+        if checkpoints.is_dir():
+            yield checkpoints, "hide"
+        for path in _runtime_directories(self.home):
+            yield path, "private"
+
+    def _masks(self) -> list[str]:
+        resolved: dict[Path, Literal["hide", "private"]] = {}
+        for target, how in self._mask_targets():
             # Mounts follow symlinks; mask what the path really is, and only if it exists
             # (a missing secret has nothing to hide, and the read-only root stops its creation).
             real = Path(os.path.realpath(target))
-            if real in seen or not real.exists():
-                continue
-            seen.add(real)
-            resolved.append(real)
-        resolved.sort(key=lambda p: len(p.parts))
+            if real not in resolved and real.exists():
+                resolved[real] = how
         args: list[str] = []
-        masked: list[Path] = []
-        for real in resolved:
-            if any(_within(real, done) for done in masked):
+        masked: set[Path] = set()
+        for real in sorted(resolved, key=lambda p: len(p.parts)):
+            if real in masked or not masked.isdisjoint(real.parents):
                 continue  # inside an already masked directory: there is no mount point left
-            masked.append(real)
-            source = _empty_directory() if real.is_dir() else os.devnull
-            args += ["--ro-bind", source, str(real)]
+            masked.add(real)
+            if not real.is_dir():
+                args += ["--ro-bind", os.devnull, str(real)]
+            elif resolved[real] == "private":
+                args += ["--tmpfs", str(real)]
+            else:
+                args += ["--ro-bind", _empty_directory(), str(real)]
+        if os.path.isfile("/etc/passwd"):
+            args += ["--ro-bind", _accounts_file(), os.path.realpath("/etc/passwd")]
         return args
 
     def _env_allowed(self, rel: str) -> bool:
@@ -400,32 +485,16 @@ class CommandSandbox:
         return False
 
     def _env_files(self) -> list[Path]:
+        """Every dotenv file of the project not allowed by a rule, in any directory."""
         found: list[Path] = []
         stack = [str(self.project)]
         live: set[str] = set()
         while stack:
             directory = stack.pop()
             live.add(directory)
-            try:
-                mtime = os.stat(directory).st_mtime_ns
-            except OSError:
+            cached = self._listing(directory)
+            if cached is None:
                 continue
-            cached = self._env_cache.get(directory)
-            if cached is None or cached.mtime_ns != mtime:
-                # A directory's mtime changes when entries are added or removed in it, so an
-                # unchanged directory need not be listed again.
-                env_files, subdirs = [], []
-                try:
-                    with os.scandir(directory) as entries:
-                        for entry in entries:
-                            if entry.name.startswith(".env"):
-                                env_files.append(entry.path)
-                            elif entry.name not in _ENV_SCAN_SKIP and entry.is_dir(follow_symlinks=False):
-                                subdirs.append(entry.path)
-                except OSError:
-                    continue
-                cached = _DirCache(mtime, env_files, subdirs)
-                self._env_cache[directory] = cached
             for path in cached.env_files:
                 rel = os.path.relpath(path, self.project).replace(os.sep, "/")
                 if not self._env_allowed(rel):
@@ -435,13 +504,29 @@ class CommandSandbox:
             del self._env_cache[gone]
         return found
 
-    def _unset_secret_env(self) -> list[str]:
-        args: list[str] = []
-        for name in os.environ:
-            upper = name.upper()
-            if upper.startswith(_SECRET_ENV_PREFIXES) or any(marker in upper for marker in _SECRET_ENV_MARKERS):
-                args += ["--unsetenv", name]
-        return args
+    def _listing(self, directory: str) -> _DirCache | None:
+        """The dotenv files and subdirectories of ``directory``, listed again only if it changed."""
+        try:
+            mtime = os.stat(directory).st_mtime_ns
+        except OSError:
+            return None
+        cached = self._env_cache.get(directory)
+        if cached is not None and cached.mtime_ns == mtime:
+            # Adding, removing or renaming an entry changes its directory's mtime.
+            return cached
+        env_files, subdirs = [], []
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if is_env_file(entry.name):
+                        env_files.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        subdirs.append(entry.path)
+        except OSError:
+            return None
+        cached = _DirCache(mtime, env_files, subdirs)
+        self._env_cache[directory] = cached
+        return cached
 
     def _ensure_proxy(self) -> AllowlistProxy:
         with self._proxy_lock:

@@ -1,10 +1,13 @@
 """The network allowlist: a host-side HTTP proxy that only lets listed domains through.
 
-A sandboxed command has no network of its own (``--unshare-net``). When
-``sandbox.network.allowedDomains`` is set, :class:`AllowlistProxy` listens on a Unix socket
-in a private directory that is bind-mounted into the sandbox; inside, a tiny forwarder
-(:data:`FORWARDER_SOURCE`) exposes that socket as ``127.0.0.1:PORT`` so the usual
-``HTTP_PROXY`` / ``HTTPS_PROXY`` variables work for curl, pip, git and Python.
+A sandboxed command has no network of its own (``--unshare-net``), and may not create Unix
+sockets (the seccomp filter), so it cannot dial the proxy. Instead, when
+``sandbox.network.allowedDomains`` is set, the launcher connects one channel to
+:class:`AllowlistProxy`'s Unix socket on the host and hands it into the sandbox; inside, a
+tiny forwarder (:data:`FORWARDER_SOURCE`) listens on ``127.0.0.1:PORT`` so the usual
+``HTTP_PROXY`` / ``HTTPS_PROXY`` variables work for curl, pip, git and Python, and passes
+each accepted connection itself over the channel (``SCM_RIGHTS``). The proxy then talks to
+the client directly; nothing is relayed inside.
 
 The proxy understands ``CONNECT host:port`` (HTTPS and any TLS) and plain-HTTP requests in
 absolute form (``GET http://host/path``). Anything else, and any host not on the list, is
@@ -16,17 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ipaddress
 import logging
 import os
-import re
 import shutil
+import socket
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
+
+from ..domains import domain_allowed, normalise_host, validate_domain_patterns
 
 __all__ = [
     "AllowlistProxy",
@@ -39,57 +43,7 @@ __all__ = [
 _HEAD_LIMIT = 64 * 1024
 _HEAD_TIMEOUT = 30.0
 _CONNECT_TIMEOUT = 15.0
-_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$")
-
-
-def _normalise_host(host: str) -> str:
-    host = host.strip().lower().rstrip(".")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def validate_domain_patterns(patterns: Iterable[str]) -> list[str]:
-    """Problems with allowlist entries (empty when all are usable): hosts, IPs or ``*.domain``."""
-    problems = []
-    for raw in patterns:
-        entry = _normalise_host(raw) if isinstance(raw, str) else ""
-        name = entry[2:] if entry.startswith("*.") else entry
-        if not name:
-            problems.append(f"'{raw}': empty entry")
-        elif _is_ip(name) and not entry.startswith("*."):
-            continue
-        elif "*" in name or "/" in name or ":" in name:
-            problems.append(f"'{raw}': use a host name, an IP address or '*.domain' (no ports, paths or other wildcards)")
-        elif not all(_LABEL.match(label) for label in name.split(".")):
-            problems.append(f"'{raw}': not a valid host name")
-    return problems
-
-
-def domain_allowed(host: str, patterns: Sequence[str]) -> bool:
-    """Whether ``host`` matches an entry: exactly, or as a subdomain of a ``*.domain`` entry."""
-    host = _normalise_host(host)
-    # Only a real host name or IP is judged: `evil.com/.allowed.com`, `evil.com\x00.allowed.com` or
-    # `a..allowed.com` end like an allowed domain but name something else (or nothing) to the resolver.
-    if not host or not (_is_ip(host) or all(_LABEL.match(label) for label in host.split("."))):
-        return False
-    for raw in patterns:
-        pattern = _normalise_host(raw)
-        if pattern.startswith("*."):
-            # "*.example.com" means subdomains only, as in Claude Code's settings.
-            if host.endswith(pattern[1:]) and len(host) > len(pattern) - 1:
-                return True
-        elif host == pattern:
-            return True
-    return False
+_FDS_PER_MESSAGE = 16
 
 
 @dataclass(frozen=True)
@@ -140,8 +94,25 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             pass
 
 
+def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> asyncio.Future[None]:
+    """Done when ``sock`` has something to read (asyncio has no awaitable recvmsg)."""
+    future: asyncio.Future[None] = loop.create_future()
+
+    def ready() -> None:
+        if not future.done():
+            future.set_result(None)
+
+    loop.add_reader(sock, ready)
+    future.add_done_callback(lambda _: loop.remove_reader(sock))
+    return future
+
+
 class AllowlistProxy:
-    """An HTTP CONNECT / plain-HTTP proxy on a Unix socket that only reaches listed domains."""
+    """An HTTP CONNECT / plain-HTTP proxy that only reaches listed domains.
+
+    Its Unix socket carries no HTTP: each connection is a channel over which a sandbox sends
+    the client connections to serve, as file descriptors.
+    """
 
     socket_name = "proxy.sock"
 
@@ -155,42 +126,41 @@ class AllowlistProxy:
         self._dir: Path | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._server: asyncio.AbstractServer | None = None
+        self._listener: socket.socket | None = None
         self._tasks: set[asyncio.Task] = set()
 
     @property
     def socket_dir(self) -> Path:
-        """The private directory holding the socket (bind-mount this into the sandbox)."""
+        """The private directory (mode 0700) holding the socket."""
         if self._dir is None:
             raise RuntimeError("the proxy is not started")
         return self._dir
 
     @property
     def socket_path(self) -> Path:
+        """Where a sandbox's channel connects (the launcher does, on the host)."""
         return self.socket_dir / self.socket_name
 
     @property
     def running(self) -> bool:
-        return self._server is not None
+        return self._listener is not None
 
     def start(self) -> None:
         """Listen on a fresh private socket, served from a daemon thread's event loop."""
-        if self._server is not None:
+        if self._listener is not None:
             return
         self._dir = Path(tempfile.mkdtemp(prefix="codingcode-proxy-"))
         os.chmod(self._dir, 0o700)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.socket_path))
+        listener.listen(64)
+        listener.setblocking(False)
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="codingcode-sandbox-proxy", daemon=True)
         self._thread.start()
-        future = asyncio.run_coroutine_threadsafe(
-            asyncio.start_unix_server(self._handle, path=str(self.socket_path), limit=_HEAD_LIMIT), loop
-        )
-        try:
-            self._server = future.result(timeout=10)
-        except BaseException:
-            self.close()
-            raise
+        self._listener = listener
+        asyncio.run_coroutine_threadsafe(self._track(self._accept_channels(listener)), loop)
 
     def close(self) -> None:
         """Stop serving, drop open tunnels, remove the socket directory (idempotent)."""
@@ -206,7 +176,10 @@ class AllowlistProxy:
                 thread.join(timeout=5)
             if not loop.is_running():
                 loop.close()
-        self._loop = self._thread = self._server = None
+        self._loop = self._thread = None
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -216,17 +189,61 @@ class AllowlistProxy:
         await asyncio.to_thread(self.close)
 
     async def _shutdown(self) -> None:
-        if self._server is not None:
-            self._server.close()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _track(self, work: Awaitable[None]) -> None:
+        # Every task is known, so closing the proxy can cancel open tunnels.
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+        try:
+            await work
+        except (ConnectionError, OSError, asyncio.CancelledError):
+            pass
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _accept_channels(self, listener: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            channel, _ = await loop.sock_accept(listener)
+            loop.create_task(self._track(self._receive(channel)))
+
+    async def _receive(self, channel: socket.socket) -> None:
+        """Serve every connection a sandbox sends over ``channel`` until it hangs up."""
+        loop = asyncio.get_running_loop()
+        with channel:
+            channel.setblocking(False)
+            while True:
+                await _readable(loop, channel)
+                try:
+                    data, fds, _flags, _address = socket.recv_fds(
+                        channel, 64, _FDS_PER_MESSAGE, socket.MSG_CMSG_CLOEXEC
+                    )
+                except BlockingIOError:
+                    continue
+                if not data and not fds:
+                    return
+                for fd in fds:
+                    loop.create_task(self._track(self._serve(fd)))
+
+    async def _serve(self, fd: int) -> None:
+        try:
+            client = socket.socket(fileno=fd)
+        except OSError:  # not a socket: whatever it is, it is not served
+            os.close(fd)
+            return
+        if client.type != socket.SOCK_STREAM:
+            client.close()
+            return
+        reader, writer = await asyncio.open_connection(sock=client, limit=_HEAD_LIMIT)
+        await self._handle(reader, writer)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream: asyncio.StreamWriter | None = None
         try:
             try:
@@ -240,14 +257,10 @@ class AllowlistProxy:
                 await writer.drain()
                 return
             await asyncio.gather(_pipe(reader, upstream), _pipe(upstream_reader, writer))
-        except (ConnectionError, OSError, asyncio.CancelledError):
-            pass
         finally:
             for stream in (upstream, writer):
                 if stream is not None:
                     stream.close()
-            if task is not None:
-                self._tasks.discard(task)
 
     async def _open(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -284,7 +297,7 @@ class AllowlistProxy:
             request = ("\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"]) + "\r\n\r\n").encode(
                 "latin-1"
             )
-        host = _normalise_host(host)
+        host = normalise_host(host)
         allowed = domain_allowed(host, self.allowed_domains)
         decision = ProxyDecision(method.upper(), host, port, allowed)
         self.decisions.append(decision)
@@ -308,13 +321,14 @@ class AllowlistProxy:
         return upstream_reader, upstream
 
 
-# Runs inside the sandbox with `python -I -S -c SOURCE PORT SOCKET ARGV...`: listens on
-# 127.0.0.1:PORT (the sandbox's own loopback), then execs ARGV; a forked child relays each
-# TCP connection to the host proxy's Unix socket. The child dies with the PID namespace
-# when the command ends. Stdlib only, no site import, so it starts in a few milliseconds.
+# Runs inside the sandbox with `python -I -S -c SOURCE PORT CHANNEL_FD ARGV...`: listens on
+# 127.0.0.1:PORT (the sandbox's own loopback), then execs ARGV; a forked child passes each
+# accepted TCP connection to the host proxy over the channel. It needs no Unix socket of its
+# own (the seccomp filter refuses them), and dies with the PID namespace when the command
+# ends. Stdlib only, no site import, so it starts in a few milliseconds.
 FORWARDER_SOURCE = r"""
-import os, socket, sys, threading
-port, path, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+import os, socket, sys
+port, channel, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 server.bind(("127.0.0.1", port))
@@ -323,35 +337,12 @@ if os.fork() == 0:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    def pump(src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        try:
-            dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-    def relay(client):
-        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            upstream.connect(path)
-        except OSError:
-            client.close()
-            return
-        t = threading.Thread(target=pump, args=(upstream, client), daemon=True)
-        t.start()
-        pump(client, upstream)
-        t.join()
-        client.close()
-        upstream.close()
+    channel = socket.socket(fileno=channel)
     while True:
         client, _ = server.accept()
-        threading.Thread(target=relay, args=(client,), daemon=True).start()
+        socket.send_fds(channel, [b"c"], [client.fileno()])
+        client.close()
+os.close(channel)
 server.close()
 os.execvp(argv[0], argv)
 """

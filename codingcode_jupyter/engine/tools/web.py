@@ -66,6 +66,36 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+class _RedirectRefused(Exception):
+    """A redirect to a host the approval pipeline did not allow."""
+
+
+def _redirect_judge(ctx: ToolContext, first: httpx.URL) -> Callable[[httpx.Request], Awaitable[None]]:
+    """A request hook: each redirect to a host not yet approved is judged again, as a fetch of its own."""
+    approved = {first.host}
+    hops = 0
+
+    async def judge(request: httpx.Request) -> None:
+        nonlocal hops
+        host = request.url.host
+        if host in approved:
+            return
+        run = ctx.run
+        if run is None:
+            raise _RedirectRefused(f"{first} redirects to another host ({host}) and nobody can approve that here")
+        from ..approval.types import ToolCall
+
+        hops += 1
+        call = ToolCall(tool_use_id=f"{ctx.tool_use_id}:redirect-{hops}", tool=fetch_url_tool(),
+                        input={"url": str(request.url)})
+        decision = await run.approver.decide(call, ctx, run.ask)
+        if decision.kind != "allow":
+            raise _RedirectRefused(f"{first} redirects to {request.url}, which was not allowed: {decision.reason}")
+        approved.add(host)
+
+    return judge
+
+
 def _client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
     # Tests and embedders may hand in a transport (e.g. httpx.MockTransport) with the session's deps.
     transport = ctx.deps.http_transport if ctx.deps is not None else None
@@ -134,8 +164,9 @@ async def _fetch_url(args: FetchUrlArgs, ctx: ToolContext) -> ToolResult:
     if max_length > FETCH_MAX:
         notes.append(f"(max_length {max_length} is above the maximum; clamped to {FETCH_MAX})")
         max_length = FETCH_MAX
+    hooks = {"request": [_redirect_judge(ctx, url)]}
     try:
-        async with asyncio.timeout(OVERALL_TIMEOUT_S), _client(ctx) as client:
+        async with asyncio.timeout(OVERALL_TIMEOUT_S), _client(ctx, event_hooks=hooks) as client:
             async with client.stream("GET", url) as response:
                 content_type = response.headers.get("content-type", "")
                 if response.status_code >= 400:
@@ -155,6 +186,8 @@ async def _fetch_url(args: FetchUrlArgs, ctx: ToolContext) -> ToolResult:
                         break
                 final_url, status = response.url, response.status_code
                 encoding = response.charset_encoding or "utf-8"
+    except _RedirectRefused as refused:
+        raise ToolError(str(refused)) from None
     except httpx.TooManyRedirects:
         raise ToolError(f"Too many redirects (more than {MAX_REDIRECTS}) fetching {url}") from None
     except (httpx.TimeoutException, TimeoutError):
@@ -191,7 +224,17 @@ async def _fetch_url(args: FetchUrlArgs, ctx: ToolContext) -> ToolResult:
 
 
 async def _fetch_preview(args: FetchUrlArgs, ctx: ToolContext) -> str:
-    return f"GET {args.url}"
+    """The request, with what it carries off the machine (the query and fragment) set apart."""
+    try:
+        url = httpx.URL(args.url.strip())
+    except (httpx.InvalidURL, ValueError):
+        return f"GET {args.url}"
+    lines = [f"GET {args.url}", f"host: {url.host or '?'}", f"path: {url.path or '/'}"]
+    if url.query:
+        lines.append(f"query (sent to {url.host}): {url.query.decode(errors='replace')}")
+    if url.fragment:
+        lines.append(f"fragment: {url.fragment}")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- web_search

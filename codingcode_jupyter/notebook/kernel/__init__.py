@@ -1,8 +1,16 @@
-"""Tools only an agent living in the kernel can have: the user's live variables and history.
+"""Tools only an agent living in the kernel can have: the user's live variables, cells and notebook.
 
-``list_variables``, ``inspect_variable`` and ``notebook_history`` only look (read-only, so
-they run without asking); ``run_python`` runs code in the user's namespace and
-``insert_cell`` proposes a new cell, both after approval (their card shows the code).
+``list_variables``, ``inspect_variable``, ``notebook_history``, ``read_cell_output`` and
+``read_notebook`` only look (read-only, so they run without asking); ``run_python`` runs
+code in the user's namespace and ``insert_cell`` proposes new cells, both after approval
+(their card shows the code).
+
+What each cell showed is recorded from ``%load_ext`` on (:mod:`.outputs`: streams, results,
+displays, errors, per execution count, within ``OutputHistory.max_cells`` and
+``max_bytes``); cells from before are rebuilt from what IPython kept (:mod:`.recall`).
+:mod:`.cell_output` turns a cell into content blocks — images the model sees
+(:mod:`.pictures`), HTML as Markdown tables; :mod:`.notebook_file` reads the saved notebook
+the frontend named.
 
 How ``run_python`` runs, and why (measured, see tests/notebook/test_kernel_tools.py):
 IPython's ``run_cell`` is not re-entrant while the ``%%agent`` cell runs as an awaited
@@ -18,27 +26,40 @@ loop instead, so it stays responsive and the turn's own cancellation stops it.
 
 The read-only tools never run a user-defined property or ``__getattr__`` (looked up with
 ``inspect.getattr_static``; array and frame libraries are trusted for ``shape`` and the
-like); they do call ``repr`` and ``len``, as ``%whos`` and Jupyter's display do.
+like); they do call ``repr`` and ``len``, as ``%whos`` and Jupyter's display do, and
+``read_cell_output`` formats an ``Out[n]`` the recorder never saw again, as displaying it would.
 
-``insert_cell`` uses ``shell.set_next_input(code, replace=False)``: the kernel cannot add a
-cell itself, it attaches a ``set_next_input`` payload to the ``%%agent`` cell's
-execute_reply, and JupyterLab / Notebook insert a new, unrun cell below it when that cell
+``insert_cell`` uses ``shell.set_next_input(text, replace=False)``: the kernel cannot add
+cells itself, it attaches a ``set_next_input`` payload to the ``%%agent`` cell's
+execute_reply, and the frontend inserts a new, unrun code cell below it when that cell
 finishes (only when it finishes without an error). A reply carries one such payload, so
-the proposals of one agent cell are joined into a single new cell.
+the proposals of one agent cell travel as one cell (see :mod:`.insert_cell` for how
+several cells and markdown are carried).
 """
 
 from .errors import LastError, format_exception, install_error_recorder, last_error
 from .namespace import KernelAccess
+from .outputs import OutputHistory, install_output_recorder, output_history
 from .tools import kernel_tools, register_kernel_tools
 from .values import describe_value
 
 __all__ = [
     "KernelAccess",
     "LastError",
+    "OutputHistory",
     "describe_value",
     "format_exception",
     "install_error_recorder",
+    "install_output_recorder",
+    "install_recorders",
     "kernel_tools",
     "last_error",
+    "output_history",
     "register_kernel_tools",
 ]
+
+
+def install_recorders(shell) -> None:
+    """Record each cell's failure and outputs from now on (for the kernel tools and %agent fix)."""
+    install_error_recorder(shell)
+    install_output_recorder(shell)

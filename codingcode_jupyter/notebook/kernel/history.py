@@ -1,4 +1,8 @@
-"""notebook_history: the recent cells, their results, and the last exception."""
+"""notebook_history: the recent cells, what each one output, and the last exception.
+
+Each cell is headed with the kinds of its outputs (``stdout``, ``image/png``, ``table``,
+``error ZeroDivisionError``...) so the model knows which cell to read with read_cell_output.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from .errors import AGENT_CELL, last_error
 from .namespace import KernelAccess
+from .recall import cell_kinds
 from .values import clip, safe_call
 
 
@@ -28,7 +33,9 @@ def notebook_history_text(access: KernelAccess, args: NotebookHistoryArgs) -> st
             first = text.strip().splitlines()[0]
             parts.append(f"In [{number}]: (agent cell) {first[:200]}")
             continue
-        parts.append(f"In [{number}]:\n{clip(text.rstrip(), 2000)}")
+        kinds = cell_kinds(shell, number) if shell is not None else []
+        shown = f" (outputs: {', '.join(kinds)})" if kinds else ""
+        parts.append(f"In [{number}]{shown}:\n{clip(text.rstrip(), 2000)}")
         if args.include_outputs and number in outputs:
             parts.append(f"Out[{number}]: {clip(safe_call(lambda: repr(outputs[number]), '<repr failed>'), 500)}")
     if not parts:

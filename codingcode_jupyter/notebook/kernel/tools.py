@@ -8,10 +8,13 @@ from ...engine.tools.access import ToolAccess
 from ...engine.tools.base import ToolContext, ToolDefinition, ToolResult
 from ...engine.tools.registry import ToolRegistry
 from . import insert_cell, run_python
+from .cell_output import ReadCellOutputArgs, read_cell_output
 from .errors import install_error_recorder
 from .history import NotebookHistoryArgs, notebook_history_text
 from .insert_cell import InsertCellArgs
 from .namespace import KernelAccess
+from .notebook_file import ReadNotebookArgs, read_notebook
+from .outputs import install_output_recorder
 from .run_python import RunPythonArgs
 from .values import (
     InspectVariableArgs,
@@ -25,7 +28,7 @@ __all__ = ["kernel_tools", "register_kernel_tools"]
 
 
 def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None = None) -> list[ToolDefinition]:
-    """The five kernel tools bound to ``shell`` (or, for tests and scripts, a namespace dict)."""
+    """The kernel tools bound to ``shell`` (or, for tests and scripts, a namespace dict)."""
     access = KernelAccess(shell, namespace)
 
     async def list_variables(args: ListVariablesArgs, ctx: ToolContext) -> str:
@@ -36,6 +39,12 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
 
     async def notebook_history(args: NotebookHistoryArgs, ctx: ToolContext) -> str:
         return notebook_history_text(access, args)
+
+    async def cell_output(args: ReadCellOutputArgs, ctx: ToolContext) -> ToolResult:
+        return read_cell_output(access.shell, args)
+
+    async def notebook(args: ReadNotebookArgs, ctx: ToolContext) -> str:
+        return read_notebook(access.shell, access.user_ns, args)
 
     async def run_code(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
         return await run_python.run_python(access, args, ctx)
@@ -65,10 +74,30 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
         ToolDefinition(
             name="notebook_history",
             description=(
-                "The notebook's recent cells (inputs and result values) and the last exception with its traceback."
+                "The notebook's recent cells: inputs, result values, the kinds of output each showed (stdout, "
+                "image/png, table, error...) and the last exception with its traceback."
             ),
             parameters=NotebookHistoryArgs, execute=notebook_history, source="kernel",
             access=ToolAccess(read_only=True),
+        ),
+        ToolDefinition(
+            name="read_cell_output",
+            description=(
+                "What a cell showed the user: its source and outputs — plots and images as images you can see, "
+                "HTML tables (DataFrames) as Markdown tables, printed text, the traceback. cell is an execution "
+                "count, 'last' or 'last_error'."
+            ),
+            parameters=ReadCellOutputArgs, execute=cell_output, source="kernel",
+            access=ToolAccess(key="cell", read_only=True),
+        ),
+        ToolDefinition(
+            name="read_notebook",
+            description=(
+                "The notebook this kernel belongs to, read from its saved file: every cell in order (markdown and "
+                "code, run or not) with execution counts, saved output kinds and which cell is running you. Paged."
+            ),
+            parameters=ReadNotebookArgs, execute=notebook, source="kernel",
+            access=ToolAccess(key="start", read_only=True),
         ),
         ToolDefinition(
             name="run_python",
@@ -84,18 +113,19 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
         ToolDefinition(
             name="insert_cell",
             description=(
-                "Propose a new code cell below the current one (it is inserted, not run, once this agent cell "
-                "finishes). Needs the user's approval."
+                "Propose new cells (code or markdown, one or several) below this agent cell: they are inserted, "
+                "not run, once it finishes, and the user runs them. Needs the user's approval."
             ),
             parameters=InsertCellArgs, execute=propose_cell, preview=insert_cell.insert_cell_preview, source="kernel",
-            access=ToolAccess(key="code"),
+            access=ToolAccess(key="cells"),
         ),
     ]
 
 
 def register_kernel_tools(registry: ToolRegistry, shell: Any) -> list[ToolDefinition]:
-    """Register the kernel tools for ``shell`` in ``registry`` and start recording cell errors."""
+    """Register the kernel tools for ``shell`` in ``registry`` and start recording cells' errors and outputs."""
     install_error_recorder(shell)
+    install_output_recorder(shell)
     tools = kernel_tools(shell)
     for tool in tools:
         registry.register(tool)

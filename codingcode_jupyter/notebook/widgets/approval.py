@@ -81,16 +81,40 @@ class ApprovalCard(widgets.VBox):
         for label, button in self.buttons.items():
             button.on_click(lambda _b, label=label: self._clicked(label))
         self.row = widgets.HBox(list(self.buttons.values()))
-        self.consequences = widgets.HTML(
-            f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em">'
-            f"{words.code_html(words.consequences(request.exact_rules, request.forced))}</div>"
+        self.consequences = widgets.HTML()
+        # Several rules may fit "Always allow" (this exact call, the program, the directory...):
+        # the narrowest is chosen; the person may pick a broader one the pipeline offered.
+        self.choice = widgets.Dropdown(
+            options=[(", ".join(rules), index) for index, rules in enumerate(request.allow_choices)],
+            value=0 if request.allow_choices else None, description="Always allow saves",
+            style={"description_width": "initial"}, layout=widgets.Layout(width="auto", max_width="100%"),
         )
+        if len(request.allow_choices) < 2 or request.forced:
+            self.choice.layout.display = "none"
+        self.choice.observe(lambda _change: self._explain(), names="value")
+        self._explain()
         super().__init__(
-            [self.header, self.why, self.preview, self.row, self.consequences],
+            [self.header, self.why, self.preview, self.row, self.choice, self.consequences],
             layout=widgets.Layout(border=f"1px solid {theme.var('border-color1', '#bdbdbd')}", padding="4px 8px",
                                   margin="4px 0"),
         )
         self.add_class("codingcode-approval")
+
+    def rules_for(self, answer: str) -> list[str] | None:
+        """The rules "Always allow" (as picked) or "Never allow" will save; None when none is offered."""
+        if answer == "always" and self.request.allow_choices and not self.request.forced:
+            return list(self.request.allow_choices[self.choice.value or 0])
+        if answer == "never" and self.request.deny_choices:
+            return list(self.request.deny_choices[0])
+        return None
+
+    def _explain(self) -> None:
+        request = self.request
+        chosen = self.rules_for("always")
+        self.consequences.value = (
+            f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em">'
+            f"{words.code_html(words.consequences(request.allow_choices, request.deny_choices, request.forced, chosen))}</div>"
+        )
 
     # -- answering -----------------------------------------------------------------------
 
@@ -134,7 +158,7 @@ class ApprovalCard(widgets.VBox):
             f'<span class="approval-verdict" style="color:{theme.ROLE[role]}">{theme.icon(name)} <b>{verdict}</b>{who}</span>: '
             f"<code>{h(self.request.tool)}</code> {h(short(words.relative(self.request.key or '', self.project), 60))}{note_html}"
         )
-        for part in (self.why, self.preview, self.row, self.consequences):
+        for part in (self.why, self.preview, self.row, self.choice, self.consequences):
             part.layout.display = "none"
 
     def details(self) -> dict[str, Any]:

@@ -1,0 +1,432 @@
+"""What well-known programs do with their options: commands they run, files they write, where they move.
+
+Many programs that look like readers or archivers run a command given in an option
+(`tar --checkpoint-action=exec=CMD`, `rsync -e CMD`, `ssh -o ProxyCommand=CMD`, `vim -c '!CMD'`,
+`gdb -ex 'shell CMD'`, `man -P CMD`), write a file named in an option (`sort -o F`, `uniq IN OUT`,
+`xxd -r IN OUT`, sed's `w F`, `git log --output=F`) or change directory before touching
+their operands (`tar -C D`, `make -C D`, `git -C D`). :func:`effects` says so for one
+command's words, so the shell walker can judge the commands and the rules the paths.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Effects", "effects", "sed_effects"]
+
+
+@dataclass
+class Effects:
+    """What a program does beyond its plain operands."""
+
+    # Shell command lines it runs, with a label for the reason.
+    commands: list[tuple[str, str]] = field(default_factory=list)
+    # Python code it runs (gdb's `python`, vim's `py3`).
+    python: list[tuple[str, str]] = field(default_factory=list)
+    # Code in another language it runs: judged by the inline-code heuristics.
+    code: list[tuple[str, str]] = field(default_factory=list)
+    # (path, access, label) it reads or writes beyond what its operands say; tree: the whole directory.
+    paths: list[tuple[str, str, str]] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    # The directory its relative operands are resolved in, when it moves there itself.
+    cwd: str | None = None
+
+
+def _values(args: list[str], shorts: tuple[str, ...], longs: tuple[str, ...]) -> list[str]:
+    """Values of `-X V`, `-XV`, `--long V`, `--long=V` options."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            break
+        key, eq, value = arg.partition("=")
+        if key in longs:
+            if eq:
+                out.append(value)
+            elif i + 1 < len(args):
+                out.append(args[i + 1])
+                i += 1
+        elif arg in shorts:
+            if i + 1 < len(args):
+                out.append(args[i + 1])
+                i += 1
+        else:
+            for short in shorts:
+                if len(short) == 2 and arg.startswith(short) and len(arg) > 2 and not arg.startswith("--"):
+                    out.append(arg[2:])
+        i += 1
+    return out
+
+
+def _operands(args: list[str], takes_value: str = "") -> list[str]:
+    out, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            out.extend(args[i + 1:])
+            break
+        if arg.startswith("-") and arg != "-":
+            if len(arg) == 2 and arg[1] in takes_value:
+                i += 1
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
+_SSH_COMMAND_OPTIONS = re.compile(r"(?i)\s*(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s*[= ]\s*(.*)", re.S)
+_VIM = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim", "rview", "gvim", "rgvim", "rgview", "evim",
+                  "nvi", "vim.tiny", "vim.basic"})
+_VIM_HARMLESS = re.compile(r"(set?|setl(ocal)?|syn(tax)?|filetype|colo(rscheme)?|noh(lsearch)?|q(uit)?|qa(ll)?|wq|x|"
+                           r"%?s/.*|g/[^!]*/[dp]|\d+|\$|normal!? [^:!]*)!?(\s.*)?")
+_VIM_FILE = re.compile(r"(r|read|e|edit|so|source|w|write|sav|saveas|wq|x|up|update|tabe|sp|split)!?\s+(.+)")
+
+
+def _ssh_options(values: list[str], label: str, out: Effects) -> None:
+    for value in values:
+        match = _SSH_COMMAND_OPTIONS.fullmatch(value)
+        if match and match.group(1).lower() != "remotecommand":
+            command = match.group(2).strip()
+            if command and command.lower() != "none":
+                out.commands.append((command, f"{label} -o {match.group(1)}"))
+
+
+def _vim_command(command: str, label: str, out: Effects) -> None:
+    text = command.lstrip(":").strip()
+    if not text:
+        return
+    if text.startswith("!"):
+        out.commands.append((text[1:], f"{label} :!"))
+        return
+    head = text.split(None, 1)
+    if head[0] in ("py", "py3", "python", "python3", "pyx", "pythonx") and len(head) > 1:
+        out.python.append((head[1], f"{label} :{head[0]}"))
+        return
+    match = _VIM_FILE.fullmatch(text)
+    if match:
+        verb = match.group(1)
+        access = "write" if verb in ("w", "write", "sav", "saveas", "wq", "x", "up", "update") else "read"
+        target = match.group(2).strip()
+        if target.startswith("!"):
+            out.commands.append((target[1:], f"{label} :{verb} !"))
+        else:
+            out.paths.append((target, access, f"{label} :{verb}"))
+        return
+    if _VIM_HARMLESS.fullmatch(text):
+        return
+    out.unresolved.append(f"`{label}` runs the editor command `{text[:60]}`, which may do anything")
+
+
+def _gdb_command(command: str, label: str, out: Effects) -> None:
+    text = command.strip()
+    head, _, rest = text.partition(" ")
+    if text.startswith("!"):
+        out.commands.append((text[1:], f"{label} !"))
+    elif head in ("shell", "pipe", "|"):
+        out.commands.append((rest, f"{label} {head}"))
+    elif head in ("python", "py", "pi", "python-interactive"):
+        out.python.append((rest, f"{label} python"))
+    elif head in ("source", "so"):
+        out.paths.append((rest.strip(), "read", f"{label} source"))
+    elif re.search(r"\b(system|popen|exec\w*|dlopen)\s*\(", text) or head in ("guile", "gu"):
+        out.unresolved.append(f"`{label}` calls into the debugged program (`{text[:60]}`)")
+
+
+def _sqlite_command(command: str, label: str, out: Effects) -> None:
+    text = command.strip()
+    if not text.startswith("."):
+        return
+    head, _, rest = text.partition(" ")
+    rest = rest.strip()
+    if head in (".shell", ".system"):
+        out.commands.append((rest, f"{label} {head}"))
+    elif head in (".import", ".read", ".open", ".restore"):
+        if rest.startswith("|"):
+            out.commands.append((rest[1:], f"{label} {head} |"))
+        elif rest:
+            out.paths.append((rest.split()[0], "read", f"{label} {head}"))
+    elif head in (".output", ".once", ".save", ".backup", ".log"):
+        target = rest.split()[-1] if rest.split() else ""
+        if target.startswith("|"):
+            out.commands.append((rest[rest.index("|") + 1:], f"{label} {head} |"))
+        elif target and not target.startswith("-"):
+            out.paths.append((target, "write", f"{label} {head}"))
+    elif head in (".load", ".excel", ".edit"):
+        out.unresolved.append(f"`{label} {head}` loads or runs code outside the database")
+
+
+def sed_effects(script: str, label: str = "sed") -> Effects:
+    """The `w`/`W` files a sed script writes, the `r`/`R` files it reads, the `e` commands it runs.
+
+    The script is read command by command (addresses, then a command letter), not matched as a
+    whole, so a path's letters cannot change the verdict.
+    """
+    out = Effects()
+    for command, argument, flags in _sed_commands(script):
+        if command in "wW" and argument:
+            out.paths.append((argument, "write", f"{label} {command}"))
+        elif command in "rR" and argument:
+            out.paths.append((argument, "read", f"{label} {command}"))
+        elif command == "e":
+            if argument:
+                out.commands.append((argument, f"{label} e"))
+            else:
+                out.unresolved.append("the `sed` script runs its pattern space as a shell command (`e`)")
+        elif command == "s":
+            if "e" in flags:
+                out.unresolved.append("the `sed` substitution runs its result as a shell command (the `e` flag)")
+            if "w" in flags:
+                target = flags.split("w", 1)[1].strip()
+                if target:
+                    out.paths.append((target, "write", f"{label} s///w"))
+    return out
+
+
+def _sed_commands(script: str) -> list[tuple[str, str, str]]:
+    """(command letter, file or text argument, s-flags) for each command of a sed script."""
+    out: list[tuple[str, str, str]] = []
+    i, n = 0, len(script)
+
+    def skip_blank() -> None:
+        nonlocal i
+        while i < n and script[i] in " \t;\n{}!":
+            i += 1
+
+    def skip_regex(delim: str) -> None:
+        nonlocal i
+        while i < n and script[i] != delim:
+            i += 2 if script[i] == "\\" else 1
+        i += 1
+
+    def skip_address() -> None:
+        nonlocal i
+        if i < n and (script[i].isdigit() or script[i] == "$"):
+            while i < n and (script[i].isdigit() or script[i] in "$~"):
+                i += 1
+        elif i < n and script[i] == "/":
+            i += 1
+            skip_regex("/")
+            while i < n and script[i] in "IM":
+                i += 1
+        elif i + 1 < n and script[i] == "\\":
+            delim = script[i + 1]
+            i += 2
+            skip_regex(delim)
+
+    while i < n:
+        skip_blank()
+        if i >= n:
+            break
+        skip_address()
+        if i < n and script[i] == ",":
+            i += 1
+            skip_address()
+        while i < n and script[i] in " \t!":
+            i += 1
+        if i >= n:
+            break
+        letter = script[i]
+        i += 1
+        if letter in "wWrRe" or letter in "aic":
+            end = script.find("\n", i)
+            end = n if end < 0 else end
+            argument = script[i:end].strip()
+            i = end
+            if letter in "wWrRe":
+                out.append((letter, argument, ""))
+        elif letter in "sy" and i < n:
+            delim = script[i]
+            i += 1
+            skip_regex(delim)
+            skip_regex(delim)
+            if letter == "y":
+                continue
+            start = i
+            while i < n and script[i] not in ";\n}":
+                if script[i] == "w":
+                    end = script.find("\n", i)
+                    i = n if end < 0 else end
+                    break
+                i += 1
+            out.append(("s", "", script[start:i]))
+        elif letter in "bt:T":
+            while i < n and script[i] not in ";\n":
+                i += 1
+        elif letter == "#":
+            end = script.find("\n", i)
+            i = n if end < 0 else end
+        else:
+            out.append((letter, "", ""))
+    return out
+
+
+def effects(name: str, argv: list[str], cwd: str | None) -> Effects:
+    """What ``argv`` (a command whose basename is ``name``) runs, writes and where it moves."""
+    out = Effects()
+    args = argv[1:]
+    label = name
+    if name in ("tar", "bsdtar", "gtar"):
+        for value in _values(args, (), ("--checkpoint-action",)):
+            if value.startswith("exec="):
+                out.commands.append((value[5:], "tar --checkpoint-action"))
+        for value in _values(args, ("-I",), ("--to-command", "--use-compress-program", "--rsh-command",
+                                              "--info-script", "--new-volume-script")):
+            out.commands.append((value, "tar option"))
+        for value in _values(args, ("-F",), ()):
+            out.commands.append((value, "tar -F"))
+        for value in _values(args, (), ("--mode",)):
+            out.commands.append((f"chmod {value} tar-member", "tar --mode"))
+        directories = _values(args, ("-C",), ("--directory",))
+        if directories:
+            out.cwd = _join(cwd, directories[0])
+    elif name == "zip":
+        for value in _values(args, ("-TT",), ("--unzip-command",)):
+            out.commands.append((value, "zip -TT"))
+    elif name == "rsync":
+        for value in _values(args, ("-e",), ("--rsh", "--rsync-path")):
+            out.commands.append((value, "rsync -e"))
+        for value in _values(args, (), ("--chmod",)):
+            out.commands.append((f"chmod {value} rsync-target", "rsync --chmod"))
+    elif name in ("ssh", "scp", "sftp", "sshfs", "autossh"):
+        _ssh_options(_values(args, ("-o",), ()), name, out)
+        for value in _values(args, ("-F", "-i"), ()):
+            out.paths.append((value, "read", f"{name} -F/-i"))
+        if name in ("scp", "sftp"):
+            for value in _values(args, ("-S",), ()):
+                out.commands.append((value, f"{name} -S"))
+        if name == "sshfs":
+            for value in _values(args, ("-o",), ()):
+                for part in value.split(","):
+                    key, _, command = part.partition("=")
+                    if key in ("ssh_command", "sftp_server") and command:
+                        out.commands.append((command, f"sshfs -o {key}"))
+    elif name in ("man", "git-man"):
+        for value in _values(args, ("-P",), ("--pager", "--html")):
+            out.commands.append((value, "man -P"))
+    elif name in ("less", "more", "most"):
+        for arg in args:
+            if arg.startswith("+"):
+                text = arg[1:].lstrip("+")
+                if text.startswith("!"):
+                    out.commands.append((text[1:], f"{name} +!"))
+                elif text.startswith(("|", "s", "o")) and len(text) > 1 and name == "less":
+                    out.unresolved.append(f"`{name} {arg}` pipes or saves what it shows")
+    elif name in _VIM:
+        for value in _values(args, ("-c",), ("--cmd",)):
+            _vim_command(value, f"{name} -c", out)
+        for arg in args:
+            if arg.startswith("+") and len(arg) > 1:
+                _vim_command(arg[1:], f"{name} +", out)
+        for value in _values(args, ("-S",), ()):
+            out.paths.append((value, "read", f"{name} -S"))
+            out.unresolved.append(f"`{name} -S {value}` runs the editor script in that file")
+    elif name in ("gdb", "cgdb", "gdb-multiarch"):
+        for value in _values(args, ("-ex", "-iex", "--ex", "--iex"), ("--eval-command", "--init-eval-command")):
+            _gdb_command(value, "gdb -ex", out)
+        for value in _values(args, ("-x",), ("--command",)):
+            out.paths.append((value, "read", "gdb -x"))
+            out.unresolved.append(f"`gdb -x {value}` runs the debugger script in that file")
+    elif name in ("make", "gmake", "remake"):
+        for value in _values(args, ("-E",), ("--eval",)):
+            _make_text(value, out)
+        directories = _values(args, ("-C",), ("--directory",))
+        if directories:
+            out.cwd = _join(cwd, directories[0])
+    elif name in ("sqlite3", "sqlite"):
+        for value in _values(args, ("-cmd",), ()):
+            _sqlite_command(value, "sqlite3 -cmd", out)
+        for arg in _operands(args)[1:]:
+            for line in arg.split("\n"):
+                _sqlite_command(line, "sqlite3", out)
+    elif name == "git":
+        directories = _values(_git_globals(args), ("-C",), ())
+        if directories:
+            out.cwd = _join(cwd, directories[-1])
+        for value in _values(args, (), ("--output",)):
+            out.paths.append((value, "write", "git --output"))
+    elif name == "sort":
+        for value in _values(args, ("-o",), ("--output",)):
+            out.paths.append((value, "write", "sort -o"))
+    elif name == "uniq":
+        operands = _operands(args, "fsw")
+        if len(operands) >= 2:
+            out.paths.append((operands[1], "write", "uniq OUTPUT"))
+    elif name == "xxd":
+        if any(a == "-r" or (a.startswith("-") and not a.startswith("--") and "r" in a[1:] and len(a) <= 4) for a in args):
+            operands = _operands(args, "cglosC")
+            if len(operands) >= 2:
+                out.paths.append((operands[1], "write", "xxd -r OUTFILE"))
+    elif name in ("docker", "podman", "nerdctl"):
+        for value in _values(args, ("-v",), ("--volume", "--mount")):
+            source = value
+            if "source=" in value or "src=" in value:
+                source = re.split(r"(?:source|src)=", value, maxsplit=1)[1].split(",")[0]
+            else:
+                source = value.split(":", 1)[0]
+            if source.startswith(("/", "~", ".")):
+                out.paths.append((source, "tree", f"{name} -v"))
+    elif name == "fzf":
+        for value in _values(args, (), ("--bind", "--preview")):
+            for command in re.findall(r"(?:execute(?:-silent)?|become|reload|preview)[(\[{<](.*?)[)\]}>]", value):
+                out.commands.append((command, "fzf --bind"))
+            if label and "--preview" in " ".join(args):
+                pass
+    elif name == "aria2c":
+        for value in _values(args, (), ("--on-download-complete", "--on-download-error", "--on-download-start",
+                                         "--on-download-pause", "--on-download-stop", "--on-bt-download-complete")):
+            out.commands.append((value, "aria2c --on-download"))
+    elif name == "crontab":
+        if not any(a in ("-l", "-r", "-V", "--help") for a in args):
+            out.unresolved.append("`crontab` installs commands that run later, out of sight of this check")
+    elif name == "puppet" and args[:1] == ["apply"]:
+        for value in _values(args, ("-e",), ("--execute",)):
+            commands = re.findall(r"command\s*=>\s*['\"]([^'\"]*)['\"]", value)
+            out.commands.extend((c, "puppet exec") for c in commands)
+            if not commands:
+                out.unresolved.append("`puppet apply -e` applies a manifest that may do anything")
+        if not _values(args, ("-e",), ("--execute",)):
+            out.unresolved.append("`puppet apply` applies a manifest that may do anything")
+    elif name in ("emacs", "emacsclient"):
+        for value in _values(args, (), ("--eval", "-eval", "-e")):
+            out.code.append((value, f"{name} --eval"))
+    elif name == "exiftool":
+        for value in _values(args, ("-if", "-p"), ("-userparam",)):
+            out.code.append((value, "exiftool -if"))
+    elif name in ("rpm", "rpmquery", "rpmbuild", "rpmspec"):
+        for value in _values(args, ("-E",), ("--eval",)):
+            out.code.append((value, f"{name} --eval"))
+            if "%(" in value or "lua:" in value:
+                out.unresolved.append(f"`{name} --eval` runs a macro that may run commands")
+        for value in _values(args, (), ("--pipe",)):
+            out.commands.append((value, f"{name} --pipe"))
+    return out
+
+
+def _git_globals(args: list[str]) -> list[str]:
+    """git's own options, before the subcommand."""
+    out, i = [], 0
+    while i < len(args) and args[i].startswith("-"):
+        out.append(args[i])
+        if args[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") and i + 1 < len(args):
+            out.append(args[i + 1])
+            i += 1
+        i += 1
+    return out
+
+
+def _make_text(text: str, out: Effects) -> None:
+    for command in re.findall(r"\$[({]shell\s+([^)}]*)[)}]", text):
+        out.commands.append((command, "make $(shell)"))
+    for line in text.split("\n"):
+        if line.startswith("\t"):
+            out.commands.append((line.lstrip("\t@-+"), "make recipe"))
+
+
+def _join(cwd: str | None, directory: str) -> str | None:
+    import os
+
+    if os.path.isabs(directory):
+        return os.path.normpath(directory)
+    return os.path.normpath(os.path.join(cwd, directory)) if cwd is not None else None

@@ -1,0 +1,543 @@
+"""Python code read with the `ast` module: the paths it names, the programs it starts, what it cannot be sure of.
+
+Used for `python -c CODE` (and here-documents fed to Python) in shell commands, and for a
+tool whose argument is Python code (the kernel's run_python): :func:`analyse_python`.
+
+Strings are folded where their value is fixed by the code itself: concatenation, f-strings
+and ``%`` / ``str.format`` of constants, ``str.join`` of constants, ``os.path.join``,
+pathlib ``/`` joins, names bound once to such a value. ``Path.home()``,
+``os.environ['HOME']``, ``os.getenv('HOME')`` and ``expanduser('~')`` are the home
+directory. Whatever a rule needs but the code computes at run time (a path from input, an
+``exec`` of a string, a dynamic import, ``ctypes``) is reported in ``unresolved``, never
+guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["CodePath", "CodeCall", "PythonReading", "analyse_python"]
+
+CodeAccess = Literal["read", "write", "list", "tree", "unknown"]
+CallKind = Literal["setuid-bits", "kill-init", "setuid", "delete-tree"]
+
+
+@dataclass(frozen=True)
+class CodePath:
+    """A path the code reaches, how, and through which call."""
+
+    path: str
+    access: CodeAccess
+    via: str
+
+
+@dataclass(frozen=True)
+class CodeCall:
+    """A call the built-in rules judge on its own: setuid bits, killing init, becoming root, deleting a tree."""
+
+    kind: CallKind
+    target: str
+    via: str
+
+
+@dataclass
+class PythonReading:
+    """What a piece of Python code does, as far as can be known without running it."""
+
+    paths: list[CodePath] = field(default_factory=list)
+    # Shell command lines the code runs (os.system, subprocess with shell=True or an argv list).
+    commands: list[str] = field(default_factory=list)
+    calls: list[CodeCall] = field(default_factory=list)
+    # Files the code writes with what it downloads (urlretrieve(url, file)).
+    downloads: list[str] = field(default_factory=list)
+    # The code runs what it downloads (exec of a response body).
+    runs_download: bool = False
+    network: bool = False
+    unresolved: list[str] = field(default_factory=list)
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+
+
+@dataclass(frozen=True)
+class _PathValue:
+    """A pathlib path whose text is known."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class _Response:
+    """The result of a network request (its body is downloaded code or data)."""
+
+
+# Module constants whose value matters to a rule.
+_CONSTANTS: dict[str, Any] = {
+    "stat.S_ISUID": 0o4000, "stat.S_ISGID": 0o2000, "stat.S_ISVTX": 0o1000, "stat.S_IRWXU": 0o700,
+    "stat.S_IRUSR": 0o400, "stat.S_IWUSR": 0o200, "stat.S_IXUSR": 0o100, "stat.S_IRWXG": 0o70, "stat.S_IRGRP": 0o40,
+    "stat.S_IWGRP": 0o20, "stat.S_IXGRP": 0o10, "stat.S_IRWXO": 0o7, "stat.S_IROTH": 0o4, "stat.S_IWOTH": 0o2,
+    "stat.S_IXOTH": 0o1, "os.sep": "/", "os.path.sep": "/", "os.curdir": ".", "os.pardir": "..",
+}
+_SIGNALS = {"signal.SIGKILL": 9, "signal.SIGTERM": 15, "signal.SIGINT": 2, "signal.SIGHUP": 1, "signal.SIGQUIT": 3,
+            "signal.SIGSTOP": 19, "signal.SIGABRT": 6, "signal.SIGUSR1": 10, "signal.SIGUSR2": 12}
+_PATH_TYPES = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"})
+# Calls that open or change the file named by their first argument, and how.
+_FILE_CALLS: dict[str, CodeAccess] = {
+    "os.remove": "write", "os.unlink": "write", "os.rmdir": "write", "os.removedirs": "write", "os.truncate": "write",
+    "os.mkdir": "write", "os.makedirs": "write", "os.mkfifo": "write", "os.chown": "write", "os.lchown": "write",
+    "os.utime": "write", "os.listdir": "list", "os.scandir": "list", "os.walk": "list", "os.stat": "list",
+    "os.lstat": "list", "os.path.exists": "list", "os.path.isfile": "list", "os.path.isdir": "list",
+    "os.path.getsize": "list", "os.readlink": "list", "os.access": "list", "shutil.rmtree": "write",
+    "shutil.chown": "write", "shutil.make_archive": "unknown", "shutil.disk_usage": "list",
+    "glob.glob": "list", "glob.iglob": "list", "tarfile.open": "unknown", "zipfile.ZipFile": "unknown",
+    "sqlite3.connect": "unknown", "json.load": "read", "linecache.getline": "read", "linecache.getlines": "read",
+    "runpy.run_path": "read", "py_compile.compile": "unknown", "fileinput.input": "read",
+}
+# Calls that read their first argument and write their second.
+_COPY_CALLS = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move",
+                         "os.rename", "os.replace", "os.renames", "os.link", "os.symlink"})
+_PATH_METHODS: dict[str, CodeAccess] = {
+    "read_text": "read", "read_bytes": "read", "open": "read", "write_text": "write", "write_bytes": "write",
+    "touch": "write", "unlink": "write", "rmdir": "write", "mkdir": "write", "chmod": "write", "lchmod": "write",
+    "rename": "write", "replace": "write", "symlink_to": "write", "hardlink_to": "write", "iterdir": "list",
+    "glob": "list", "rglob": "list", "exists": "list", "is_file": "list", "is_dir": "list", "stat": "list",
+    "walk": "list",
+}
+_SHELL_CALLS = frozenset({"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+                          "commands.getoutput", "pty.spawn"})
+_SUBPROCESS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+                         "subprocess.Popen", "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell"})
+_SETUID = frozenset({"os.setuid", "os.seteuid", "os.setreuid", "os.setresuid", "os.setgid", "os.setegid",
+                     "os.setregid", "os.setresgid", "os.setgroups", "os.initgroups"})
+_KILL = frozenset({"os.kill", "os.killpg"})
+_DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__", "importlib.import_module", "importlib.__import__",
+                           "runpy.run_module", "builtins.exec", "builtins.eval", "code.interact",
+                           "code.InteractiveInterpreter", "pickle.loads", "marshal.loads"})
+_NETWORK = frozenset({"urllib.request.urlopen", "urllib.urlopen", "urllib2.urlopen", "requests.get", "requests.post",
+                      "requests.request", "httpx.get", "httpx.post", "http.client.HTTPConnection",
+                      "http.client.HTTPSConnection", "socket.socket", "socket.create_connection"})
+_DOWNLOAD_TO_FILE = frozenset({"urllib.request.urlretrieve", "urllib.urlretrieve", "wget.download"})
+
+
+def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None) -> PythonReading:
+    """Read ``code`` without running it; ``home`` is what ``~`` means, ``cwd`` where relative paths start."""
+    reading = PythonReading()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError) as error:
+        reading.unresolved.append(f"the Python code cannot be parsed ({type(error).__name__}: {error})")
+        return reading
+    _Reader(reading, home or os.path.expanduser("~"), cwd).run(tree)
+    return reading
+
+
+class _Reader(ast.NodeVisitor):
+    def __init__(self, reading: PythonReading, home: str, cwd: str | None) -> None:
+        self.reading = reading
+        self.home = home
+        self.cwd = cwd
+        self.aliases: dict[str, str] = {}
+        self.bindings: dict[str, list[ast.AST]] = {}
+        self._evaluating: set[str] = set()
+
+    # -- set-up: imports and names bound once -----------------------------------------------
+
+    def run(self, tree: ast.AST) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level or node.module is None:
+                    continue
+                for alias in node.names:
+                    if alias.name == "*":
+                        self.reading.unresolved.append(f"`from {node.module} import *` hides which names are called")
+                        continue
+                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                value = node.value
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        bound = value if not isinstance(node, ast.AugAssign) else None
+                        self.bindings.setdefault(target.id, []).append(bound)  # type: ignore[arg-type]
+                    elif isinstance(target, (ast.Tuple, ast.List)):
+                        for element in target.elts:
+                            if isinstance(element, ast.Name):
+                                self.bindings.setdefault(element.id, []).append(None)  # type: ignore[arg-type]
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith)):
+                for target in _loop_targets(node):
+                    self.bindings.setdefault(target, []).append(None)  # type: ignore[arg-type]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                for arg in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
+                    self.bindings.setdefault(arg.arg, []).append(None)  # type: ignore[arg-type]
+        self.visit(tree)
+
+    # -- values -----------------------------------------------------------------------------
+
+    def qualified(self, node: ast.AST) -> str | None:
+        """`os.path.join` for a call's function, following import aliases."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualified(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def value(self, node: ast.AST | None) -> Any:
+        """The node's value when the code fixes it: str, int, tuple/list, _PathValue; else UNKNOWN."""
+        if node is None:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                if isinstance(part, ast.FormattedValue):
+                    if part.format_spec is not None or part.conversion not in (-1, 115):
+                        return UNKNOWN
+                    inner = self.value(part.value)
+                    if isinstance(inner, _PathValue):
+                        inner = inner.text
+                    if not isinstance(inner, (str, int)):
+                        return UNKNOWN
+                    parts.append(str(inner))
+                else:
+                    parts.append(self.value(part))
+            return "".join(p for p in parts if isinstance(p, str)) if all(isinstance(p, str) for p in parts) else UNKNOWN
+        if isinstance(node, ast.BinOp):
+            return self._binop(node)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self.value(e) for e in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else list(items)
+        if isinstance(node, ast.Subscript):
+            base = self.qualified(node.value)
+            key = self.value(node.slice)
+            if base in ("os.environ",) and key == "HOME":
+                return self.home
+            return UNKNOWN
+        if isinstance(node, ast.Call):
+            return self._call_value(node)
+        if isinstance(node, ast.Attribute):
+            name = self.qualified(node)
+            if name in _CONSTANTS:
+                return _CONSTANTS[name]
+            if name in _SIGNALS:
+                return _SIGNALS[name]
+            return UNKNOWN
+        return UNKNOWN
+
+    def _name(self, name: str) -> Any:
+        bound = self.bindings.get(name)
+        if not bound or len(bound) != 1 or bound[0] is None or name in self._evaluating:
+            return UNKNOWN
+        self._evaluating.add(name)
+        try:
+            return self.value(bound[0])
+        finally:
+            self._evaluating.discard(name)
+
+    def _binop(self, node: ast.BinOp) -> Any:
+        left, right = self.value(node.left), self.value(node.right)
+        if isinstance(node.op, ast.Div) and isinstance(left, _PathValue):
+            if isinstance(right, _PathValue):
+                right = right.text
+            return _PathValue(_join(left.text, right)) if isinstance(right, str) else UNKNOWN
+        if isinstance(node.op, ast.Add) and isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if isinstance(node.op, ast.Mod) and isinstance(left, str):
+            args = right if isinstance(right, tuple) else (right,)
+            if all(isinstance(a, (str, int)) for a in args):
+                try:
+                    return left % args
+                except (TypeError, ValueError):
+                    return UNKNOWN
+            return UNKNOWN
+        if isinstance(left, int) and isinstance(right, int) and not isinstance(left, bool):
+            ops = {ast.BitOr: lambda a, b: a | b, ast.Add: lambda a, b: a + b, ast.BitAnd: lambda a, b: a & b,
+                   ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+            op = ops.get(type(node.op))
+            return op(left, right) if op else UNKNOWN
+        return UNKNOWN
+
+    def _call_value(self, node: ast.Call) -> Any:
+        func = node.func
+        name = self.qualified(func)
+        args = [self.value(a) for a in node.args]
+        if name in _PATH_TYPES:
+            texts = [a.text if isinstance(a, _PathValue) else a for a in args]
+            if not texts:
+                return _PathValue(".")
+            if all(isinstance(t, str) for t in texts):
+                return _PathValue(_join(*texts))
+            return UNKNOWN
+        if name in ("pathlib.Path.home", "os.path.expanduser") or (name or "").endswith("Path.home"):
+            if name == "os.path.expanduser":
+                return self._expanduser(args[0]) if args else UNKNOWN
+            return _PathValue(self.home)
+        if name in ("os.getenv", "os.environ.get"):
+            return self.home if args[:1] == ["HOME"] else UNKNOWN
+        if name in ("os.getcwd", "pathlib.Path.cwd"):
+            return self.cwd if self.cwd is not None else UNKNOWN
+        if name == "os.path.join":
+            texts = [a.text if isinstance(a, _PathValue) else a for a in args]
+            return _join(*texts) if texts and all(isinstance(t, str) for t in texts) else UNKNOWN
+        if name in ("os.path.abspath", "os.path.normpath", "os.path.realpath", "str", "os.fspath", "os.fsencode",
+                    "os.fsdecode"):
+            first = args[0] if args else UNKNOWN
+            return first.text if isinstance(first, _PathValue) else first
+        if name in ("os.path.dirname",) and args and isinstance(args[0], str):
+            return os.path.dirname(args[0])
+        if isinstance(func, ast.Attribute):
+            owner = self.value(func.value)
+            if isinstance(owner, _PathValue) and func.attr in ("expanduser", "resolve", "absolute", "joinpath"):
+                if func.attr == "expanduser":
+                    return _PathValue(self._expanduser(owner.text))
+                if func.attr == "joinpath":
+                    rest = [a.text if isinstance(a, _PathValue) else a for a in args]
+                    return _PathValue(_join(owner.text, *rest)) if all(isinstance(r, str) for r in rest) else UNKNOWN
+                return owner
+            if isinstance(owner, str) and func.attr == "join" and len(args) == 1 and isinstance(args[0], (list, tuple)):
+                return owner.join(args[0]) if all(isinstance(x, str) for x in args[0]) else UNKNOWN
+            if isinstance(owner, str) and func.attr == "format":
+                keywords = {k.arg: self.value(k.value) for k in node.keywords if k.arg}
+                if all(isinstance(a, (str, int)) for a in args) and all(isinstance(v, (str, int)) for v in keywords.values()):
+                    try:
+                        return owner.format(*args, **keywords)
+                    except (IndexError, KeyError, ValueError):
+                        return UNKNOWN
+            if isinstance(owner, str) and func.attr in ("strip", "lower", "upper", "replace"):
+                if all(isinstance(a, str) for a in args):
+                    return getattr(owner, func.attr)(*args)
+        if name in _NETWORK:
+            return _Response()
+        return UNKNOWN
+
+    def _expanduser(self, value: Any) -> Any:
+        if isinstance(value, _PathValue):
+            value = value.text
+        if not isinstance(value, str):
+            return UNKNOWN
+        if value == "~" or value.startswith("~/"):
+            return self.home + value[1:]
+        return value
+
+    def path_of(self, node: ast.AST | None) -> str | None:
+        value = self.value(node)
+        if isinstance(value, _PathValue):
+            return value.text
+        if isinstance(value, bytes):
+            return value.decode(errors="replace")
+        return value if isinstance(value, str) else None
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def add_path(self, node: ast.AST | None, access: CodeAccess, via: str) -> str | None:
+        path = self.path_of(node)
+        if path is None:
+            if node is not None and not isinstance(node, ast.Constant):
+                self.reading.unresolved.append(f"`{via}` reaches a path the code computes at run time")
+            return None
+        if access == "list" and any(ch in path for ch in "*?["):
+            access = "read" if via.endswith("glob") else access
+        self.reading.paths.append(CodePath(self._absolute(path), access, via))
+        return path
+
+    def _absolute(self, path: str) -> str:
+        if self.cwd is not None and not os.path.isabs(path) and not path.startswith("~"):
+            return os.path.join(self.cwd, path)
+        return path
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.qualified(node.func) or ""
+        short = name.rsplit(".", 1)[-1]
+        args = node.args
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if name in ("open", "io.open", "codecs.open", "builtins.open", "os.open"):
+            mode = self.value(args[1]) if len(args) > 1 else self.value(keywords.get("mode")) if "mode" in keywords else "r"
+            if name == "os.open":
+                access: CodeAccess = "unknown"
+            elif isinstance(mode, str):
+                access = "write" if any(c in mode for c in "wax+") else "read"
+            else:
+                access = "unknown"
+            self.add_path(args[0] if args else keywords.get("file"), access, name)
+        elif name in _FILE_CALLS:
+            target = args[0] if args else keywords.get("path") or keywords.get("top") or keywords.get("pathname")
+            path = self.add_path(target, _FILE_CALLS[name], name)
+            if name in ("shutil.rmtree", "os.removedirs") and path is not None:
+                self.reading.calls.append(CodeCall("delete-tree", self._absolute(path), name))
+        elif name in _COPY_CALLS:
+            self.add_path(args[0] if args else keywords.get("src"), "tree" if name == "shutil.copytree" else "read", name)
+            self.add_path(args[1] if len(args) > 1 else keywords.get("dst"), "write", name)
+        elif name in ("os.chmod", "os.lchmod", "os.fchmod") or (short in ("chmod", "lchmod") and isinstance(node.func, ast.Attribute)):
+            self._chmod(node, name)
+        elif name == "os.chdir":
+            path = self.path_of(args[0]) if args else None
+            self.cwd = self._absolute(self._expanduser(path)) if path is not None else None
+            if path is None:
+                self.reading.unresolved.append("`os.chdir` moves to a directory the code computes at run time")
+        elif name in _KILL:
+            pid = self.value(args[0]) if args else UNKNOWN
+            if isinstance(pid, int) and pid in (1, -1):
+                self.reading.calls.append(CodeCall("kill-init", str(pid), name))
+            elif not isinstance(pid, int):
+                self.reading.unresolved.append(f"`{name}` signals a process the code picks at run time")
+        elif name in _SETUID:
+            self.reading.calls.append(CodeCall("setuid", ast.unparse(node), name))
+        elif name in _SHELL_CALLS:
+            self._shell(args[0] if args else keywords.get("cmd") or keywords.get("command"), name)
+        elif name in _SUBPROCESS or name.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
+            self._subprocess(node, name)
+        elif name in _DOWNLOAD_TO_FILE:
+            self.reading.network = True
+            target = args[1] if len(args) > 1 else keywords.get("filename") or keywords.get("out")
+            path = self.path_of(target)
+            if path is not None:
+                self.reading.downloads.append(self._absolute(path))
+                self.reading.paths.append(CodePath(self._absolute(path), "write", name))
+            elif target is not None:
+                self.reading.unresolved.append(f"`{name}` saves to a file the code computes at run time")
+        elif name in _DYNAMIC_CODE or short in ("exec", "eval") and name in ("exec", "eval"):
+            if name in ("exec", "eval", "builtins.exec", "builtins.eval") and args and self._from_network(args[0]):
+                self.reading.runs_download = True
+            self.reading.unresolved.append(f"`{name}` runs code that is only known when it runs")
+        elif name.startswith("ctypes") or name in ("os.fork", "os.forkpty", "multiprocessing.Process"):
+            self.reading.unresolved.append(f"`{name}` can do anything the rules judge, out of their sight")
+        elif name == "getattr" and len(args) > 1 and not isinstance(self.value(args[1]), str):
+            self.reading.unresolved.append("`getattr` with a computed name hides which function is called")
+        elif name in _NETWORK:
+            self.reading.network = True
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_METHODS:
+            owner = self.value(node.func.value)
+            if isinstance(owner, _PathValue):
+                access = _PATH_METHODS[node.func.attr]
+                if node.func.attr == "open":
+                    mode = self.value(args[0]) if args else "r"
+                    access = "write" if isinstance(mode, str) and any(c in mode for c in "wax+") else (
+                        "read" if isinstance(mode, str) else "unknown")
+                if node.func.attr == "chmod":
+                    self._mode(self.value(args[0]) if args else UNKNOWN, owner.text, f"Path.{node.func.attr}")
+                self.reading.paths.append(CodePath(self._absolute(owner.text), access, f"Path.{node.func.attr}"))
+                if node.func.attr in ("rename", "replace", "symlink_to", "hardlink_to") and args:
+                    self.add_path(args[0], "write", f"Path.{node.func.attr}")
+            elif node.func.attr in ("read_text", "read_bytes", "write_text", "write_bytes", "unlink", "rmdir",
+                                    "touch", "symlink_to") and owner is UNKNOWN and self._looks_like_path(node.func.value):
+                self.reading.unresolved.append(f"`.{node.func.attr}()` on a path the code computes at run time")
+        else:
+            # Any other call: its string arguments that look like paths may be reached.
+            for arg in list(args) + list(keywords.values()):
+                path = self.path_of(arg)
+                if path is not None and _path_like(path):
+                    self.reading.paths.append(CodePath(self._absolute(path), "unknown", name or "a call"))
+        self.generic_visit(node)
+
+    def _looks_like_path(self, node: ast.AST) -> bool:
+        return isinstance(node, (ast.Call, ast.BinOp, ast.Name, ast.Attribute))
+
+    def _from_network(self, node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and (self.qualified(sub.func) or "") in _NETWORK:
+                return True
+            if isinstance(sub, ast.Name) and isinstance(self._name(sub.id), _Response):
+                return True
+        return False
+
+    def _chmod(self, node: ast.Call, name: str) -> None:
+        args = node.args
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        path = self.path_of(args[0]) if args else None
+        mode = self.value(args[1] if len(args) > 1 else keywords.get("mode"))
+        self._mode(mode, path or "?", name)
+        if args:
+            self.add_path(args[0], "write", name)
+
+    def _mode(self, mode: Any, path: str, via: str) -> None:
+        if isinstance(mode, int) and not isinstance(mode, bool):
+            if mode & 0o6000:
+                self.reading.calls.append(CodeCall("setuid-bits", f"{oct(mode)} {path}", via))
+        else:
+            self.reading.unresolved.append(f"`{via}` sets a file mode the code computes at run time")
+
+    def _shell(self, node: ast.AST | None, via: str) -> None:
+        value = self.value(node)
+        if isinstance(value, str):
+            self.reading.commands.append(value)
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+            self.reading.commands.append(shlex.join(value))
+        else:
+            self.reading.unresolved.append(f"`{via}` runs a command the code computes at run time")
+
+    def _subprocess(self, node: ast.Call, name: str) -> None:
+        args = node.args
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if name.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
+            # os.execvp(file, args) / os.spawnl(mode, path, arg0, ...): the program and its words.
+            values = [self.value(a) for a in args]
+            if name.startswith("os.spawn"):
+                values = values[1:]
+            argv: list[Any] = []
+            if len(values) >= 2 and isinstance(values[1], (list, tuple)):
+                argv = [values[0], *list(values[1])[1:]]
+            else:
+                argv = [values[0], *values[2:]] if values else []
+            argv = [a for a in argv if not isinstance(a, dict)]
+            if argv and all(isinstance(a, str) for a in argv):
+                self.reading.commands.append(shlex.join(argv))
+            else:
+                self.reading.unresolved.append(f"`{name}` runs a program the code computes at run time")
+            return
+        command = args[0] if args else keywords.get("args")
+        shell = self.value(keywords.get("shell")) if "shell" in keywords else False
+        if name == "asyncio.create_subprocess_shell":
+            shell = True
+        if name == "asyncio.create_subprocess_exec":
+            values = [self.value(a) for a in args]
+            if values and all(isinstance(v, str) for v in values):
+                self.reading.commands.append(shlex.join(values))
+            else:
+                self.reading.unresolved.append(f"`{name}` runs a program the code computes at run time")
+            return
+        value = self.value(command)
+        if shell is True and isinstance(value, str):
+            self.reading.commands.append(value)
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+            self.reading.commands.append(shlex.join(value))
+        elif isinstance(value, str) and shell is False:
+            self.reading.commands.append(shlex.quote(value))
+        else:
+            self.reading.unresolved.append(f"`{name}` runs a command the code computes at run time")
+
+
+def _loop_targets(node: ast.AST) -> list[str]:
+    targets: list[ast.AST] = []
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    names = []
+    for target in targets:
+        names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
+
+
+def _join(*parts: str) -> str:
+    return os.path.join(*parts) if parts else ""
+
+
+def _path_like(text: str) -> bool:
+    return 0 < len(text) < 4096 and "\n" not in text and (
+        text.startswith(("/", "~", "./", "../")) or text in (".", "..") or text.startswith(".env")
+        or ("/" in text and " " not in text))

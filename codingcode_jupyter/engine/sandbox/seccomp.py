@@ -1,0 +1,131 @@
+"""The seccomp filter every sandboxed process runs under, as the classic-BPF program bwrap loads.
+
+It refuses what the mount namespace cannot stop:
+
+- ``socket(AF_UNIX, ...)``: a host Unix socket stays reachable through the read-only root
+  (a socket file needs no write access to the mount), and a Docker, systemd or ssh-agent
+  socket is a way out. ``socketpair`` still works, so do pipes and loopback TCP.
+- ``io_uring_setup``: io_uring opens sockets and files without the system calls judged here.
+- setting a setuid or setgid bit (``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``, and the
+  mode of ``open``, ``creat``, ``openat``, ``mknod``, ``mknodat``), and ``openat2``, whose
+  mode this filter cannot read: the project is writable and, when the kernel runs as root,
+  a setuid-root binary left there would work for anyone on the host.
+- any other system-call ABI (i386, x32 on x86_64; arm32 on aarch64), whose numbers differ.
+
+Refused calls fail with EPERM (ENOSYS for io_uring and openat2, as on a kernel without them,
+so libraries fall back); a process of another ABI is killed. Only x86_64 and aarch64 are
+known; elsewhere :func:`sandbox_filter` returns None and the sandbox is unavailable.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import platform
+import struct
+from dataclasses import dataclass
+
+__all__ = ["sandbox_filter"]
+
+# Classic BPF opcodes (linux/bpf_common.h) and seccomp return values (linux/seccomp.h).
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_RET_K = 0x06
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+_RET_KILL_PROCESS = 0x80000000
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6].
+_NR, _ARCH = 0, 4
+_AF_UNIX = 1
+_SETID_BITS = 0o6000  # S_ISUID | S_ISGID
+_X32_SYSCALL_BIT = 0x40000000
+
+
+@dataclass(frozen=True)
+class _Abi:
+    audit_arch: int
+    socket: int
+    unavailable: tuple[int, ...]  # io_uring_setup, openat2
+    mode_arg: dict[int, int]  # system call -> index of its mode argument
+    x32_bit: bool
+
+
+_ABIS = {
+    "x86_64": _Abi(
+        audit_arch=0xC000003E, socket=41, unavailable=(425, 437),
+        # chmod, fchmod, fchmodat, fchmodat2, open, creat, openat, mknod, mknodat
+        mode_arg={90: 1, 91: 1, 268: 2, 452: 2, 2: 2, 85: 1, 257: 3, 133: 1, 259: 2},
+        x32_bit=True,
+    ),
+    "aarch64": _Abi(
+        audit_arch=0xC00000B7, socket=198, unavailable=(425, 437),
+        # fchmod, fchmodat, fchmodat2, openat, mknodat
+        mode_arg={52: 1, 53: 2, 452: 2, 56: 3, 33: 2},
+        x32_bit=False,
+    ),
+}  # fmt: skip
+
+# One instruction: (label or None, opcode, k, label if true, label if false); None = the next one.
+_Line = tuple[str | None, int, int, str | None, str | None]
+
+
+def _arg(index: int) -> int:
+    # The low 32 bits of args[index] (little-endian): socket's domain and a mode are ints.
+    return 16 + 8 * index
+
+
+def _lines(abi: _Abi) -> list[_Line]:
+    lines: list[_Line] = [
+        (None, _LD_W_ABS, _ARCH, None, None),
+        (None, _JEQ_K, abi.audit_arch, None, "kill"),
+        (None, _LD_W_ABS, _NR, None, None),
+    ]
+    if abi.x32_bit:
+        lines.append((None, _JGE_K, _X32_SYSCALL_BIT, "deny", None))
+    lines += [(None, _JEQ_K, nr, "unavailable", None) for nr in abi.unavailable]
+    lines.append((None, _JEQ_K, abi.socket, "socket", None))
+    lines += [(None, _JEQ_K, nr, f"mode{index}", None) for nr, index in abi.mode_arg.items()]
+    lines += [
+        (None, _RET_K, _RET_ALLOW, None, None),
+        # Classic BPF only jumps forward: each check below ends at the returns that follow it.
+        ("socket", _LD_W_ABS, _arg(0), None, None),
+        (None, _JEQ_K, _AF_UNIX, "deny", "allow"),
+    ]
+    for index in sorted(set(abi.mode_arg.values())):
+        lines += [
+            (f"mode{index}", _LD_W_ABS, _arg(index), None, None),
+            (None, _JSET_K, _SETID_BITS, "deny", "allow"),
+        ]
+    lines += [
+        ("allow", _RET_K, _RET_ALLOW, None, None),
+        ("deny", _RET_K, _RET_ERRNO | errno.EPERM, None, None),
+        ("unavailable", _RET_K, _RET_ERRNO | errno.ENOSYS, None, None),
+        ("kill", _RET_K, _RET_KILL_PROCESS, None, None),
+    ]
+    return lines
+
+
+def _assemble(lines: list[_Line]) -> bytes:
+    """struct sock_filter[] with each label turned into a forward jump offset."""
+    where = {label: index for index, (label, *_rest) in enumerate(lines) if label is not None}
+
+    def offset(index: int, label: str | None) -> int:
+        return 0 if label is None else where[label] - index - 1
+
+    return b"".join(
+        struct.pack("=HBBI", code, offset(index, jt), offset(index, jf), k)
+        for index, (_label, code, k, jt, jf) in enumerate(lines)
+    )
+
+
+@functools.cache
+def _program(machine: str) -> bytes | None:
+    abi = _ABIS.get(machine)
+    return None if abi is None else _assemble(_lines(abi))
+
+
+def sandbox_filter() -> bytes | None:
+    """The compiled filter for this machine's architecture, or None where it is not known."""
+    return _program(platform.machine())

@@ -1,0 +1,158 @@
+"""What a project's own files ask for that loosens the agent, item by item.
+
+Only a project the person trusted may loosen: allow rules, a default mode looser than
+``default``, hook commands, MCP servers, settings that widen the sandbox (``allowWrite``,
+``allowedDomains``, ``enabled: false``, ``env``), ``env`` for commands and hooks, and a
+web-search backend (it receives queries and maybe a key). Everything that only tightens
+(deny and ask rules, stricter modes, a stricter sandbox) applies at once.
+
+Each item has a fingerprint over exactly what would run — for a hook or a stdio server that
+includes the contents of the project files its command line names — so a changed hook
+script is a new item, asked about again, while the others stay trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..settings import MODE_STRICTNESS, Settings
+
+__all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files"]
+
+ItemKind = Literal["allow", "mode", "hook", "mcp", "sandbox", "env", "webSearch"]
+
+
+@dataclass(frozen=True)
+class TrustItem:
+    """One thing a project asks for: what, from which file, exactly as it would run."""
+
+    kind: ItemKind
+    source: str
+    path: Path
+    summary: str
+    detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # Project files the item runs (hook scripts, server programs): relative path -> sha256.
+    files: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    fingerprint: str = ""
+
+
+def file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def referenced_files(project: Path, words: list[str]) -> dict[str, str]:
+    """The project files named by ``words`` (a command line split), with their contents' hashes."""
+    root = Path(os.path.realpath(project))
+    found: dict[str, str] = {}
+    for word in words:
+        for piece in (word, word.split("=", 1)[-1]):
+            candidate = Path(os.path.expanduser(piece))
+            if not candidate.is_absolute():
+                candidate = root / candidate
+            try:
+                resolved = Path(os.path.realpath(candidate))
+            except (OSError, ValueError):
+                continue
+            if resolved.is_file() and (resolved == root or root in resolved.parents):
+                digest = file_digest(resolved)
+                if digest is not None:
+                    found[resolved.relative_to(root).as_posix()] = digest
+    return found
+
+
+def _split(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def make_item(kind: ItemKind, source: str, path: Path, summary: str, detail: dict[str, Any],
+              files: dict[str, str] | None = None) -> TrustItem:
+    files = dict(files or {})
+    payload = json.dumps([kind, source, detail, files], sort_keys=True, ensure_ascii=False, default=str)
+    return TrustItem(kind, source, path, summary, detail, files, hashlib.sha256(payload.encode()).hexdigest())
+
+
+def _hook_items(project: Path, source: str, path: Path, settings: Settings) -> list[TrustItem]:
+    items = []
+    for event in type(settings.hooks).model_fields:
+        for matcher in getattr(settings.hooks, event):
+            for hook in matcher.hooks:
+                detail = {"event": event, "matcher": matcher.matcher, "command": hook.command}
+                files = referenced_files(project, _split(hook.command))
+                summary = f"{event} hook (tools {matcher.matcher or '*'}): runs `{hook.command}`"
+                items.append(make_item("hook", source, path, summary, detail, files))
+    return items
+
+
+def settings_items(project: Path, source: str, path: Path, settings: Settings) -> list[TrustItem]:
+    """The loosening items of one settings file (see the module docstring)."""
+    items: list[TrustItem] = []
+    for rule in settings.permissions.allow:
+        items.append(make_item("allow", source, path, f"allow rule `{rule}`", {"rule": rule}))
+    for key, mode in (("permissions.defaultMode", settings.permissions.defaultMode), ("defaultMode", settings.defaultMode)):
+        if mode is not None and MODE_STRICTNESS[mode] < MODE_STRICTNESS["default"]:
+            items.append(make_item("mode", source, path, f"default permission mode `{mode}` ({key})",
+                                   {"key": key, "mode": mode}))
+    items.extend(_hook_items(project, source, path, settings))
+    sandbox = settings.sandbox
+    if sandbox.autoAllow:
+        items.append(make_item("sandbox", source, path, "run sandboxed commands without asking (sandbox.autoAllow)",
+                               {"key": "autoAllow", "value": True}))
+    if not sandbox.enabled:
+        items.append(make_item("sandbox", source, path, "turn the command sandbox off (sandbox.enabled: false)",
+                               {"key": "enabled", "value": False}))
+    for entry in sandbox.filesystem.allowWrite:
+        items.append(make_item("sandbox", source, path, f"let sandboxed commands write `{entry}` (sandbox.filesystem.allowWrite)",
+                               {"key": "allowWrite", "value": entry}))
+    for domain in sandbox.network.allowedDomains or []:
+        items.append(make_item("sandbox", source, path, f"let sandboxed commands reach `{domain}` (sandbox.network.allowedDomains)",
+                               {"key": "allowedDomains", "value": domain}))
+    for name in sandbox.env:
+        items.append(make_item("sandbox", source, path, f"pass the kernel's `{name}` into sandboxed commands (sandbox.env)",
+                               {"key": "env", "value": name}))
+    for name, value in settings.env.items():
+        items.append(make_item("env", source, path, f"set `{name}` for commands and hooks (env)", {"name": name, "value": value}))
+    search = settings.webSearch
+    if search.backend not in (None, "anthropic"):
+        where = search.url or "its default address"
+        key = f", with the key in ${search.apiKeyEnv}" if search.apiKeyEnv else ""
+        items.append(make_item("webSearch", source, path, f"send web searches to the {search.backend} backend at {where}{key}",
+                               search.model_dump()))
+    return items
+
+
+def mcp_items(project: Path) -> list[TrustItem]:
+    """The servers the project's ``.mcp.json`` would start or connect to, as written there."""
+    path = Path(project) / ".mcp.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # a missing or broken file starts nothing (the MCP manager reports a broken one)
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    items = []
+    for name, config in (servers or {}).items() if isinstance(servers, dict) else []:
+        if not isinstance(config, dict):
+            continue
+        if "url" in config:
+            headers = ", ".join(sorted(config.get("headers") or {})) or "none"
+            summary = f"MCP server `{name}`: connects to {config['url']} (headers: {headers})"
+            files: dict[str, str] = {}
+        else:
+            words = [str(config.get("command", "")), *[str(a) for a in config.get("args") or []]]
+            env = ", ".join(sorted(config.get("env") or {})) or "none"
+            where = f" in {config['cwd']}" if config.get("cwd") else ""
+            summary = f"MCP server `{name}`: runs `{shlex.join(words)}`{where} (env: {env})"
+            files = referenced_files(project, words)
+        items.append(make_item("mcp", ".mcp.json", path, summary, {"name": name, "config": config}, files))
+    return items

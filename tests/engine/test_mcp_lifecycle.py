@@ -1,0 +1,159 @@
+"""Servers as a session lives with them: known before they start, started in the background,
+slow or hung at start-up without delaying the model, killed mid-session, restarted; and
+annotations that only count for approval where the person trusts the server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+from codingcode_jupyter.engine.approval.types import ToolCall
+from codingcode_jupyter.engine.events import McpServerChanged
+from codingcode_jupyter.engine.mcp import McpManager
+from codingcode_jupyter.engine.runtime import open_session
+from tests.engine.mcp_real import FAKE, STDIO_FAKE, by_display, ctx
+from tests.fakes.anthropic_server import Reply, text, tool_use
+
+HUNG = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+# The fake server, after a pause at start-up (a server that is slow, not broken).
+SLOW = {"command": sys.executable, "args": ["-c", f"import runpy, sys, time; time.sleep(1.5); sys.argv = ['x', 'stdio']; "
+                                                  f"runpy.run_path({FAKE!r}, run_name='__main__')"]}
+
+
+def write_config(project, servers) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+async def eventually(predicate, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)
+
+
+async def test_configured_servers_are_known_before_anything_starts(tmp_path):
+    write_config(tmp_path, {"fake": STDIO_FAKE, "broken": {"command": "${NOT_SET_ANYWHERE_FOR_TEST}"}})
+    manager = McpManager(tmp_path)
+    statuses = {s.name: s for s in manager.status()}
+    assert statuses["fake"].state == "stopped" and statuses["broken"].state == "failed"
+    assert "NOT_SET_ANYWHERE_FOR_TEST" in statuses["broken"].error
+    assert "fake [stdio] stopped" in manager.describe()
+    assert manager.connection("fake")._owner is None  # nothing was started to know this
+
+
+async def test_a_killed_server_is_noticed_then_one_clear_error_then_it_works(tmp_path):
+    write_config(tmp_path, {"fake": STDIO_FAKE})
+    manager = McpManager(tmp_path, start_timeout=20)
+    try:
+        await manager.start()
+        pid = int((await by_display(manager)["fake:pid"].run({}, ctx(tmp_path))).text_content)
+        os.kill(pid, signal.SIGKILL)
+        # Noticed as the server's output closes, before anyone calls it.
+        await eventually(lambda: manager.status()[0].state == "failed")
+        assert "exited" in manager.status()[0].error and "mcp-fake.log" in manager.status()[0].error
+        assert any(isinstance(e, McpServerChanged) and e.state == "failed" for e in manager.take_events())
+        after = await by_display(manager)["fake:pid"].run({}, ctx(tmp_path))
+        assert after.is_error and "stopped" in after.text_content and "call the tool again" in after.text_content
+        again = await by_display(manager)["fake:pid"].run({}, ctx(tmp_path))
+        assert not again.is_error and int(again.text_content) != pid
+        assert manager.status()[0].state == "running"
+    finally:
+        await manager.aclose()
+
+
+@pytest.mark.slow
+async def test_a_hung_server_does_not_delay_the_first_request(fake_api, tmp_path, monkeypatch):
+    write_config(tmp_path, {"hung": HUNG, "fake": STDIO_FAKE})
+    seen = {}
+
+    def first(body):
+        seen["hung"] = parts.mcp.connection("hung").state
+        seen["tools"] = [t["name"] for t in body["tools"]]
+        return Reply([text("hello")])
+
+    fake_api.add(first)
+    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    try:
+        await parts.start()
+        started = time.monotonic()
+        done = await session.run_turn("hi")
+        assert done.stop_reason == "end_turn"
+        # The request went out while the hung server was still starting (its start timeout is 30 s).
+        assert seen["hung"] == "starting" and time.monotonic() - started < 25
+        notes = parts.mcp.take_model_notes()
+        assert any("hung is still starting" in note for note in notes)
+    finally:
+        await parts.aclose()
+
+
+async def test_a_slow_servers_tools_join_when_it_is_ready(fake_api, tmp_path):
+    write_config(tmp_path, {"slow": SLOW})
+    states = []
+
+    def wait_for_slow(body):
+        states.append(parts.mcp.connection("slow").state)
+        deadline = time.monotonic() + 20
+        while parts.mcp.connection("slow").state != "running" and time.monotonic() < deadline:
+            time.sleep(0.05)  # the fake API server's thread; the loop keeps running
+        return Reply([tool_use("slow__echo", {"text": "ready now"}, id="e1")])
+
+    fake_api.add(wait_for_slow, Reply([text("done")]))
+    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    shown = []
+    parts.mcp.attach_front(shown.append)
+    try:
+        await parts.start()
+        assert parts.mcp.take_model_notes() == ["(Note: MCP server slow is still starting; its tools will be offered "
+                                                "when it is ready.)"]
+        done = await session.run_turn("echo something", ask=None)
+        assert done.stop_reason == "end_turn"
+        first, second = fake_api.requests
+        assert states == ["starting"] and "slow__echo" not in [t["name"] for t in first["tools"]]
+        assert "slow__echo" in [t["name"] for t in second["tools"]]
+        assert any(isinstance(e, McpServerChanged) and e.state == "running" and e.server == "slow" for e in shown)
+        [note] = parts.mcp.take_model_notes()
+        assert note.startswith("(Note: MCP server slow is now running; its tools are offered: slow:echo")
+    finally:
+        await parts.aclose()
+
+
+async def test_restart_and_describe_tools(tmp_path):
+    write_config(tmp_path, {"fake": STDIO_FAKE})
+    manager = McpManager(tmp_path, start_timeout=20)
+    try:
+        await manager.start()
+        first = (await by_display(manager)["fake:pid"].run({}, ctx(tmp_path))).text_content
+        status = await manager.restart("fake")
+        assert status.state == "running"
+        assert (await by_display(manager)["fake:pid"].run({}, ctx(tmp_path))).text_content != first
+        listing = manager.describe_tools("fake")
+        assert "fake:echo" in listing and "readOnlyHint=True" in listing and "not trusted" in listing
+        assert "read-only (trusted)" not in listing
+    finally:
+        await manager.aclose()
+
+
+async def test_read_only_hint_counts_for_approval_only_when_trusted(tmp_path):
+    write_config(tmp_path, {"plain": STDIO_FAKE, "trusted": {**STDIO_FAKE, "trustAnnotations": True}})
+    manager = McpManager(tmp_path, start_timeout=20)
+    pipeline = ApprovalPipeline(tmp_path, audit=False)
+    try:
+        await manager.start()
+        tools = by_display(manager)
+        assert not tools["plain:echo"].read_only and tools["trusted:echo"].read_only
+        # A hint never loosens anything else: destructive or unannotated tools stay asked.
+        assert not tools["trusted:crash"].read_only and not tools["trusted:pid"].read_only
+        plain = await pipeline.evaluate(ToolCall(tool_use_id="a", tool=tools["plain:echo"], input={"text": "x"}), ctx(tmp_path))
+        trusted = await pipeline.evaluate(ToolCall(tool_use_id="b", tool=tools["trusted:echo"], input={"text": "x"}), ctx(tmp_path))
+        assert plain.kind == "ask"
+        assert trusted.kind == "allow" and trusted.layer == "readonly"
+        assert "read-only (trusted)" in manager.describe_tools("trusted")
+    finally:
+        await manager.aclose()
