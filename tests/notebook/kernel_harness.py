@@ -119,16 +119,27 @@ class Kernel:
         return self.reply(self.execute(code), timeout)
 
     def text_output(self, msg_id: str) -> str:
-        out = []
+        """The cell's text as a saved notebook keeps it: a display replaced by its latest update."""
+        out: list[str] = []
+        displays: dict[str, int] = {}
         for m in self.messages:
+            content = m["content"]
+            if m["msg_type"] == "update_display_data":
+                at = displays.get(content.get("transient", {}).get("display_id"))
+                if at is not None:
+                    out[at] = content["data"].get("text/plain", "")
+                continue
             if m["parent_header"].get("msg_id") != msg_id:
                 continue
             if m["msg_type"] == "stream":
-                out.append(m["content"]["text"])
+                out.append(content["text"])
             elif m["msg_type"] in ("execute_result", "display_data"):
-                out.append(m["content"]["data"].get("text/plain", ""))
+                display_id = (content.get("transient") or {}).get("display_id")
+                if display_id:
+                    displays[display_id] = len(out)
+                out.append(content["data"].get("text/plain", ""))
             elif m["msg_type"] == "error":
-                out.append("\n".join(m["content"]["traceback"]))
+                out.append("\n".join(content["traceback"]))
         return "".join(out)
 
     # -- widgets ----------------------------------------------------------------------------

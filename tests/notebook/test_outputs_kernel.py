@@ -85,7 +85,9 @@ def agent(k: Kernel, prompt: str, *calls: dict) -> str:
 
 
 def widget_html(k: Kernel) -> str:
-    return "".join(s.get("value", "") for s in k.widgets.values() if isinstance(s.get("value"), str))
+    """The live widgets' HTML (the record a finished turn leaves repeats it, so it is left out)."""
+    return "".join(s.get("value", "") for s in k.widgets.values()
+                   if isinstance(s.get("value"), str) and "codingcode-final" not in (s.get("_dom_classes") or []))
 
 
 def test_images_tables_streams_and_tracebacks_reach_the_model(kernel):

@@ -127,16 +127,19 @@ def test_headless_approval_times_out_as_nobody_and_the_record_says_so(kernel):
 def test_an_approval_policy_decides_without_a_person(kernel, policy, runs):
     settings = kernel.project / ".codingcode" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"permissions": {"allow": ["execute_command(echo hi)"]}}))
-    kernel.fake.add(Reply([tool_use("execute_command", {"command": "echo hi"}, id="toolu_e")]),
+    settings.write_text(json.dumps({"permissions": {"allow": ["execute_command(touch made.txt)"]}}))
+    # A scheduled run the person set up trusts the project's rules (nobody is there to trust them).
+    assert kernel.run("import os; os.environ['CODINGCODE_TRUST'] = '1'")["status"] == "ok"
+    kernel.fake.add(Reply([tool_use("execute_command", {"command": "touch made.txt"}, id="toolu_e")]),
                     Reply([tool_use("write_file", {"path": "n.txt", "content": "x"}, id="toolu_w")]),
                     Reply([text("Finished.")]))
     start = time.monotonic()
-    msg_id = kernel.execute(f"%%agent --approval-policy {policy}\nEcho then write")
+    msg_id = kernel.execute(f"%%agent --approval-policy {policy}\nTouch then write")
     assert kernel.reply(msg_id, timeout=30)["status"] == "ok", kernel.text_output(msg_id)
     assert time.monotonic() - start < 3.5  # nobody was waited for (the headless wait is 4 s here)
     decisions = {r["tool_use_id"]: r for r in _audit(kernel) if r.get("event") == "decision"}
     assert (decisions["toolu_e"]["decision"] == "allow") is runs
+    assert (kernel.project / "made.txt").exists() is runs
     assert decisions["toolu_w"]["decision"] == "deny" and decisions["toolu_w"]["by"] in ("nobody", "mode")
     assert not (kernel.project / "n.txt").exists()
 
