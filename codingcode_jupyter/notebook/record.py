@@ -37,6 +37,8 @@ __all__ = ["TextItem", "ToolItem", "NoteItem", "AgentSection", "TurnRecord", "to
            "todo_html", "audit_html", "is_diff"]
 
 RESULT_LIMIT = 20_000
+# Text spacing inside widgets, whose own line height is a control's (it double-spaces text).
+LINES = "line-height:1.45"
 _STATUS_ICONS = {"running": ("clock", "info"), "waiting": ("question", "warn"), "ok": ("check", "ok"),
                  "error": ("cross", "bad"), "denied": ("cross", "bad"), "interrupted": ("stop", None)}
 
@@ -377,15 +379,15 @@ def tool_row_html(item: ToolItem, project: Any = None, *, live: bool = False) ->
         # The engine passes raster types only; the media type is still escaped into the URL.
         extra += (f'<img src="data:{h(image["media_type"])};base64,{h(image["data"])}" '
                   'style="max-width:100%;max-height:24em;display:block;margin:4px 0 4px 1.4em">')
-    return (f'<div class="cc-tool cc-tool-{h(item.status)}" style="margin:2px 0">'
+    return (f'<div class="cc-tool cc-tool-{h(item.status)}" style="margin:2px 0;{LINES}">'
             f'<details><summary style="cursor:pointer">{summary}</summary>{body}</details>{extra}</div>')
 
 
 def note_html(item: NoteItem, project: Any = None) -> str:
     if item.kind == "error":
-        return (f'<div class="cc-error" style="color:{theme.ROLE["bad"]};margin:2px 0">{icon("warn")} '
+        return (f'<div class="cc-error" style="color:{theme.ROLE["bad"]};margin:2px 0;{LINES}">{icon("warn")} '
                 f"{h(words.relative(item.text, project))}</div>")
-    return (f'<div class="cc-notice" style="color:{theme.MUTED};margin:2px 0">{icon("info")} '
+    return (f'<div class="cc-notice" style="color:{theme.MUTED};margin:2px 0;{LINES}">{icon("info")} '
             f"{h(words.relative(item.text, project))}</div>")
 
 
@@ -427,7 +429,7 @@ def item_text(item: Item, project: Any = None, indent: str = "") -> list[str]:
 def todo_html(items: list[TodoItem]) -> str:
     """The todo list (a heading and one row a step)."""
     if not items:
-        return f'<div class="codingcode-todo"><b>Todo</b><div style="color:{theme.MUTED}"><i>no steps yet</i></div></div>'
+        return f'<div class="codingcode-todo" style="{LINES}"><b>Todo</b><div style="color:{theme.MUTED}"><i>no steps yet</i></div></div>'
     marks = {"pending": icon("box"), "in_progress": icon("play", "info"), "completed": icon("boxcheck", "ok")}
     rows = []
     for item in items:
@@ -435,7 +437,7 @@ def todo_html(items: list[TodoItem]) -> str:
             "font-weight:bold" if item.status == "in_progress" else "")
         rows.append(f'<div class="todo-item todo-{item.status}" style="{style}">{marks[item.status]} {h(item.step)}</div>')
     done = sum(1 for item in items if item.status == "completed")
-    return f'<div class="codingcode-todo"><b>Todo</b> ({done}/{len(items)})' + "".join(rows) + "</div>"
+    return f'<div class="codingcode-todo" style="{LINES}"><b>Todo</b> ({done}/{len(items)})' + "".join(rows) + "</div>"
 
 
 def audit_row_words(record: dict[str, Any], project: Any = None) -> tuple[str, str, str]:
@@ -464,7 +466,7 @@ def audit_row_words(record: dict[str, Any], project: Any = None) -> tuple[str, s
 def audit_html(records: list[dict[str, Any]], project: Any = None) -> str:
     """This turn's decisions: what, who decided and why, what came of it."""
     if not records:
-        return f'<div class="codingcode-audit"><b>Audit</b><div style="color:{theme.MUTED}"><i>no decisions yet</i></div></div>'
+        return f'<div class="codingcode-audit" style="{LINES}"><b>Audit</b><div style="color:{theme.MUTED}"><i>no decisions yet</i></div></div>'
     rows = []
     for record in records:
         what, said, came = audit_row_words(record, project)
@@ -474,7 +476,7 @@ def audit_html(records: list[dict[str, Any]], project: Any = None) -> str:
             f'<div class="audit-row" style="margin:1px 0">{mark} <code>{h(what)}</code> '
             f'<span style="color:{theme.MUTED}">{words.code_html(said)}{" → " + h(came) if came else ""}</span></div>'
         )
-    return '<div class="codingcode-audit" style="margin-top:6px"><b>Audit</b>' + "".join(rows) + "</div>"
+    return f'<div class="codingcode-audit" style="margin-top:6px;{LINES}"><b>Audit</b>' + "".join(rows) + "</div>"
 
 
 def audit_text(records: list[dict[str, Any]], project: Any = None) -> list[str]:

@@ -55,7 +55,7 @@ def _why_html(request: ApprovalRequest, project: Any) -> str:
                      else "<b>It runs without a sandbox.</b>")
     if request.annotations:
         extra.append("The server describes it as <code>" + h(pretty_json(request.annotations)) + "</code> (not checked).")
-    return f'<div style="color:{theme.MUTED}">{words.code_html(why)} {" ".join(extra)}</div>'
+    return f'<div style="color:{theme.MUTED};line-height:1.45;margin:2px 0">{words.code_html(why)} {" ".join(extra)}</div>'
 
 
 class ApprovalCard(widgets.VBox):
@@ -112,7 +112,7 @@ class ApprovalCard(widgets.VBox):
         request = self.request
         chosen = self.rules_for("always")
         self.consequences.value = (
-            f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em">'
+            f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em;line-height:1.45;margin:2px 0">'
             f"{words.code_html(words.consequences(request.allow_choices, request.deny_choices, request.forced, chosen))}</div>"
         )
 
