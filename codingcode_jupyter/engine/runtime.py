@@ -186,8 +186,8 @@ def open_session(
     deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
                        checkpoints=CheckpointStore(project))
     sandbox = deps.sandbox()
-    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox,
-                          admit=_server_admission(settings))
+    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
+                          admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env))
     # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
