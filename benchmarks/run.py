@@ -36,6 +36,7 @@ MODULES = [
     "bench_judge",
     "bench_sandbox",
     "bench_outputs",
+    "bench_questions",
 ]
 
 

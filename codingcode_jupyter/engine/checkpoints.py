@@ -271,6 +271,15 @@ class CheckpointStore:
                 checkpoint.snapshot_error = str(error)
             self._save(turn_dir, checkpoint)
 
+    def warm(self) -> None:
+        """Take the project's first snapshot ahead of need (the slow one: every file is new to it)."""
+        with self._lock:
+            if self.shadow.available and not (self.shadow.git_dir / "HEAD").exists():
+                try:
+                    self.shadow.snapshot()
+                except (SnapshotError, OSError, subprocess.SubprocessError):
+                    pass  # the turn's own snapshot will say what is wrong
+
     def after_turn(self, session_id: str, turn_id: int) -> None:
         """Snapshot what the turn left, so a later change by someone else shows as a conflict."""
         turn_dir = self.turn_dir(session_id, turn_id)
@@ -391,12 +400,12 @@ class CheckpointStore:
         if after is None:  # the turn is still running or ended abruptly: what is there now is what it left
             after = self.shadow.snapshot()
         items = []
-        for change in self.shadow.changes(checkpoint.before_tree, after):
+        changes = [c for c in self.shadow.changes(checkpoint.before_tree, after) if str(self.project / c.path) not in done]
+        befores = self.shadow.files(checkpoint.before_tree, [c.path for c in changes])
+        lefts = self.shadow.files(after, [c.path for c in changes])
+        for change in changes:
             target = self.project / change.path
-            if str(target) in done:
-                continue
-            before = self.shadow.read(checkpoint.before_tree, change.path)
-            left = self.shadow.read(after, change.path)
+            before, left = befores.get(change.path), lefts.get(change.path)
             current = self.shadow.current(change.path)
             restored = before[0] if before is not None else None
             conflict = None

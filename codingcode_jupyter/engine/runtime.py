@@ -6,6 +6,7 @@ and tests) ask it for a :class:`~.session.Session` and never wire parts themselv
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -93,6 +94,7 @@ class SessionParts:
     started: bool = False
     # Fingerprints the person answered "Not now" to in this kernel session.
     declined: set[str] = field(default_factory=set)
+    _warming: "asyncio.Future[None] | None" = field(default=None, init=False, repr=False)
 
     @property
     def settings(self) -> ProjectSettings:
@@ -143,8 +145,13 @@ class SessionParts:
         if not self.started:
             self.started = True
             self.mcp.start_background()
+            if self.deps.checkpoints is not None:
+                # The first snapshot of a big project takes seconds: taken now, a turn's own is quick.
+                self._warming = asyncio.ensure_future(asyncio.to_thread(self.deps.checkpoints.warm))
 
     async def aclose(self) -> None:
+        if self._warming is not None:
+            await asyncio.gather(self._warming, return_exceptions=True)
         await self.mcp.aclose()
         await self.deps.aclose()
 
@@ -179,8 +186,8 @@ def open_session(
     deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
                        checkpoints=CheckpointStore(project))
     sandbox = deps.sandbox()
-    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=sandbox,
-                          admit=_server_admission(settings))
+    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
+                          admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env))
     # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,

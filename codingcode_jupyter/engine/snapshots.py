@@ -137,6 +137,29 @@ class ShadowRepo:
         mode = 0o755 if meta[0] == "100755" else 0o644
         return self._run("cat-file", "blob", meta[2]), mode
 
+    def files(self, commit: str, paths: list[str]) -> dict[str, tuple[bytes, int]]:
+        """The bytes and mode of each of ``paths`` in ``commit`` (those it holds), read in one batch."""
+        if not paths:
+            return {}
+        listed = self._run("ls-tree", "-r", "-z", commit, "--", *paths).decode(errors="surrogateescape")
+        entries: dict[str, tuple[str, int]] = {}
+        for record in filter(None, listed.split("\0")):
+            meta, path = record.split("\t", 1)
+            mode, _kind, sha = meta.split()
+            entries[path] = (sha, 0o755 if mode == "100755" else 0o644)
+        if not entries:
+            return {}
+        batch = self._run("cat-file", "--batch", input="".join(f"{sha}\n" for sha, _ in entries.values()).encode())
+        out: dict[str, tuple[bytes, int]] = {}
+        offset = 0
+        for path, (sha, mode) in entries.items():
+            header_end = batch.index(b"\n", offset)
+            size = int(batch[offset:header_end].split()[2])
+            start = header_end + 1
+            out[path] = (batch[start:start + size], mode)
+            offset = start + size + 1
+        return out
+
     def current(self, path: str) -> bytes | None:
         target = self.project / path
         try:

@@ -210,10 +210,12 @@ class _ShellPump:
             held, self.held = self.held, []
 
             def replay(*_: Any) -> None:
-                self.ip.events.unregister("post_execute", replay)
+                self.ip.events.unregister("post_run_cell", replay)
                 asyncio.ensure_future(_replay(self.kernel, held))
 
-            self.ip.events.register("post_execute", replay)
+            # At the end of this cell: post_run_cell fires once per cell, whereas post_execute
+            # also fires around every comm message (a click) and would run them mid-cell.
+            self.ip.events.register("post_run_cell", replay)
 
     def _reset_parent(self) -> None:
         with contextlib.suppress(Exception):

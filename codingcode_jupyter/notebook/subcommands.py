@@ -61,7 +61,10 @@ class Subcommands:
             f"mode      {choice.mode}  (from {choice.source})",
             f"tokens    {usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out",
             f"cost      ${session.cost:.4f}",
-            f"sandbox   {parts.sandbox().describe()}",
+            f"sandbox   {parts.sandbox().describe()}"
+            + ("; commands it runs are auto-allowed (sandbox.autoAllow)"
+               if parts.settings.current().merged.sandbox.autoAllow else "; auto-allow off"),
+            "domains   " + (", ".join(parts.settings.current().allowed_domains) or "none allowed (fetch_url asks)"),
             f"{context_status(session).describe()}",
             "instructions " + (", ".join(f.describe() for f in loaded_instructions(session.project)) or "none (AGENTS.md, CLAUDE.md)"),
         ]

@@ -332,3 +332,22 @@ def test_dotenv_files_never_enter_the_shadow_repository(project):
     commit = repo.snapshot()
     assert repo.read(commit, "app.py") is not None
     assert repo.read(commit, ".env") is None and repo.read(commit, "sub/.env.local") is None
+
+
+async def test_a_file_run_python_created_is_removed_by_undo(project):
+    from codingcode_jupyter.engine.agent import AgentLoop, Conversation
+    from codingcode_jupyter.notebook.kernel.tools import kernel_tools
+    from tests.engine.helpers import AllowAll, Recorder, StaticTools
+    from tests.fakes.model import call, scripted
+
+    run_python = next(t for t in kernel_tools(namespace={}) if t.name == "run_python")
+    code = f"open({str(project / 'made_by_code.txt')!r}, 'w').write('x')"
+    store = CheckpointStore(project)
+    loop = AgentLoop(model=scripted([call("run_python", {"code": code})]), tools=StaticTools([run_python]),
+                     approver=AllowAll(), project=project, session_id="s1", state=SessionState(), emit=Recorder(),
+                     deps=make_deps(project, checkpoints=store))
+    await loop.run(Conversation(), "make a file", 1)
+    store.after_turn("s1", 1)
+    assert (project / "made_by_code.txt").exists()
+    store.undo(store.plan_undo())
+    assert not (project / "made_by_code.txt").exists()

@@ -114,6 +114,10 @@ class ConnectionHost(Protocol):
         """Why the server may not start (a project's server the person has not trusted), or None."""
         ...
 
+    def project_env(self) -> dict[str, str]:
+        """Variables the project's settings set for its servers (their own ``env`` wins)."""
+        ...
+
 
 class _LoneHost:
     """The host of a connection made on its own (tests, scripts): nobody to ask."""
@@ -138,6 +142,9 @@ class _LoneHost:
 
     def refusal(self, server: "ServerConnection") -> str | None:
         return None
+
+    def project_env(self) -> dict[str, str]:
+        return {}
 
 
 def _innermost(error: BaseException) -> BaseException:
@@ -419,6 +426,7 @@ class ServerConnection:
         self._http_errors = HttpErrors()
         return open_transport(
             self.config, name=self.name, project=self.project, errlog=errlog, sandbox=self.sandbox,
+            project_env=self.host.project_env(),
             auth=self._auth(), errors=self._http_errors, on_closed=lambda: self._closed_by_server(generation),
         )
 

@@ -97,11 +97,13 @@ class McpManager:
         elicitor: Elicitor | None = None,
         token_dir: Path | None = None,
         admit: Callable[[str], str | None] | None = None,
+        env: Callable[[], dict[str, str]] | None = None,
     ) -> None:
         self.project = Path(project)
         self.sandbox = sandbox
         # Why a server of the project's .mcp.json may not start yet (not trusted), or None.
         self.admit = admit
+        self._env = env
         # Servers the person added themselves (`%agent mcp add`): theirs, so never refused.
         self._added: set[str] = set()
         self.log_dir = Path(log_dir) if log_dir is not None else self.project / ".codingcode" / "logs"
@@ -251,6 +253,10 @@ class McpManager:
     async def aclose(self) -> None:
         """Stop every server."""
         await asyncio.gather(*(server.stop() for server in self._servers.values()), return_exceptions=True)
+
+    def project_env(self) -> dict[str, str]:
+        """The settings' ``env``, as they are now, for the servers this manager starts."""
+        return dict(self._env()) if self._env is not None else {}
 
     def refusal(self, server: ServerConnection) -> str | None:
         """Why ``server`` may not start: a project server the person has not trusted (see ``admit``)."""

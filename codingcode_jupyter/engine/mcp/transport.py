@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Mapping
 
 import anyio
 import httpx2
@@ -87,16 +87,22 @@ class _WatchedRead:
         return await self._inner.__aexit__(*exc)
 
 
-def stdio_parameters(config: StdioServerConfig, project: Path, sandbox: Any, name: str) -> StdioServerParameters:
+def stdio_parameters(config: StdioServerConfig, project: Path, sandbox: Any, name: str,
+                     project_env: Mapping[str, str] | None = None) -> StdioServerParameters:
+    """How to start a stdio server: its argv (inside the sandbox when it asks for it) and its
+    environment — the project settings' ``env`` under the entry's own ``env``."""
     cwd = project / config.cwd if config.cwd else project
     argv = [config.command, *config.args]
+    # The session's sandbox as it is now (its settings may have changed since the session opened).
+    sandbox = sandbox() if callable(sandbox) else sandbox
+    env = {**(project_env or {}), **(config.env or {})}
     if config.sandbox:
         # Fail closed: a server that asked for the sandbox never starts without it.
         if sandbox is None or not sandbox.active:
             reason = getattr(sandbox, "unavailable_reason", None) or "no sandbox is configured"
             raise RuntimeError(f"server '{name}' asks for the sandbox, which is unavailable: {reason}")
-        argv = sandbox.wrap(argv, cwd)
-    return StdioServerParameters(command=argv[0], args=argv[1:], env=config.env or None, cwd=cwd)
+        argv = sandbox.wrap(argv, cwd, pass_env=list(env))
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=env or None, cwd=cwd)
 
 
 def _http_client(headers: dict[str, str] | None, auth: httpx2.Auth | None, errors: HttpErrors,
@@ -118,12 +124,13 @@ async def open_transport(
     auth: httpx2.Auth | None = None,
     errors: HttpErrors | None = None,
     on_closed: Callable[[], None] = lambda: None,
+    project_env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Any]:
     """The (read, write) streams of a connection to the server ``config`` describes."""
     errors = errors or HttpErrors()
     async with AsyncExitStack() as stack:
         if isinstance(config, StdioServerConfig):
-            params = stdio_parameters(config, project, sandbox, name)
+            params = stdio_parameters(config, project, sandbox, name, project_env)
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
         elif isinstance(config, SseServerConfig):
 

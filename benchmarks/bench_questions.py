@@ -1,0 +1,144 @@
+"""How many approval cards a realistic session asks, and what the undo snapshots cost.
+
+Cards: one scripted session in default mode — plan, search, read, edit three files, run the
+tests twice, fix, run again, look at the diff — run twice through the real loop and approval
+pipeline. "Before" answers every card as today's person could: "Always allow" saving the exact
+call, and no read-only command layer (the calls that layer allowed are counted as the cards
+they used to be). "After" picks the rule that fits (the broadest one offered). Nothing that
+writes outside the project, reaches the network or runs arbitrary code is ever auto-allowed:
+the session holds one such call (a `curl`), which must be asked in both runs.
+
+Snapshots: the shadow repository's first snapshot of a 20,000-file project, a later one with
+one file changed (target < 150 ms), and the undo of a turn that changed 100 files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from common import Row, spread
+
+SESSION = [
+    ("todo_write", {"items": [{"step": "fix parse", "status": "in_progress"}]}),
+    ("search_code", {"pattern": "def parse"}),
+    ("read_file", {"path": "src/a.py"}),
+    ("read_file", {"path": "src/b.py"}),
+    ("read_file", {"path": "src/c.py"}),
+    ("execute_command", {"command": "ls src"}),
+    ("edit_file", {"path": "src/a.py", "old_string": "a = 1", "new_string": "a = 2"}),
+    ("edit_file", {"path": "src/b.py", "old_string": "b = 1", "new_string": "b = 2"}),
+    ("edit_file", {"path": "src/c.py", "old_string": "c = 1", "new_string": "c = 2"}),
+    ("execute_command", {"command": "pytest -q tests/test_a.py"}),
+    ("execute_command", {"command": "pytest -q tests/test_b.py"}),
+    ("edit_file", {"path": "src/a.py", "old_string": "a = 2", "new_string": "a = 3"}),
+    ("execute_command", {"command": "pytest -q"}),
+    ("execute_command", {"command": "git diff"}),
+    ("execute_command", {"command": "git status"}),
+    ("execute_command", {"command": "curl -s https://example.com/?q=notes"}),
+]
+
+
+def _project(root: Path) -> Path:
+    project = root / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "tests").mkdir()
+    for name in "abc":
+        (project / "src" / f"{name}.py").write_text(f"def parse():\n    {name} = 1\n")
+    return project
+
+
+async def _count(project: Path, pick: str) -> tuple[int, int, bool]:
+    """(cards, calls the read-only command layer allowed, was the curl asked)."""
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+    from codingcode_jupyter.engine.approval.types import Reply, ToolCall
+    from codingcode_jupyter.engine.deps import SessionDeps
+    from codingcode_jupyter.engine.project_settings import ProjectSettings
+    from codingcode_jupyter.engine.state import SessionState
+    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.builtin import builtin_tools
+
+    tools = {tool.name: tool for tool in builtin_tools()}
+    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
+    deps = SessionDeps(project=project, settings=ProjectSettings(project))
+    cards, read_only_commands, curl_asked = 0, 0, False
+
+    async def ask(request):
+        nonlocal cards, curl_asked
+        cards += 1
+        if "curl" in str(request.input):
+            curl_asked = True
+            return "deny"
+        choices = request.allow_choices
+        return Reply(answer="always", rules=choices[0] if pick == "exact" else choices[-1]) if choices else "allow"
+
+    for number, (name, tool_input) in enumerate(SESSION):
+        ctx = ToolContext(session_id="bench", turn_id=1, project_path=project, tool_use_id=f"t{number}", deps=deps,
+                          state=SessionState())
+        decision = await pipeline.decide(ToolCall(tool_use_id=f"t{number}", tool=tools[name], input=tool_input), ctx, ask)
+        if decision.layer == "readonly" and name == "execute_command":
+            read_only_commands += 1
+    return cards, read_only_commands, curl_asked
+
+
+def _cards() -> Row:
+    os.environ["CODINGCODE_TRUST"] = "1"
+    with tempfile.TemporaryDirectory() as before_dir, tempfile.TemporaryDirectory() as after_dir:
+        before, layer, asked_before = asyncio.run(_count(_project(Path(before_dir)), "exact"))
+        after, _, asked_after = asyncio.run(_count(_project(Path(after_dir)), "fitting"))
+    before += layer  # what the read-only command layer allowed were cards before it existed
+    kept = asked_before and asked_after
+    return Row(
+        "approval cards, a realistic session (default mode)", f"{after} cards", f"{before} cards (exact rules, no read-only commands)",
+        f"{after / before:.2f}x", "<= 0.5x, the network call still asked", after <= before / 2 and kept,
+        "One scripted session of 16 calls through the real pipeline, run twice side by side: 'Always allow' with "
+        "the exact call vs with the rule that fits (the broadest offered).",
+    )
+
+
+def _snapshots(quick: bool) -> list[Row]:
+    from codingcode_jupyter.engine.checkpoints import CheckpointStore
+    from codingcode_jupyter.engine.snapshots import ShadowRepo
+
+    files = 2_000 if quick else 20_000
+    with tempfile.TemporaryDirectory() as root:
+        project = Path(root) / "project"
+        for index in range(files):
+            path = project / f"pkg{index % 200}" / f"mod{index}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"VALUE = {index}\n")
+        repo = ShadowRepo(project)
+        started = time.perf_counter()
+        repo.snapshot()
+        first = time.perf_counter() - started
+        later = []
+        for step in range(5):
+            (project / "pkg0" / "mod0.py").write_text(f"VALUE = {step}\n")
+            started = time.perf_counter()
+            repo.snapshot()
+            later.append(time.perf_counter() - started)
+        store = CheckpointStore(project)
+        store.before_call("bench", 1)
+        for index in range(100):
+            (project / f"pkg{index % 200}" / f"mod{index}.py").write_text("CHANGED = True\n")
+        store.after_turn("bench", 1)
+        started = time.perf_counter()
+        store.undo(store.plan_undo())
+        undo = time.perf_counter() - started
+        restored = all((project / f"pkg{i % 200}" / f"mod{i}.py").read_text() == f"VALUE = {i}\n" for i in range(1, 100))
+    return [
+        Row(f"project snapshot, one file changed ({files} files)", spread(later), f"{first * 1000:.0f} ms first snapshot",
+            f"{min(later) * 1000:.0f} ms", "< 150 ms", min(later) < 0.150,
+            "ShadowRepo.snapshot (git add --all, write-tree, commit-tree in the shadow repository) after changing one file, "
+            "5 times; the first snapshot of the same tree as the baseline."),
+        Row("undo of a turn that changed 100 files", f"{undo * 1000:.0f} ms", f"{files} files in the project",
+            "restored" if restored else "NOT restored", "every file back", restored,
+            "CheckpointStore.plan_undo + undo after a turn rewrote 100 files (shadow snapshots before and after)."),
+    ]
+
+
+def measure(quick: bool) -> list[Row]:
+    return [_cards(), *_snapshots(quick)]
