@@ -184,7 +184,6 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
     by = str(record.get("by") or "")
     rule = record.get("rule") or ""
     layer = str(record.get("layer") or "")
-    reason = str(record.get("reason") or "")
     verb = "allowed" if kind == "allow" else "denied"
     wait = f" after {waited:.0f} s" if waited is not None and waited >= 1 else ""
     if by == "user":
