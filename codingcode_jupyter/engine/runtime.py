@@ -184,7 +184,7 @@ def open_session(
     # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
-                             agent_profile=agent_profile, model=model)
+                             agent_profile=agent_profile, model=model, settings=settings)
     deps.dispatch = agent.dispatch
     pipeline = ApprovalPipeline(project, settings=settings)
     profile = agent.profile
@@ -192,7 +192,7 @@ def open_session(
         project=project, tools=agent.resolver, approver=pipeline, id=session_id or new_session_id(),
         model_name=agent.model, system=agent.system, state=state, deps=deps, max_steps=agent.max_steps, mode=mode,
         approval_timeout=approval_timeout, profile_mode=profile.permission_mode if profile else None,
-        profile_name=profile.name if profile else None,
+        profile_name=profile.name if profile else None, profile_mode_trusted=bool(profile and profile.mode_trusted),
     )
     keep_in_window(session)
     if resume:

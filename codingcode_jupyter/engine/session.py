@@ -135,6 +135,8 @@ class Session:
     # A profile running as the main agent tightens every turn's mode to its own.
     profile_mode: PermissionMode | None = None
     profile_name: str | None = None
+    # Whether that mode may loosen the session's (the profile is the person's own, or trusted).
+    profile_mode_trusted: bool = False
     approval_timeout: float | None = None
     # One-time notices (e.g. the sandbox is unavailable) shown at the start of the next turn.
     pending_notices: list[str] = field(default_factory=list)
@@ -189,7 +191,7 @@ class Session:
         """The permission mode a turn runs in, and what decided it."""
         settings = self.deps.settings.current() if self.deps is not None else None
         return decide_mode(cell=cell, session=self.mode, settings=settings, profile=self.profile_mode,
-                           profile_name=self.profile_name)
+                           profile_name=self.profile_name, profile_trusted=self.profile_mode_trusted)
 
     def default_model(self) -> str | None:
         """The model asked for: the session's, else the project settings' ``model``."""
