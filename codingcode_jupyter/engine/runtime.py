@@ -29,6 +29,7 @@ from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
 from .trust import TrustItem, record_trust
 
 if TYPE_CHECKING:
+    from .project_settings import EffectiveSettings
     from .sandbox.proxy import ProxyDecision
 
 __all__ = ["global_registry", "SessionParts", "open_session", "compact"]
@@ -67,6 +68,15 @@ def _sandbox_factory(project: Path) -> Callable[[SandboxSettings, list[str]], Co
     return make
 
 
+def _ignored_summary(effective: "EffectiveSettings") -> list[str]:
+    """One line at the first turn when the settings hold what has no effect here (doctor lists it)."""
+    count = len(effective.ignored_settings)
+    if not count:
+        return []
+    files = sorted({str(entry.path) for entry in effective.ignored_settings})
+    return [f"{count} setting(s) in {', '.join(files)} have no effect here; %agent doctor lists each with the reason."]
+
+
 def _server_admission(settings: ProjectSettings) -> Callable[[str], str | None]:
     """A project's MCP server starts only once the person trusted it (as written in .mcp.json)."""
 
@@ -93,6 +103,8 @@ class SessionParts:
     started: bool = False
     # Fingerprints the person answered "Not now" to in this kernel session.
     declined: set[str] = field(default_factory=set)
+    # The session these parts run, for its SessionEnd hooks.
+    session_id: str = ""
 
     @property
     def settings(self) -> ProjectSettings:
@@ -144,9 +156,14 @@ class SessionParts:
             self.started = True
             self.mcp.start_background()
 
-    async def aclose(self) -> None:
-        await self.mcp.aclose()
-        await self.deps.aclose()
+    async def aclose(self, reason: str = "other") -> None:
+        """Close the session: its SessionEnd hooks (``reason``: "clear" for a new session, else "other"), its parts."""
+        try:
+            if self.session_id:
+                await self.deps.hooks.session_end(session_id=self.session_id, reason=reason)
+        finally:
+            await self.mcp.aclose()
+            await self.deps.aclose()
 
 
 def open_session(
@@ -201,4 +218,5 @@ def open_session(
         # Said once, at the session's first turn; the pipeline then asks for every command.
         session.pending_notices.append(f"Command sandbox {sandbox.describe()}")
     session.pending_notices.extend(effective.warnings)
-    return session, SessionParts(deps, agent.resolver, pipeline, profile)
+    session.pending_notices.extend(_ignored_summary(effective))
+    return session, SessionParts(deps, agent.resolver, pipeline, profile, session_id=session.id)

@@ -142,6 +142,8 @@ class Session:
     pending_notices: list[str] = field(default_factory=list)
     # Keeps what is sent inside the context window (context.compactor.Compactor).
     context: ContextKeeper | None = None
+    # Whether the SessionStart hooks ran (at the session's first turn in this kernel).
+    started_hooks: bool = False
 
     def __post_init__(self) -> None:
         self.project = Path(self.project).resolve()
@@ -233,6 +235,13 @@ class Session:
         for text in ([notice] if notice else []) + self.pending_notices:
             sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
         self.pending_notices.clear()
+        checked = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
+                                                                                   text=text)))
+        if checked is None:
+            done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="hook", usage=Usage())
+            sink(done)
+            return done
+        prompt = checked
         loop = AgentLoop(
             model=make_model(name),
             tools=self.tools,
@@ -254,6 +263,36 @@ class Session:
         finally:
             if not recorded:
                 self._record_turn(turn_id, name, TurnDone(stop_reason="interrupted", usage=Usage()))
+
+    async def _prompt_hooks(self, prompt: str | list[dict[str, Any]], mode: PermissionMode,
+                            tell: Callable[[str], None]) -> str | list[dict[str, Any]] | None:
+        """SessionStart (once) and UserPromptSubmit hooks: the prompt with their context, or None when blocked."""
+        if self.deps is None:
+            return prompt
+        hooks = self.deps.hooks
+        context: list[str] = []
+        if not self.started_hooks:
+            self.started_hooks = True
+            started = await hooks.session_start(session_id=self.id, source="resume" if self.turns > 1 else "startup")
+            for text in started.notices + ([started.reason] if started.blocked and started.reason else []):
+                tell(text)
+            context.extend(started.context)
+        text = prompt if isinstance(prompt, str) else "\n".join(
+            b.get("text", "") for b in prompt if isinstance(b, dict) and b.get("type") == "text")
+        checked = await hooks.prompt(session_id=self.id, prompt=text, mode=mode)
+        for note in checked.notices:
+            tell(note)
+        if checked.blocked or checked.stop is not None:
+            tell(f"The prompt was blocked by a UserPromptSubmit hook: {checked.reason or checked.stop or 'no reason given'}"
+                 " (nothing was sent to the model)")
+            return None
+        context.extend(checked.context)
+        if not context:
+            return prompt
+        block = "\n\n".join(context)
+        if isinstance(prompt, str):
+            return f"{prompt}\n\n<hook-context>\n{block}\n</hook-context>"
+        return [*prompt, {"type": "text", "text": f"<hook-context>\n{block}\n</hook-context>"}]
 
     def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
         self.usage = self.usage + done.usage
