@@ -347,6 +347,9 @@ def _claude_path_matches(rule: Rule, subject: Subject) -> bool:
     for ref in refs:
         written = os.path.normpath(os.path.join(str(subject.project), os.path.expanduser(ref.raw)))
         forms = {str(ref.resolved), written}
+        if rule.action != "allow" and ref.access in ("tree", "list"):
+            # A search rooted at a directory reads what is inside it: `secrets/**` covers searching `secrets`.
+            forms |= {os.path.join(form, "\0child") for form in forms}
         hits.append(any(covered(form) for form in forms) if rule.action != "allow"
                     else all(covered(form) for form in forms))
     return any(hits) if rule.action != "allow" else all(hits)
