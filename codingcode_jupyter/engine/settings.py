@@ -258,6 +258,11 @@ _REASONS: dict[str, str] = {
     "sandbox.network.httpProxyPort": "the sandbox runs its own proxy",
     "sandbox.network.socksProxyPort": "the sandbox runs its own proxy",
 }
+# Claude Code's events we do not have: known names, never taken for a misspelling of ours.
+_CLAUDE_EVENTS = frozenset({
+    "PermissionRequest", "PermissionDenied", "SubagentStart", "PostToolBatch", "PostCompact", "UserPromptExpansion",
+    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "Elicitation", "ElicitationResult",
+    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "StopFailure"})
 _HOOK_KEYS = {"statusMessage": "the cell shows which hooks ran in %agent doctor",
               "once": _CLAUDE_ONLY, "async": "hooks run to completion here"}
 # Claude Code's default is a sandbox that is off; written in its file it says nothing about ours.
@@ -308,7 +313,8 @@ class _Screen:
     def _unknown(self, key: str, dotted: str, model: type[BaseModel], value: Any) -> None:
         generic = dotted.split(".")
         reason_key = ".".join(part for part in generic if not part.isdigit())
-        if model is HooksSettings:
+        if model is HooksSettings and (key in _CLAUDE_EVENTS or not difflib.get_close_matches(
+                key, list(model.model_fields), n=1, cutoff=0.85)):
             count = len(value) if isinstance(value, list) else 0
             self.ignore(dotted, f"codingcode has no {key} event ({count} hook group(s) never run)")
             return
