@@ -302,6 +302,7 @@ class _Screen:
                 continue
             inner = _model_of(fields[key].annotation)
             if inner is not None and isinstance(value, dict) and fields[key].annotation is inner:
+                assert inner is not None
                 out[key] = self.walk(value, inner, dotted)
             elif inner is not None and isinstance(value, list):
                 out[key] = [self.walk(item, inner, f"{dotted}.{index}") if isinstance(item, dict) else item

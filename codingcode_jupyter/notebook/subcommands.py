@@ -75,8 +75,8 @@ class Subcommands:
                          "(%agent trust)")
         for warning in effective.warnings:
             lines.append(f"warning   {warning}")
-        for entry in effective.ignored_settings:
-            lines.append(f"ignored   {entry.describe()}")
+        for ignored in effective.ignored_settings:
+            lines.append(f"ignored   {ignored.describe()}")
         if effective.ignored_settings:
             lines.append("          (%agent doctor shows everything read, and what applies)")
         return "\n".join(lines)

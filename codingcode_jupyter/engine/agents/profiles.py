@@ -320,8 +320,8 @@ def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSo
     prompt = body.strip()
     if not prompt and not meta.disabled:
         raise ProfileError(f"{where}: field 'body': the text after the front matter is the system prompt and must not be empty")
-    modes = [m for m in (meta.permission_mode, meta.permissionMode) if m is not None]
-    mode = max(modes, key=lambda m: MODE_STRICTNESS[m]) if modes else None
+    modes: list[PermissionMode] = [m for m in (meta.permission_mode, meta.permissionMode) if m is not None]
+    mode = max(modes, key=lambda m: MODE_STRICTNESS[str(m)]) if modes else None
     if len(set(modes)) > 1:
         notes.append(f"permission_mode and permissionMode differ; the stricter, '{mode}', applies")
     steps = [n for n in (meta.max_steps, meta.maxTurns) if n is not None]

@@ -299,6 +299,7 @@ def _our_path_matches(rule: Rule, subject: Subject) -> bool:
         return False
     hits = []
     for ref in refs:
+        assert ref.resolved is not None
         target = str(ref.resolved) if absolute else relative_to_project(subject.project, ref.resolved)
         hits.append(target is not None and bool(regex.fullmatch(target)))
     # A deny or ask rule holds when any path the call reaches matches; an allow rule only when all do.

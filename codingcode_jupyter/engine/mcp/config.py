@@ -165,7 +165,7 @@ def _describe(error: ValidationError) -> str:
 
 def _known_keys(entry: dict[str, Any]) -> set[str]:
     kind = entry.get("type", "stdio")
-    model = {"stdio": StdioServerConfig, "sse": SseServerConfig}.get(kind, HttpServerConfig)
+    model: type[BaseModel] = StdioServerConfig if kind == "stdio" else SseServerConfig if kind == "sse" else HttpServerConfig
     return {key for name, info in model.model_fields.items() for key in (name, info.alias) if key}
 
 
