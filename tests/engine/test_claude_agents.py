@@ -92,3 +92,12 @@ def test_ours_replace_claude_codes_of_the_same_name_at_the_same_level(tmp_path):
     ours.mkdir(parents=True)
     (ours / "twin.md").write_text("---\ndescription: from .codingcode\n---\nGo.\n")
     assert load_profiles(tmp_path).get("twin").description == "from .codingcode"
+
+
+def test_a_settings_files_model_alias_is_resolved_where_every_model_is(tmp_path):
+    from codingcode_jupyter.engine.models import resolve_model_name
+    from codingcode_jupyter.engine.models.aliases import MODEL_ALIASES
+
+    for alias, model_id in MODEL_ALIASES.items():
+        assert resolve_model_name(alias)[0] == model_id
+    assert resolve_model_name("claude-exact-id")[0] == "claude-exact-id"

@@ -243,3 +243,40 @@ def test_ours_are_more_specific_than_claude_codes_at_the_same_level(project):
     assert effective.default_mode == "acceptEdits" and effective.merged.model == "ours"
     (project / ".claude" / "settings.local.json").write_text(json.dumps({"model": "local-theirs"}))
     assert ProjectSettings(project).current().merged.model == "local-theirs"  # a more specific level wins
+
+
+def test_parameter_rules(project):
+    from codingcode_jupyter.engine.agents.dispatch import dispatch_agent_tool
+
+    TOOLS.setdefault("dispatch_agent", dispatch_agent_tool())
+    rule = parse_rule("Task(subagent_type:Explore)", "deny")
+    assert rule.text == "Task(subagent_type:Explore)"
+    assert decide(project, "Task(subagent_type:Explore)", "dispatch_agent", {"agent": "explore", "prompt": "p"}) == "deny"
+    # A parameter our tool does not have: kept, and said to apply to nothing (no call can carry it).
+    assert parse_rule("Bash(run_in_background:true)", "deny").missing
+    # `prefix:*` is not a parameter.
+    assert decide(project, "Bash(git:*)", "execute_command", {"command": "git status"}) == "deny"
+
+
+async def test_tool_search_finds_an_mcp_tool_by_its_claude_code_name():
+    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.tool_search import make_tool_search
+
+    deferred = [mcp_tool("github:create_issue"), mcp_tool("github:list_issues")]
+    search = make_tool_search(lambda: deferred)
+    out = await search.execute(search.parameters(query="mcp__github__list_issues"), ToolContext("s", 1, Path(".")))
+    assert "github__list_issues" in out and "create_issue" not in out
+
+
+async def test_claude_codes_rule_language_works_in_our_files_too(project):
+    from codingcode_jupyter.__main__ import check_permission
+
+    (project / ".codingcode").mkdir()
+    (project / ".codingcode" / "settings.json").write_text(json.dumps({"permissions": {
+        "deny": ["Read(./secrets/**)", "Bash(curl:*)", "WebFetch(domain:evil.test)", "mcp__fs__write_file"]}}))
+    for tool, tool_input, rule in [("read_file", {"path": "secrets/a"}, "Read(./secrets/**)"),
+                                   ("execute_command", {"command": "curl x"}, "Bash(curl:*)"),
+                                   ("fetch_url", {"url": "https://evil.test/"}, "WebFetch(domain:evil.test)"),
+                                   ("fs:write_file", {"path": "x"}, "mcp__fs__write_file")]:
+        result = await check_permission(project, tool, tool_input, "bypass", sandbox="on")
+        assert result["decision"] == "deny" and result["rule"] == rule

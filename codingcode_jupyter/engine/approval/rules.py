@@ -140,9 +140,31 @@ def check_tool_name(name: str) -> str | None:
     return f"{name!r} is not a tool name (letters, digits, _ and -; SERVER:TOOL or mcp__SERVER__TOOL for MCP)"
 
 
+# Claude Code's `Tool(param:value)` rules name an input parameter; these have nothing to match here
+# (our tool has no such parameter, so no call can carry it). Task's subagent_type is our agent name.
+_PARAMETERS: dict[str, frozenset[str]] = {
+    "Bash": frozenset({"run_in_background", "description", "timeout", "dangerouslyDisableSandbox"}),
+    "Task": frozenset({"model", "isolation", "description", "run_in_background"}),
+    "Agent": frozenset({"model", "isolation", "description", "run_in_background"}),
+    "Read": frozenset({"pages"}),
+    "WebFetch": frozenset({"prompt"}),
+    "WebSearch": frozenset({"allowed_domains", "blocked_domains"}),
+    "Grep": frozenset({"output_mode", "type", "multiline", "head_limit", "-i", "-n", "-A", "-B", "-C"}),
+}
+_PARAMETER = re.compile(r"^\s*([A-Za-z_-][A-Za-z0-9_-]*)\s*:\s*(.*)$")
+
+
 def _claude_rule(name: str, pattern: str | None, action: Action, source: str, priority: int,
                  anchor: str | None) -> Rule:
     tool = CLAUDE_TOOLS[name]
+    parameter = _PARAMETER.match(pattern or "") if tool.pattern != "url" else None
+    if parameter is not None and parameter.group(1) in _PARAMETERS.get(name, frozenset()):
+        return Rule(tool=name, pattern=pattern, action=action, source=source, priority=priority, tools=(),
+                    style="claude", missing=f"{name}'s parameter {parameter.group(1)} has no counterpart here, "
+                                            "so no call can carry it")
+    written = pattern
+    if parameter is not None and parameter.group(1) == "subagent_type" and tool.pattern == "agent":
+        pattern = parameter.group(2)
     if not tool.has_counterpart:
         return Rule(tool=name, pattern=pattern, action=action, source=source, priority=priority, tools=(),
                     style="claude", missing=tool.missing)
@@ -159,7 +181,7 @@ def _claude_rule(name: str, pattern: str | None, action: Action, source: str, pr
     if tool.pattern == "agent" and match is not None:
         # Claude Code's built-in sub-agents are ours in lower case.
         match = {"Explore": "explore", "Plan": "plan"}.get(match.strip(), match.strip())
-    return Rule(tool=name, pattern=pattern, action=action, source=source, priority=priority, tools=tools,
+    return Rule(tool=name, pattern=written, action=action, source=source, priority=priority, tools=tools,
                 style="claude", kind=tool.pattern, match_pattern=match, anchor=anchor)
 
 
