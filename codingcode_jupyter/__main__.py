@@ -50,6 +50,17 @@ def _tool_definition(name: str) -> Any:
     )
 
 
+def _ours(tool: str, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A call named the way Claude Code names it (``Read`` with ``file_path``) as ours (read_file with ``path``)."""
+    from .engine.claude.names import claude_tool
+    from .engine.claude.tool_input import from_claude_input
+
+    known = claude_tool(tool)
+    if known is None or not known.tools:
+        return tool, tool_input
+    return known.tools[0], from_claude_input(known.tools[0], tool_input, {})
+
+
 def _assumed_sandbox(project: Path, available: bool) -> Any:
     """A factory of sandboxes that are (not) available, as ``--sandbox on|off`` says, never probed."""
     from .engine.sandbox import CommandSandbox
@@ -62,7 +73,8 @@ def _assumed_sandbox(project: Path, available: bool) -> Any:
 
 
 async def check_permission(
-    project: Path, tool: str, tool_input: dict[str, Any], mode: str | None = None, sandbox: str | None = None
+    project: Path, tool: str, tool_input: dict[str, Any], mode: str | None = None, sandbox: str | None = None,
+    *, with_warnings: bool = False,
 ) -> dict[str, Any]:
     """Layers 1-4 for one call: ``{"decision", "layer", "rule", "reason", "mode", "sandbox"}``.
 
@@ -78,6 +90,7 @@ async def check_permission(
     from .engine.tools.base import ToolContext
 
     project = Path(project).resolve()
+    tool, tool_input = _ours(tool, tool_input)
     settings = ProjectSettings(project)
     factory = _assumed_sandbox(project, sandbox == "on") if sandbox in ("on", "off") else _sandbox_factory(project)
     deps = SessionDeps(project=project, settings=settings, sandbox_factory=factory)
@@ -87,8 +100,11 @@ async def check_permission(
     call = ToolCall(tool_use_id="check", tool=_tool_definition(tool), input=tool_input)
     evaluation = await pipeline.evaluate(call, ctx)
     box = deps.sandbox()
-    return {"decision": evaluation.kind, "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason,
-            "mode": choice.mode, "sandbox": "on" if box is not None and box.active else "off"}
+    result: dict[str, Any] = {"decision": evaluation.kind, "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason,
+              "mode": choice.mode, "sandbox": "on" if box is not None and box.active else "off"}
+    if with_warnings:
+        result["warnings"] = list(settings.current().warnings)
+    return result
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="permission mode (default: the settings' defaultMode, else default)")
     check.add_argument("--sandbox", choices=["on", "off"], default=None,
                        help="judge as if the command sandbox were available (on) or not (off); default: this machine")
-    check.add_argument("tool", help="tool name as rules see it: execute_command, read_file, run_python, server:tool")
+    check.add_argument("tool", help="tool name as rules see it: execute_command, read_file, run_python, server:tool "
+                       "(or Claude Code's: Bash, Read, mcp__server__tool)")
     check.add_argument("input", help="the tool's input as a JSON object, e.g. '{\"command\": \"ls\"}'")
     return parser
 
@@ -125,10 +142,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"codingcode: project directory {project} does not exist", file=sys.stderr)
         return 2
     try:
-        result = asyncio.run(check_permission(project, args.tool, tool_input, args.mode, args.sandbox))
+        result = asyncio.run(check_permission(project, args.tool, tool_input, args.mode, args.sandbox,
+                                              with_warnings=True))
     except SettingsError as error:
         print(f"codingcode: {error}", file=sys.stderr)
         return 1
+    for warning in result.pop("warnings", []):
+        print(f"codingcode: warning: {warning}", file=sys.stderr)
     print(json.dumps(result, ensure_ascii=False))
     return 0
 

@@ -10,12 +10,14 @@ from tests.fakes.anthropic_server import FakeAnthropic
 
 @pytest.fixture(autouse=True)
 def own_user_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """No test reads or writes the real ~/.codingcode (trust store, user settings, profiles).
+    """No test reads or writes the real ~/.codingcode (trust store, user settings, profiles) or ~/.claude.
 
     Projects the tests make are trusted (CODINGCODE_TRUST=1) unless a test is about trust:
     it removes the variable and sees the boundary as a person with a cloned repository does.
     """
     monkeypatch.setenv("CODINGCODE_USER_DIR", str(tmp_path_factory.mktemp("user-dir")))
+    # Nor the person's ~/.claude (Claude Code's settings, agents and CLAUDE.md are read beside ours).
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude-dir")))
     monkeypatch.setenv("CODINGCODE_TRUST", "1")
 
 

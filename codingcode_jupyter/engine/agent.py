@@ -38,6 +38,7 @@ from .tools.web import server_side_tools
 
 if TYPE_CHECKING:
     from .deps import SessionDeps
+    from .lifecycle_hooks import LifecycleHooks
     from .settings import PermissionMode
 
 __all__ = ["Conversation", "ToolSource", "ContextKeeper", "AgentLoop", "INTERRUPTED_RESULT", "with_cache_breakpoints"]
@@ -171,14 +172,18 @@ class AgentLoop:
     _extra_usage: Usage = field(default_factory=Usage, init=False, repr=False)
     _extra_cost: float = field(default=0.0, init=False, repr=False)
     _turn_id: int = field(default=0, init=False, repr=False)
+    # A hook said `continue: false`: the turn ends after the current step, for this reason.
+    _stop_requested: str | None = field(default=None, init=False, repr=False)
 
     # -- one turn -------------------------------------------------------------------------
 
     async def run(self, conversation: Conversation, prompt: str | list[dict[str, Any]], turn_id: int) -> TurnDone:
         usage = Usage()
         self._own_usage, self._extra_usage, self._extra_cost, self._turn_id = Usage(), Usage(), 0.0, turn_id
+        self._stop_requested = None
         steps = 0
         text = ""
+        stop_hook_active = False
         self._emit(TurnStarted(prompt=prompt if isinstance(prompt, str) else "", model=self.model.name), turn_id)
         conversation.append({"role": "user", "content": prompt})
         try:
@@ -207,8 +212,17 @@ class AgentLoop:
                     continue  # a server-side tool paused; sending the conversation back resumes it
                 if not calls:
                     stop = response.stop_reason if response.stop_reason in ("max_tokens", "refusal") else "end_turn"
-                    return self._done(stop, usage, steps, text, turn_id)
+                    again = await self._stop_hooks(stop_hook_active) if stop == "end_turn" else None
+                    if again is None:
+                        return self._done(stop, usage, steps, text, turn_id)
+                    # A Stop hook blocked the end of the turn: its reason is the agent's next instruction.
+                    stop_hook_active = True
+                    conversation.append({"role": "user", "content": again})
+                    continue
                 await self._run_tools(conversation, calls, turn_id)
+                if self._stop_requested is not None:
+                    self._emit(Notice(text=f"Stopped by a hook: {self._stop_requested}"), turn_id)
+                    return self._done("hook", usage, steps, text, turn_id)
         except ModelError as error:
             self._emit(ErrorEvent(message=str(error)), turn_id)
             return self._done("error", usage, steps, text, turn_id)
@@ -224,6 +238,64 @@ class AgentLoop:
     def notify(self, text: str) -> None:
         """Tell the person something about this turn (a Notice event), e.g. that the context was compacted."""
         self._emit(Notice(text=text), self._turn_id)
+
+    def request_stop(self, reason: str) -> None:
+        """End the turn after the current step (a hook answered ``continue: false``)."""
+        self._stop_requested = self._stop_requested or reason
+
+    def _hooks(self) -> "LifecycleHooks | None":
+        return self.deps.hooks if self.deps is not None else None
+
+    def _tell(self, notices: list[str]) -> None:
+        for text in notices:
+            self.notify(text)
+
+    async def _stop_hooks(self, active: bool) -> str | None:
+        """Run the Stop (or SubagentStop) hooks; the text to continue with when one blocks the stop."""
+        hooks = self._hooks()
+        if hooks is None:
+            return None
+        outcome = await hooks.stop(session_id=self.session_id, agent=self.agent, active=active, mode=self.mode)
+        self._tell(outcome.notices)
+        if outcome.stop is not None or not outcome.blocked:
+            return None
+        return f"(A Stop hook asks you to go on before finishing: {outcome.reason or 'no reason given'})"
+
+    async def _after_tool(self, tool: ToolDefinition, tool_input: dict[str, Any], result: ToolResult,
+                          ctx: ToolContext) -> ToolResult:
+        """PostToolUse hooks, and what PreToolUse hooks added for the model, joined to the result."""
+        notes = list(ctx.hook_context)
+        hooks = self._hooks()
+        if hooks is not None:
+            outcome = await hooks.after_tool(session_id=self.session_id, definition=tool, tool_input=tool_input,
+                                             text=result.text_content, is_error=result.is_error,
+                                             tool_use_id=ctx.tool_use_id, mode=self.mode)
+            self._tell(outcome.notices)
+            notes.extend(outcome.context)
+            if outcome.blocked:
+                notes.append(f"A hook after this call says: {outcome.reason or 'no reason given'}")
+            if outcome.stop is not None:
+                self.request_stop(outcome.stop)
+        if not notes:
+            return result
+        return ToolResult([*result.content, {"type": "text", "text": "\n".join(notes)}], is_error=result.is_error,
+                          display=result.display)
+
+    def _asker(self) -> Asker | None:
+        """The front's ask, with the Notification hooks told each time a card waits."""
+        ask = self.ask
+        if ask is None:
+            return None
+
+        async def asking(request: Any) -> Any:
+            hooks = self._hooks()
+            if hooks is not None and hooks.configured("Notification"):
+                outcome = await hooks.notification(session_id=self.session_id,
+                                                   message=f"codingcode needs your permission to use {request.tool}")
+                self._tell(outcome.notices)
+            return await ask(request)
+
+        return asking
 
     def add_usage(self, usage: Usage, cost: float | None = None) -> None:
         """Count tokens spent on this turn's behalf elsewhere (a sub-agent) into its totals."""
@@ -393,7 +465,7 @@ class AgentLoop:
                     result = ToolResult.text(str(error), is_error=True)
                 else:
                     tool_call = ToolCall(tool_use_id=tool_use_id, tool=tool, input=raw_input)
-                    decision = await self.approver.decide(tool_call, ctx, self.ask)
+                    decision = await self.approver.decide(tool_call, ctx, self._asker())
                     if decision.kind == "deny":
                         status = "denied"
                         result = ToolResult.text(decision.reason or f"{display} was denied.", is_error=True)
@@ -401,6 +473,7 @@ class AgentLoop:
                         await self._checkpoint(tool, turn_id)
                         result = await tool.run(decision.input, ctx)
                         status = "error" if result.is_error else "ok"
+                        result = await self._after_tool(tool, decision.input, result, ctx)
                     self.approver.record_outcome(
                         tool_call, ctx, decision, status, (time.perf_counter() - started) * 1000  # type: ignore[arg-type]
                     )

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .approval.rules import Rule
     from .project_settings import EffectiveSettings
     from .checkpoints import CheckpointStore
+    from .lifecycle_hooks import LifecycleHooks
     from .mcp.manager import McpManager
     from .sandbox import CommandSandbox
     from .settings import SandboxSettings
@@ -52,8 +53,18 @@ class SessionDeps:
     web_search_backend: "SearchBackend | None" = None
     sandbox_factory: SandboxFactory | None = None
     _sandbox: "CommandSandbox | None" = field(default=None, init=False, repr=False)
+    _hooks: "LifecycleHooks | None" = field(default=None, init=False, repr=False)
     _sandbox_key: str | None = field(default=None, init=False, repr=False)
     _closing: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
+
+    @property
+    def hooks(self) -> "LifecycleHooks":
+        """The settings' hooks for the events outside approval (PostToolUse, Stop, SessionStart...)."""
+        if self._hooks is None:
+            from .lifecycle_hooks import LifecycleHooks
+
+            self._hooks = LifecycleHooks(self.project, self.settings)
+        return self._hooks
 
     def sandbox(self) -> "CommandSandbox | None":
         """The command sandbox for the settings as they are now; None when the session has none.
@@ -110,8 +121,8 @@ def allowed_env_files(rules: tuple["Rule", ...]) -> list[str]:
 
     allowed = []
     for rule in rules:
-        if rule.action == "allow" and rule.tool == "read_file" and rule.pattern:
-            pattern = rule.pattern.replace("\\", "")
+        if rule.action == "allow" and "read_file" in rule.tools and rule.match_pattern:
+            pattern = rule.match_pattern.replace("\\", "").removeprefix("./")
             if is_env_file(pattern.rsplit("/", 1)[-1]):
                 allowed.append(pattern)
     return allowed

@@ -166,7 +166,7 @@ class ErrorEvent(_Base):
 
 class TurnDone(_Base):
     type: Literal["turn_done"] = "turn_done"
-    stop_reason: Literal["end_turn", "max_steps", "interrupted", "error", "max_tokens", "refusal"]
+    stop_reason: Literal["end_turn", "max_steps", "interrupted", "error", "max_tokens", "refusal", "hook"]
     usage: Usage
     cost_usd: float | None = None
     steps: int = 0

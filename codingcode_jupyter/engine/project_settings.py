@@ -1,15 +1,19 @@
 """A project's settings files resolved once: the values, the rules, and where each came from.
 
-Files, from the least to the most specific: the person's ``~/.codingcode/settings.json``
-("user"), the project's ``.codingcode/settings.json`` ("project", shared) and
-``.codingcode/settings.local.json`` ("local", personal; "Always allow" writes here). For
-values the more specific file wins; lists (rules, ``allowWrite``, ...) are unioned; ``env``
-is merged key by key; a deny rule anywhere wins over an allow rule. Every permission rule
-keeps the file it came from, for ``%agent rules`` and for the reason a decision gives.
+Files, from the least to the most specific (:func:`~.settings.settings_sources`): the
+person's ``~/.claude/settings.json`` ("claude-user") and ``~/.codingcode/settings.json``
+("user"); the project's ``.claude/settings.json`` ("claude-project") and
+``.codingcode/settings.json`` ("project"), shared; ``.claude/settings.local.json``
+("claude-local") and ``.codingcode/settings.local.json`` ("local"; "Always allow" writes
+here), personal. At each level our file is more specific than Claude Code's. For values the
+more specific file wins; lists (rules, ``allowWrite``, hooks, ...) are unioned; ``env`` is
+merged key by key; a deny rule anywhere wins over an allow rule. Every permission rule and
+hook keeps the file it came from, for ``%agent rules``, ``%agent doctor`` and the reason a
+decision gives.
 
-The project's two files come with the project, maybe a cloned one: what in them loosens the
-agent applies only once the person trusted it (:mod:`.trust`); until then it is ignored and
-listed in ``ignored``. The user file is the person's own and always applies.
+The project's files (ours and Claude Code's) come with the project, maybe a cloned one:
+what in them loosens the agent applies only once the person trusted it (:mod:`.trust`);
+until then it is ignored and listed in ``ignored``. The person's own files always apply.
 
 :class:`ProjectSettings` is the one live view every part reads (the approval pipeline,
 hooks, the sandbox, web search, the context window, the model): it re-reads the files when
@@ -29,9 +33,22 @@ from pathlib import Path
 from typing import Any
 
 from .approval.rules import Rule, RuleError, parse_rule
-from .settings import MODE_STRICTNESS, PermissionMode, Settings, SettingsError, load_settings_file, settings_paths
+from .hook_runner import ConfiguredHook, configured_hooks
+from .settings import (
+    HOOK_EVENTS,
+    MODE_STRICTNESS,
+    Dialect,
+    IgnoredSetting,
+    PermissionMode,
+    Settings,
+    SettingsError,
+    SettingsSource,
+    read_settings_file,
+    settings_paths,
+    settings_sources,
+)
 from .trust.boundary import screen_settings
-from .trust.items import TrustItem, file_digest, make_item, mcp_items, settings_items
+from .trust.items import TrustItem, file_digest, make_item, mcp_items, profile_items, settings_items
 from .trust.store import TrustStore, listed_in, trusted_by_environment
 
 __all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings"]
@@ -46,6 +63,15 @@ class SettingsLayer:
     source: str
     path: Path
     settings: Settings
+    dialect: Dialect = "codingcode"
+    # "user": the person's own; "project": comes with the project.
+    level: str = "project"
+    # What the file holds that has no effect here, and why.
+    ignored: tuple[IgnoredSetting, ...] = ()
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
 
 
 @dataclass(frozen=True)
@@ -63,6 +89,31 @@ class EffectiveSettings:
     ignored: tuple[TrustItem, ...] = ()
     # Why the project is trusted as a whole ("CODINGCODE_TRUST=1", "trustedProjects"), if it is.
     trusted_by: str | None = None
+    # Keys of the files that have no effect here, with the reason (for %agent status and doctor).
+    ignored_settings: tuple[IgnoredSetting, ...] = ()
+    hooks: tuple[ConfiguredHook, ...] = ()
+
+    def hooks_for(self, event: str) -> list[ConfiguredHook]:
+        """The hooks configured for ``event``, least specific file first (untrusted ones left out)."""
+        return [hook for hook in self.hooks if hook.event == event]
+
+    @property
+    def bypass_disabled(self) -> str | None:
+        """The file that sets ``permissions.disableBypassPermissionsMode`` (bypass mode is then off), if any."""
+        for layer in self.layers:
+            if layer.settings.permissions.disableBypassPermissionsMode == "disable":
+                return str(layer.path)
+        return None
+
+    @property
+    def inert_rules(self) -> tuple[Rule, ...]:
+        """Rules that name a tool we do not have (kept, they apply to nothing)."""
+        return tuple(rule for rule in self.rules if rule.missing)
+
+    @property
+    def untrusted_profile_modes(self) -> frozenset[str]:
+        """Project agent files whose permission mode may not loosen the session's until trusted."""
+        return frozenset(str(item.path) for item in self.ignored if item.kind == "agentMode")
 
     @property
     def allowed_domains(self) -> tuple[str, ...]:
@@ -76,11 +127,6 @@ class EffectiveSettings:
         return tuple(domains)
 
     @property
-    def untrusted_servers(self) -> frozenset[str]:
-        """The project's MCP servers that may not start until it is trusted."""
-        return frozenset(item.detail["name"] for item in self.ignored if item.kind == "mcp")
-
-    @property
     def ignored_rules(self) -> tuple[str, ...]:
         """The allow rules that do nothing until the project is trusted."""
         return tuple(item.detail["rule"] for item in self.ignored if item.kind == "allow")
@@ -92,6 +138,11 @@ class EffectiveSettings:
         """The file a rule's source names, for messages (``.codingcode/settings.local.json``)."""
         layer = self.layer(source)
         return str(layer.path) if layer is not None else source
+
+    @property
+    def untrusted_servers(self) -> frozenset[str]:
+        """The project's MCP servers that may not start until it is trusted."""
+        return frozenset(item.detail["name"] for item in self.ignored if item.kind == "mcp")
 
 
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -127,22 +178,34 @@ def _file_mode(layer: SettingsLayer, warnings: list[str]) -> PermissionMode | No
     return nested or top
 
 
-def _rules(layers: tuple[SettingsLayer, ...]) -> tuple[Rule, ...]:
+def _anchor(layer: SettingsLayer, project: Path | None) -> Path | None:
+    """Where a Claude Code `/path` rule of ``layer`` starts: the project for a project file,
+    the file's own directory for the person's (``~/.claude/``, as Claude Code reads it)."""
+    if layer.level == "user":
+        return layer.path.parent
+    return project
+
+
+def _rules(layers: tuple[SettingsLayer, ...], project: Path | None = None) -> tuple[Rule, ...]:
     rules: list[Rule] = []
     for layer in layers:
+        anchor = _anchor(layer, project)
         for action in _ACTIONS:
             for index, text in enumerate(getattr(layer.settings.permissions, action)):
                 try:
-                    rules.append(parse_rule(text, action, layer.source))  # type: ignore[arg-type]
+                    rules.append(parse_rule(text, action, layer.source, anchor=anchor))  # type: ignore[arg-type]
                 except RuleError as error:
                     raise SettingsError(f"{layer.path}: entry 'permissions.{action}.{index}': {error}") from None
     return tuple(rules)
 
 
 def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = None, items: tuple[TrustItem, ...] = (),
-            ignored: tuple[TrustItem, ...] = (), trusted_by: str | None = None) -> EffectiveSettings:
+            ignored: tuple[TrustItem, ...] = (), trusted_by: str | None = None,
+            project: Path | None = None) -> EffectiveSettings:
     """The effective settings of ``layers`` (least specific first, already screened for trust)."""
     warnings = list(warnings or [])
+    hooks = tuple(hook for layer in layers for hook in configured_hooks(layer.settings.hooks, source=layer.source,
+                                                                          path=layer.path, dialect=layer.dialect))
     mode, mode_source = None, None
     for layer in reversed(layers):
         chosen = _file_mode(layer, warnings)
@@ -151,13 +214,15 @@ def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = N
     return EffectiveSettings(
         layers=layers,
         merged=merge_settings([layer.settings for layer in layers]),
-        rules=_rules(layers),
+        rules=_rules(layers, project),
         default_mode=mode,
         default_mode_source=mode_source,
         warnings=tuple(warnings),
         items=items,
         ignored=ignored,
         trusted_by=trusted_by,
+        ignored_settings=tuple(entry for layer in layers for entry in layer.ignored),
+        hooks=hooks,
     )
 
 
@@ -196,35 +261,46 @@ class ProjectSettings:
             self._stamps = self._stat()
         return self._current
 
+    def _read(self, source: SettingsSource) -> tuple[SettingsLayer, list[str]]:
+        read = read_settings_file(source.path, source.dialect)
+        return (SettingsLayer(source.source, source.path, read.settings, source.dialect, source.level, read.ignored),
+                list(read.warnings))
+
     def _load(self) -> EffectiveSettings:
-        raw = [SettingsLayer(source, path, load_settings_file(path)) for source, path in self.paths()]
-        user = next((layer.settings for layer in raw if layer.source == "user"), Settings())
+        warnings: list[str] = []
+        raw: list[SettingsLayer] = []
+        for source in settings_sources(self.project):
+            layer, notes = self._read(source)
+            raw.append(layer)
+            warnings.extend(notes)
+        own = [layer.settings.trustedProjects for layer in raw if layer.level == "user"]
         trusted_by = "CODINGCODE_TRUST=1" if trusted_by_environment() else (
-            "trustedProjects in your user settings" if listed_in(user.trustedProjects, self.project) else None)
+            "trustedProjects in your user settings" if any(listed_in(p, self.project) for p in own) else None)
         fingerprints = self.store.project(self.project).fingerprints
         layers: list[SettingsLayer] = []
         items: list[TrustItem] = []
         ignored: list[TrustItem] = []
-        warnings: list[str] = []
         for layer in raw:
-            if layer.source == "user":
+            if layer.level == "user":
                 layers.append(layer)
                 continue
             if layer.settings.trustedProjects:
                 warnings.append(f"{layer.path}: trustedProjects is read from your user settings only; ignored here.")
-            own = settings_items(self.project, layer.source, layer.path, layer.settings)
-            allowed = fingerprints if trusted_by is None else {item.fingerprint for item in own}
+            own_items = settings_items(self.project, layer.source, layer.path, layer.settings)
+            allowed = fingerprints if trusted_by is None else {item.fingerprint for item in own_items}
             screened = screen_settings(self.project, layer.source, layer.path, layer.settings, allowed)
             items.extend(screened.items)
             ignored.extend(screened.ignored)
-            layers.append(SettingsLayer(layer.source, layer.path, screened.settings))
-        servers = mcp_items(self.project)
-        items.extend(servers)
+            layers.append(SettingsLayer(layer.source, layer.path, screened.settings, layer.dialect, layer.level,
+                                        layer.ignored))
+        others = [*mcp_items(self.project), *profile_items(self.project)]
+        items.extend(others)
         if trusted_by is None:
-            ignored.extend(item for item in servers if item.fingerprint not in fingerprints)
-        self._watched = (self.project / ".mcp.json", *(self.project / name for item in items for name in item.files))
+            ignored.extend(item for item in others if item.fingerprint not in fingerprints)
+        self._watched = (self.project / ".mcp.json", *(self.project / name for item in items for name in item.files),
+                         *(item.path for item in others if item.kind == "agentMode"))
         return resolve(tuple(layers), warnings=warnings, items=tuple(items), ignored=tuple(ignored),
-                       trusted_by=trusted_by)
+                       trusted_by=trusted_by, project=self.project)
 
     def trust(self, items: list[TrustItem] | None = None) -> list[TrustItem]:
         """Trust ``items`` (default: every item now ignored); returns what was trusted."""

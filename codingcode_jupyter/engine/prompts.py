@@ -1,4 +1,11 @@
-"""The system prompt: who the agent is, where it works, and the project's own instructions."""
+"""The system prompt: who the agent is, where it works, and the project's own instructions.
+
+Instruction files, in this order: the person's ``~/.claude/CLAUDE.md``; the project's
+``AGENTS.md``, ``CLAUDE.md``, ``.claude/CLAUDE.md``, ``CLAUDE.local.md`` (personal) and
+``.codingcode/instructions.md``. The ``CLAUDE`` files' ``@path`` imports are followed as
+Claude Code follows them (:mod:`.claude.instructions`): a project file imports only from the
+project, no file imports a secret. All of it shares one size budget.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +29,10 @@ __all__ = [
     "agent_profiles_section",
 ]
 
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".codingcode/instructions.md")
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", ".codingcode/instructions.md")
+# The files whose `@path` imports are followed (Claude Code's).
+_IMPORTING = frozenset({"CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "~/.claude/CLAUDE.md"})
+USER_INSTRUCTIONS = "~/.claude/CLAUDE.md"
 MAX_INSTRUCTION_CHARS = 20_000
 
 _BASE = """You are codingcode, a coding agent running inside a Jupyter kernel. You help the person \
@@ -43,21 +53,35 @@ class InstructionFile(BaseModel):
 
     name: str
     path: str
-    chars: int  # characters of the file
+    chars: int  # characters of the file (with what it imports)
     used_chars: int  # characters that went into the prompt
     truncated: bool = False
+    imports: list[str] = []  # the files its `@path` imports brought in
+    refused: list[str] = []  # imports not followed, and why
 
     def describe(self) -> str:
         """One line for the person."""
         cut = f", cut to {self.used_chars:,}" if self.truncated else ""
-        return f"{self.name} ({self.chars:,} characters{cut})"
+        more = f", {len(self.imports)} import(s)" if self.imports else ""
+        refused = f", {len(self.refused)} import(s) refused" if self.refused else ""
+        return f"{self.name} ({self.chars:,} characters{more}{cut}{refused})"
+
+
+def _instruction_paths(project: Path) -> list[tuple[str, Path, Path | None]]:
+    """(name, path, the directory its imports are confined to) of every instruction file, in order."""
+    from .claude.files import claude_dir
+
+    project = Path(project)
+    return [(USER_INSTRUCTIONS, claude_dir() / "CLAUDE.md", None),
+            *((name, project / name, project) for name in INSTRUCTION_FILES)]
 
 
 def _read_instructions(project: Path) -> list[tuple[InstructionFile, str]]:
+    from .claude.instructions import expand_imports
+
     found: list[tuple[InstructionFile, str]] = []
     budget = MAX_INSTRUCTION_CHARS
-    for name in INSTRUCTION_FILES:
-        path = Path(project) / name
+    for name, path, root in _instruction_paths(project):
         if not path.is_file() or budget <= 0:
             continue
         try:
@@ -66,11 +90,17 @@ def _read_instructions(project: Path) -> list[tuple[InstructionFile, str]]:
             continue  # unreadable (permissions, a dangling link): the session must still start
         if not text.strip():
             continue
+        imports: list[str] = []
+        refused: list[str] = []
+        if name in _IMPORTING:
+            expanded = expand_imports(path, text, root=root)
+            text, imports, refused = expanded.text, expanded.imported, expanded.refused
         size, used = len(text), min(len(text), budget)
         if size > used:
             text = text[:used] + f"\n[... {name} cut at {used} characters ...]"
         budget -= used
-        info = InstructionFile(name=name, path=str(path), chars=size, used_chars=used, truncated=size > used)
+        info = InstructionFile(name=name, path=str(path), chars=size, used_chars=used, truncated=size > used,
+                               imports=imports, refused=refused)
         found.append((info, text))
     return found
 
@@ -105,7 +135,8 @@ def build_system_prompt(project: Path, extra: str = "", *, base: str | None = No
         f"Project root: {project}\nPlatform: {platform.system()} {platform.release()}\nToday: {date.today().isoformat()}",
     ]
     for name, text in project_instructions(project):
-        parts.append(f"Instructions from {name} (the project's own; follow them):\n<{name}>\n{text}\n</{name}>")
+        whose = "the person's own" if name == USER_INSTRUCTIONS else "the project's own"
+        parts.append(f"Instructions from {name} ({whose}; follow them):\n<{name}>\n{text}\n</{name}>")
     if extra:
         parts.append(extra)
     return "\n\n".join(parts)

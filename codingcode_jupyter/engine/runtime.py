@@ -30,6 +30,7 @@ from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
 from .trust import TrustItem, record_trust
 
 if TYPE_CHECKING:
+    from .project_settings import EffectiveSettings
     from .sandbox.proxy import ProxyDecision
 
 __all__ = ["global_registry", "SessionParts", "open_session", "compact"]
@@ -68,6 +69,15 @@ def _sandbox_factory(project: Path) -> Callable[[SandboxSettings, list[str]], Co
     return make
 
 
+def _ignored_summary(effective: "EffectiveSettings") -> list[str]:
+    """One line at the first turn when the settings hold what has no effect here (doctor lists it)."""
+    count = len(effective.ignored_settings)
+    if not count:
+        return []
+    files = sorted({str(entry.path) for entry in effective.ignored_settings})
+    return [f"{count} setting(s) in {', '.join(files)} have no effect here; %agent doctor lists each with the reason."]
+
+
 def _server_admission(settings: ProjectSettings) -> Callable[[str], str | None]:
     """A project's MCP server starts only once the person trusted it (as written in .mcp.json)."""
 
@@ -94,6 +104,8 @@ class SessionParts:
     started: bool = False
     # Fingerprints the person answered "Not now" to in this kernel session.
     declined: set[str] = field(default_factory=set)
+    # The session these parts run, for its SessionEnd hooks.
+    session_id: str = ""
     _warming: "asyncio.Future[None] | None" = field(default=None, init=False, repr=False)
 
     @property
@@ -149,11 +161,16 @@ class SessionParts:
                 # The first snapshot of a big project takes seconds: taken now, a turn's own is quick.
                 self._warming = asyncio.ensure_future(asyncio.to_thread(self.deps.checkpoints.warm))
 
-    async def aclose(self) -> None:
-        if self._warming is not None:
-            await asyncio.gather(self._warming, return_exceptions=True)
-        await self.mcp.aclose()
-        await self.deps.aclose()
+    async def aclose(self, reason: str = "other") -> None:
+        """Close the session: its SessionEnd hooks (``reason``: "clear" for a new session, else "other"), its parts."""
+        try:
+            if self.session_id:
+                await self.deps.hooks.session_end(session_id=self.session_id, reason=reason)
+        finally:
+            if self._warming is not None:
+                await asyncio.gather(self._warming, return_exceptions=True)
+            await self.mcp.aclose()
+            await self.deps.aclose()
 
 
 def open_session(
@@ -191,7 +208,7 @@ def open_session(
     # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
-                             agent_profile=agent_profile, model=model)
+                             agent_profile=agent_profile, model=model, settings=settings)
     deps.dispatch = agent.dispatch
     pipeline = ApprovalPipeline(project, settings=settings)
     profile = agent.profile
@@ -199,7 +216,7 @@ def open_session(
         project=project, tools=agent.resolver, approver=pipeline, id=session_id or new_session_id(),
         model_name=agent.model, system=agent.system, state=state, deps=deps, max_steps=agent.max_steps, mode=mode,
         approval_timeout=approval_timeout, profile_mode=profile.permission_mode if profile else None,
-        profile_name=profile.name if profile else None,
+        profile_name=profile.name if profile else None, profile_mode_trusted=bool(profile and profile.mode_trusted),
     )
     keep_in_window(session)
     if resume:
@@ -208,4 +225,5 @@ def open_session(
         # Said once, at the session's first turn; the pipeline then asks for every command.
         session.pending_notices.append(f"Command sandbox {sandbox.describe()}")
     session.pending_notices.extend(effective.warnings)
-    return session, SessionParts(deps, agent.resolver, pipeline, profile)
+    session.pending_notices.extend(_ignored_summary(effective))
+    return session, SessionParts(deps, agent.resolver, pipeline, profile, session_id=session.id)

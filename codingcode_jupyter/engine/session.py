@@ -136,11 +136,15 @@ class Session:
     # A profile running as the main agent tightens every turn's mode to its own.
     profile_mode: PermissionMode | None = None
     profile_name: str | None = None
+    # Whether that mode may loosen the session's (the profile is the person's own, or trusted).
+    profile_mode_trusted: bool = False
     approval_timeout: float | None = None
     # One-time notices (e.g. the sandbox is unavailable) shown at the start of the next turn.
     pending_notices: list[str] = field(default_factory=list)
     # Keeps what is sent inside the context window (context.compactor.Compactor).
     context: ContextKeeper | None = None
+    # Whether the SessionStart hooks ran (at the session's first turn in this kernel).
+    started_hooks: bool = False
 
     def __post_init__(self) -> None:
         self.project = Path(self.project).resolve()
@@ -190,7 +194,7 @@ class Session:
         """The permission mode a turn runs in, and what decided it."""
         settings = self.deps.settings.current() if self.deps is not None else None
         return decide_mode(cell=cell, session=self.mode, settings=settings, profile=self.profile_mode,
-                           profile_name=self.profile_name)
+                           profile_name=self.profile_name, profile_trusted=self.profile_mode_trusted)
 
     def default_model(self) -> str | None:
         """The model asked for: the session's, else the project settings' ``model``."""
@@ -232,6 +236,13 @@ class Session:
         for text in ([notice] if notice else []) + self.pending_notices:
             sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
         self.pending_notices.clear()
+        checked = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
+                                                                                   text=text)))
+        if checked is None:
+            done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="hook", usage=Usage())
+            sink(done)
+            return done
+        prompt = checked
         loop = AgentLoop(
             model=make_model(name),
             tools=self.tools,
@@ -257,6 +268,36 @@ class Session:
             if store is not None:
                 # What the turn left, so that undo can tell a later edit by someone else from the turn's own.
                 await asyncio.shield(asyncio.to_thread(store.after_turn, self.id, turn_id))
+
+    async def _prompt_hooks(self, prompt: str | list[dict[str, Any]], mode: PermissionMode,
+                            tell: Callable[[str], None]) -> str | list[dict[str, Any]] | None:
+        """SessionStart (once) and UserPromptSubmit hooks: the prompt with their context, or None when blocked."""
+        if self.deps is None:
+            return prompt
+        hooks = self.deps.hooks
+        context: list[str] = []
+        if not self.started_hooks:
+            self.started_hooks = True
+            started = await hooks.session_start(session_id=self.id, source="resume" if self.turns > 1 else "startup")
+            for text in started.notices + ([started.reason] if started.blocked and started.reason else []):
+                tell(text)
+            context.extend(started.context)
+        text = prompt if isinstance(prompt, str) else "\n".join(
+            b.get("text", "") for b in prompt if isinstance(b, dict) and b.get("type") == "text")
+        checked = await hooks.prompt(session_id=self.id, prompt=text, mode=mode)
+        for note in checked.notices:
+            tell(note)
+        if checked.blocked or checked.stop is not None:
+            tell(f"The prompt was blocked by a UserPromptSubmit hook: {checked.reason or checked.stop or 'no reason given'}"
+                 " (nothing was sent to the model)")
+            return None
+        context.extend(checked.context)
+        if not context:
+            return prompt
+        block = "\n\n".join(context)
+        if isinstance(prompt, str):
+            return f"{prompt}\n\n<hook-context>\n{block}\n</hook-context>"
+        return [*prompt, {"type": "text", "text": f"<hook-context>\n{block}\n</hook-context>"}]
 
     def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
         self.usage = self.usage + done.usage

@@ -1,23 +1,39 @@
-"""Settings files: the person's own `~/.codingcode/settings.json` ("user"), the project's
-`.codingcode/settings.json` (shared, committed) and `.codingcode/settings.local.json`
-(personal, where "Always allow" writes).
+"""Settings files, ours and Claude Code's, read into one schema.
 
-Field names follow Claude Code's settings files (camelCase on disk). A broken file is a
-:class:`SettingsError` naming the file and the entry; nothing is silently ignored.
+Ours: the person's own ``~/.codingcode/settings.json`` ("user"), the project's
+``.codingcode/settings.json`` ("project", shared, committed) and
+``.codingcode/settings.local.json`` ("local", personal, where "Always allow" writes).
+Claude Code's, read beside them: ``~/.claude/settings.json`` ("claude-user"),
+``.claude/settings.json`` ("claude-project") and ``.claude/settings.local.json``
+("claude-local"). From the least to the most specific: claude-user, user, claude-project,
+project, claude-local, local — at each level our file is the more specific one.
+
+Field names follow Claude Code's (camelCase on disk). A key we do not use is not an error:
+it is left out and listed with the reason (:class:`IgnoredSetting`), so a real Claude Code
+file loads and the person sees what did not carry over. What would leave a person
+unprotected without their knowing is an error (:class:`SettingsError`, naming the file and
+the entry): broken JSON, a wrong value, a deny or ask rule that cannot be read, and an
+unknown key that is a near miss of one of ours (``permisions``) — a typo must not drop
+rules silently. An allow rule that cannot be read is left out with a warning.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "PermissionMode",
     "MODE_STRICTNESS",
+    "MODE_ALIASES",
     "stricter_mode",
+    "Dialect",
+    "HOOK_EVENTS",
     "PermissionsSettings",
     "HookCommand",
     "HookMatcher",
@@ -28,16 +44,33 @@ __all__ = [
     "WebSearchSettings",
     "Settings",
     "SettingsError",
+    "IgnoredSetting",
+    "SettingsFile",
+    "SettingsSource",
+    "settings_sources",
     "settings_paths",
+    "read_settings_file",
     "load_settings_file",
     "load_settings",
 ]
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypass"]
+Dialect = Literal["codingcode", "claude"]
 
-# Higher is stricter. A profile may tighten the session's mode, never loosen it: a profile
-# file comes with the project (maybe a cloned, untrusted one) and must not switch approval off.
+# Higher is stricter.
 MODE_STRICTNESS: dict[str, int] = {"bypass": 0, "acceptEdits": 1, "default": 2, "plan": 3}
+# Claude Code's spellings of our modes (accepted in every file).
+MODE_ALIASES: dict[str, PermissionMode] = {"bypassPermissions": "bypass", "manual": "default"}
+# Claude Code's modes we do not have, and what applies instead: `default` asks a person
+# where they would deny without asking (dontAsk) or ask a classifier (auto).
+_UNSUPPORTED_MODES = {
+    "dontAsk": "Claude Code's dontAsk mode (deny whatever would ask) is not available here; default applies, "
+               "which asks you instead",
+    "auto": "Claude Code's auto mode (a classifier approves) is not available here; default applies, which asks you",
+}
+
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop",
+               "SessionStart", "SessionEnd", "PreCompact", "Notification", "ApprovalPost")
 
 
 def stricter_mode(current: PermissionMode, requested: PermissionMode | None) -> PermissionMode:
@@ -51,35 +84,27 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-def _valid_rule(text: str) -> str:
-    # Imported here: the rule grammar lives with the approval pipeline, which imports settings.
-    from .approval.rules import RuleError, parse_rule
-
-    try:
-        parse_rule(text)
-    except RuleError as error:
-        raise ValueError(str(error)) from None
-    return text
-
-
-RuleText = Annotated[str, AfterValidator(_valid_rule)]
-
-
 class PermissionsSettings(_Model):
-    allow: list[RuleText] = Field(default_factory=list)
-    deny: list[RuleText] = Field(default_factory=list)
-    ask: list[RuleText] = Field(default_factory=list)
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
     defaultMode: PermissionMode | None = None
+    # Claude Code's lock on bypass mode; it only tightens, so it applies from any file.
+    disableBypassPermissionsMode: Literal["disable"] | None = None
 
 
 class HookCommand(_Model):
-    type: Literal["command"] = "command"
-    command: str
-    timeout: float = 30.0
+    # Only `command` hooks run here; the other types Claude Code has are kept so a
+    # PreToolUse hook that cannot run fails closed (the call is asked) instead of vanishing.
+    type: Literal["command", "http", "prompt", "agent", "mcp_tool"] = "command"
+    command: str = ""
+    # Seconds; None: the file's default (ours 30, Claude Code's 60).
+    timeout: float | None = Field(default=None, gt=0)
 
 
 class HookMatcher(_Model):
-    # A glob over tool display names; "" or "*" matches every tool.
+    # Ours: `|`-separated globs over tool names (ours or Claude Code's). Claude Code's:
+    # exact names, `|` lists, else a regular expression. "" or "*" matches every tool.
     matcher: str = "*"
     hooks: list[HookCommand]
 
@@ -87,6 +112,14 @@ class HookMatcher(_Model):
 class HooksSettings(_Model):
     PreToolUse: list[HookMatcher] = Field(default_factory=list)
     PostToolUse: list[HookMatcher] = Field(default_factory=list)
+    PostToolUseFailure: list[HookMatcher] = Field(default_factory=list)
+    UserPromptSubmit: list[HookMatcher] = Field(default_factory=list)
+    Stop: list[HookMatcher] = Field(default_factory=list)
+    SubagentStop: list[HookMatcher] = Field(default_factory=list)
+    SessionStart: list[HookMatcher] = Field(default_factory=list)
+    SessionEnd: list[HookMatcher] = Field(default_factory=list)
+    PreCompact: list[HookMatcher] = Field(default_factory=list)
+    Notification: list[HookMatcher] = Field(default_factory=list)
     # Observers of every approval decision and outcome (they see each audit record).
     ApprovalPost: list[HookMatcher] = Field(default_factory=list)
 
@@ -134,7 +167,7 @@ class Settings(_Model):
     env: dict[str, str] = Field(default_factory=dict)
     # Projects the person trusts wholesale (paths or globs); read from their user settings only.
     trustedProjects: list[str] = Field(default_factory=list)
-    # Keys Claude Code writes that we do not use yet are tolerated under this name only.
+    # Kept for files written before unknown keys were tolerated everywhere; never read.
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -142,32 +175,259 @@ class SettingsError(ValueError):
     """A settings file that cannot be used; the message names the file and the entry."""
 
 
-def settings_paths(project: Path) -> list[tuple[str, Path]]:
-    """(source, path) in increasing precedence: the person's own, the project's, the local file."""
+@dataclass(frozen=True)
+class IgnoredSetting:
+    """A key of a settings file that has no effect here, and why."""
+
+    path: Path
+    key: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.path}: {self.key} — {self.reason}"
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """One settings file as read: what applies, what was left out and why, and warnings."""
+
+    settings: Settings
+    ignored: tuple[IgnoredSetting, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SettingsSource:
+    """Where one settings file lives: its source name, path, who wrote its format, its level."""
+
+    source: str
+    path: Path
+    dialect: Dialect
+    # "user": the person's own (always applies); "project": comes with the project (screened for trust).
+    level: Literal["user", "project"]
+
+
+def settings_sources(project: Path) -> list[SettingsSource]:
+    """Every settings file of ``project``, least specific first (see the module docstring)."""
+    from .claude.files import claude_dir, project_claude_dir
     from .user_dir import user_dir
 
-    base = Path(project) / ".codingcode"
-    return [("user", user_dir() / "settings.json"), ("project", base / "settings.json"),
-            ("local", base / "settings.local.json")]
+    ours, theirs = Path(project) / ".codingcode", project_claude_dir(project)
+    return [
+        SettingsSource("claude-user", claude_dir() / "settings.json", "claude", "user"),
+        SettingsSource("user", user_dir() / "settings.json", "codingcode", "user"),
+        SettingsSource("claude-project", theirs / "settings.json", "claude", "project"),
+        SettingsSource("project", ours / "settings.json", "codingcode", "project"),
+        SettingsSource("claude-local", theirs / "settings.local.json", "claude", "project"),
+        SettingsSource("local", ours / "settings.local.json", "codingcode", "project"),
+    ]
 
 
-def load_settings_file(path: Path) -> Settings:
+def settings_paths(project: Path) -> list[tuple[str, Path]]:
+    """(source, path) of every settings file, in increasing precedence."""
+    return [(s.source, s.path) for s in settings_sources(project)]
+
+
+# -- keys we know but do not use --------------------------------------------------------------
+
+_CLAUDE_ONLY = "a Claude Code setting codingcode does not use"
+# Why a key of Claude Code's has no effect here, where there is more to say than _CLAUDE_ONLY.
+_REASONS: dict[str, str] = {
+    "$schema": "a JSON schema reference for editors",
+    "apiKeyHelper": "the API key comes from ANTHROPIC_API_KEY in the kernel's environment",
+    "statusLine": "the notebook shows status in %agent status, not a status line",
+    "enableAllProjectMcpServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
+    "enabledMcpjsonServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
+    "disabledMcpjsonServers": "remove the server from .mcp.json (or do not trust the project) to keep it from starting",
+    "disableAllHooks": "hooks stay on here; remove the ones you do not want",
+    "allowManagedHooksOnly": "codingcode has no managed settings",
+    "allowManagedPermissionRulesOnly": "codingcode has no managed settings",
+    "outputStyle": "answers are rendered as Markdown in the cell",
+    "includeCoAuthoredBy": "codingcode does not write commits itself",
+    "cleanupPeriodDays": "sessions stay in .codingcode/sessions until you remove them",
+    "enabledPlugins": "codingcode has no plugins",
+    "extraKnownMarketplaces": "codingcode has no plugins",
+    "strictKnownMarketplaces": "codingcode has no plugins",
+    "permissions.additionalDirectories": "files outside the project are asked about, in every mode",
+    "permissions.disableAutoMode": "codingcode has no auto mode",
+    "sandbox.autoAllowBashIfSandboxed": "sandboxed commands follow the permission mode and the rules here",
+    "sandbox.excludedCommands": "every command runs in the sandbox here",
+    "sandbox.allowUnsandboxedCommands": "a command the sandbox cannot run is asked about here",
+    "sandbox.enableWeakerNestedSandbox": "the sandbox here has one strength",
+    "sandbox.ignoreViolations": _CLAUDE_ONLY,
+    "sandbox.network.allowUnixSockets": "the sandbox refuses Unix sockets (a Docker or systemd socket is an escape)",
+    "sandbox.network.allowAllUnixSockets": "the sandbox refuses Unix sockets (a Docker or systemd socket is an escape)",
+    "sandbox.network.allowLocalBinding": _CLAUDE_ONLY,
+    "sandbox.network.httpProxyPort": "the sandbox runs its own proxy",
+    "sandbox.network.socksProxyPort": "the sandbox runs its own proxy",
+}
+# Claude Code's events we do not have: known names, never taken for a misspelling of ours.
+_CLAUDE_EVENTS = frozenset({
+    "PermissionRequest", "PermissionDenied", "SubagentStart", "PostToolBatch", "PostCompact", "UserPromptExpansion",
+    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "Elicitation", "ElicitationResult",
+    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "StopFailure"})
+_HOOK_KEYS = {"statusMessage": "the cell shows which hooks ran in %agent doctor",
+              "once": _CLAUDE_ONLY, "async": "hooks run to completion here"}
+# Claude Code's default is a sandbox that is off; written in its file it says nothing about ours.
+_SANDBOX_OFF = ("Claude Code's sandbox is off unless enabled, so this says nothing about codingcode's sandbox; "
+                "set sandbox.enabled in .codingcode/settings.json to turn it off here")
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds, directly or as the items of a list (else None)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) is list:
+        (item,) = get_args(annotation) or (None,)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            return item
+    return None
+
+
+class _Screen:
+    """Takes out of raw JSON what the schema does not have, recording why."""
+
+    def __init__(self, path: Path, dialect: Dialect) -> None:
+        self.path, self.dialect = path, dialect
+        self.ignored: list[IgnoredSetting] = []
+        self.warnings: list[str] = []
+
+    def ignore(self, key: str, reason: str) -> None:
+        self.ignored.append(IgnoredSetting(self.path, key, reason))
+
+    def walk(self, raw: dict[str, Any], model: type[BaseModel], where: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        fields = model.model_fields
+        for key, value in raw.items():
+            dotted = f"{where}.{key}" if where else key
+            if key not in fields:
+                self._unknown(key, dotted, model, value)
+                continue
+            inner = _model_of(fields[key].annotation)
+            if inner is not None and isinstance(value, dict) and fields[key].annotation is inner:
+                assert inner is not None
+                out[key] = self.walk(value, inner, dotted)
+            elif inner is not None and isinstance(value, list):
+                out[key] = [self.walk(item, inner, f"{dotted}.{index}") if isinstance(item, dict) else item
+                            for index, item in enumerate(value)]
+            else:
+                out[key] = value
+        return out
+
+    def _unknown(self, key: str, dotted: str, model: type[BaseModel], value: Any) -> None:
+        generic = dotted.split(".")
+        reason_key = ".".join(part for part in generic if not part.isdigit())
+        if model is HooksSettings and (key in _CLAUDE_EVENTS or not difflib.get_close_matches(
+                key, list(model.model_fields), n=1, cutoff=0.85)):
+            count = len(value) if isinstance(value, list) else 0
+            self.ignore(dotted, f"codingcode has no {key} event ({count} hook group(s) never run)")
+            return
+        if model is HookCommand and key in _HOOK_KEYS:
+            self.ignore(dotted, _HOOK_KEYS[key])
+            return
+        if reason_key in _REASONS:
+            self.ignore(dotted, _REASONS[reason_key])
+            return
+        close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.85)
+        if close:
+            raise SettingsError(f"{self.path}: entry '{dotted}': unknown key; did you mean '{close[0]}'? "
+                                "(a misspelt key must not drop what it holds silently)")
+        self.ignore(dotted, _CLAUDE_ONLY if self.dialect == "claude" else "not a setting codingcode knows")
+
+
+def _mode(value: Any, dotted: str, screen: _Screen) -> Any:
+    if isinstance(value, str) and value in MODE_ALIASES:
+        return MODE_ALIASES[value]
+    if isinstance(value, str) and value in _UNSUPPORTED_MODES:
+        screen.ignore(dotted, _UNSUPPORTED_MODES[value])
+        return "default"
+    return value
+
+
+def _rules(data: dict[str, Any], screen: _Screen) -> None:
+    """Every rule parsed now: a deny or ask rule that cannot be read fails the file (a person
+    thought something was protected); an allow rule that cannot be read is left out, with a warning."""
+    from .approval.rules import RuleError, parse_rule
+
+    permissions = data.get("permissions")
+    if not isinstance(permissions, dict):
+        return
+    for action in ("deny", "ask", "allow"):
+        entries = permissions.get(action)
+        if not isinstance(entries, list):
+            continue
+        kept = []
+        for index, text in enumerate(entries):
+            try:
+                rule = parse_rule(text, action)  # type: ignore[arg-type]
+            except RuleError as error:
+                if action != "allow":
+                    raise SettingsError(f"{screen.path}: entry 'permissions.{action}.{index}': {error}") from None
+                screen.warnings.append(f"{screen.path}: permissions.allow.{index} is left out: {error}")
+                continue
+            if rule.missing and action == "allow":
+                screen.warnings.append(f"{screen.path}: permissions.allow.{index} `{text}` allows nothing here: "
+                                       f"{rule.missing}")
+            kept.append(text)
+        permissions[action] = kept
+
+
+def _hook_types(data: dict[str, Any], screen: _Screen) -> None:
+    hooks = data.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
+        for i, group in enumerate(groups if isinstance(groups, list) else []):
+            for j, hook in enumerate(group.get("hooks") or [] if isinstance(group, dict) else []):
+                kind = hook.get("type", "command") if isinstance(hook, dict) else "command"
+                if kind != "command":
+                    effect = ("asks before every call it matches (a check that cannot run fails closed)"
+                              if event == "PreToolUse" else "never runs")
+                    screen.ignore(f"hooks.{event}.{i}.hooks.{j}", f"only command hooks run here; this {kind} hook {effect}")
+
+
+def _screen(raw: dict[str, Any], path: Path, dialect: Dialect) -> tuple[dict[str, Any], _Screen]:
+    screen = _Screen(path, dialect)
+    data = screen.walk(raw, Settings, "")
+    permissions = data.get("permissions")
+    if isinstance(permissions, dict) and "defaultMode" in permissions:
+        permissions["defaultMode"] = _mode(permissions["defaultMode"], "permissions.defaultMode", screen)
+    if "defaultMode" in data:
+        data["defaultMode"] = _mode(data["defaultMode"], "defaultMode", screen)
+    sandbox = data.get("sandbox")
+    if dialect == "claude" and isinstance(sandbox, dict) and sandbox.get("enabled") is False:
+        sandbox.pop("enabled")
+        screen.ignore("sandbox.enabled", _SANDBOX_OFF)
+    _hook_types(data, screen)
+    _rules(data, screen)
+    return data, screen
+
+
+def read_settings_file(path: Path, dialect: Dialect = "codingcode") -> SettingsFile:
+    """One settings file, validated, with what it holds that does not apply here (see the module docstring)."""
     if not path.exists():
-        return Settings()
+        return SettingsFile(Settings())
     try:
         raw = json.loads(path.read_text(encoding="utf-8") or "{}")
     except json.JSONDecodeError as error:
         raise SettingsError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
+    except OSError as error:
+        raise SettingsError(f"{path}: cannot be read: {error.strerror or error}") from None
     if not isinstance(raw, dict):
         raise SettingsError(f"{path}: the top level must be a JSON object")
+    data, screen = _screen(raw, path, dialect)
     try:
-        return Settings.model_validate(raw)
+        settings = Settings.model_validate(data)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
         raise SettingsError(f"{path}: entry '{where}': {first['msg']}") from None
+    return SettingsFile(settings, tuple(screen.ignored), tuple(screen.warnings))
+
+
+def load_settings_file(path: Path, dialect: Dialect = "codingcode") -> Settings:
+    """The settings of one file (what does not apply left out; see :func:`read_settings_file`)."""
+    return read_settings_file(path, dialect).settings
 
 
 def load_settings(project: Path) -> dict[str, Settings]:
-    """Each settings file of the project by source ("user", "project", "local"), validated."""
-    return {source: load_settings_file(path) for source, path in settings_paths(project)}
+    """Each settings file of the project by source, validated."""
+    return {s.source: load_settings_file(s.path, s.dialect) for s in settings_sources(project)}

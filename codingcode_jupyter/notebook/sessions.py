@@ -111,7 +111,7 @@ class SessionRegistry:
         if entry is None or new:
             fresh = self.open(project)
             if entry is not None:
-                self.close_later(entry)
+                self.close_later(entry, reason="clear")
             entry = self.sessions[project] = fresh
         self.current = project
         return entry
@@ -123,7 +123,7 @@ class SessionRegistry:
         if entry is None or new:
             fresh = self.open(project, agent_profile=profile)
             if entry is not None:
-                self.close_later(entry)
+                self.close_later(entry, reason="clear")
             entry = self.profile_sessions[key] = fresh
         self.current = project
         return entry
@@ -139,11 +139,12 @@ class SessionRegistry:
     def current_entry(self) -> Entry:
         return self.entry(self.current or self.project())
 
-    def close_later(self, entry: Entry) -> None:
+    def close_later(self, entry: Entry, reason: str = "other") -> None:
+        """Close ``entry`` (its SessionEnd hooks are told ``reason``: "clear" when a new session replaces it)."""
         try:
-            asyncio.get_running_loop().create_task(entry.parts.aclose())
+            asyncio.get_running_loop().create_task(entry.parts.aclose(reason))
         except RuntimeError:
-            asyncio.run(entry.parts.aclose())
+            asyncio.run(entry.parts.aclose(reason))
 
     def close_all(self) -> None:
         for entry in [*self.sessions.values(), *self.profile_sessions.values()]:

@@ -20,7 +20,7 @@ from .sessions import SessionRegistry
 __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 
 COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "trust", "fix",
-            "undo", "compact", "login")
+            "undo", "compact", "login", "doctor")
 
 
 def mode_arg(value: str) -> str:
@@ -79,7 +79,25 @@ class Subcommands:
                          "(%agent trust)")
         for warning in effective.warnings:
             lines.append(f"warning   {warning}")
+        for ignored in effective.ignored_settings:
+            lines.append(f"ignored   {ignored.describe()}")
+        if effective.ignored_settings:
+            lines.append("          (%agent doctor shows everything read, and what applies)")
         return "\n".join(lines)
+
+    def cmd_doctor(self, rest: list[str]) -> str:
+        """What was read from which file (ours and Claude Code's), what was ignored and why, what is in force."""
+        from ..engine.doctor import doctor_report
+        from ..engine.settings import SettingsError
+
+        if rest:
+            raise UsageError("usage: %agent doctor")
+        entry = self.registry.current_entry()
+        try:
+            effective = entry.parts.settings.current()
+        except SettingsError as error:
+            raise UsageError(str(error)) from None
+        return doctor_report(entry.session.project, effective, entry.parts.pipeline.session_rules).render()
 
     async def cmd_compact(self, rest: list[str]) -> str:
         """Shorten what is sent to the model now (the transcript on disk keeps everything)."""

@@ -69,9 +69,13 @@ async def test_the_sandboxs_allowed_domains_are_the_same_list(project):
 def test_a_bad_domain_rule_is_a_clear_error(project):
     from codingcode_jupyter.engine.settings import SettingsError
 
-    write_settings(project, {"permissions": {"allow": ["fetch_url(domain:exa mple.com/path)"]}})
+    write_settings(project, {"permissions": {"deny": ["fetch_url(domain:exa mple.com/path)"]}})
     with pytest.raises(SettingsError, match="domain"):
         ProjectSettings(project).current()
+    # The same in an allow rule is left out, with a warning naming it (it would allow nothing).
+    write_settings(project, {"permissions": {"allow": ["fetch_url(domain:exa mple.com/path)"]}})
+    effective = ProjectSettings(project).current()
+    assert not effective.rules and any("permissions.allow.0" in w and "domain" in w for w in effective.warnings)
 
 
 @pytest.fixture

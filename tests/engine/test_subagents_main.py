@@ -69,27 +69,35 @@ def test_profile_as_main_agent_may_dispatch_when_listed(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("settings", "profile_mode", "asked", "effective"),
+    ("settings", "profile_mode", "asked", "untrusted", "trusted"),
     [
-        ({"defaultMode": "bypass"}, "default", None, "default"),
-        ({"permissions": {"defaultMode": "default"}}, "bypass", None, "default"),  # cannot loosen
-        ({"defaultMode": "default"}, "plan", "acceptEdits", "plan"),
-        ({"defaultMode": "plan"}, "acceptEdits", None, "plan"),
+        ({"defaultMode": "bypass"}, "default", None, "default", "default"),
+        ({"permissions": {"defaultMode": "default"}}, "bypass", None, "default", "bypass"),
+        ({"defaultMode": "default"}, "plan", "acceptEdits", "plan", "plan"),
+        ({"defaultMode": "plan"}, "acceptEdits", None, "plan", "acceptEdits"),
         # Both keys in one file, set differently: the stricter applies (and the file is warned about),
-        # whichever order the readers look in; a profile asking for `default` cannot loosen it.
-        ({"defaultMode": "plan", "permissions": {"defaultMode": "acceptEdits"}}, "default", None, "plan"),
-        ({"defaultMode": "acceptEdits", "permissions": {"defaultMode": "plan"}}, "default", None, "plan"),
+        # whichever order the readers look in; a profile asking for `default` loosens it only when trusted.
+        ({"defaultMode": "plan", "permissions": {"defaultMode": "acceptEdits"}}, "default", None, "plan", "default"),
+        ({"defaultMode": "acceptEdits", "permissions": {"defaultMode": "plan"}}, "default", None, "plan", "default"),
     ],
 )
-def test_main_profile_mode_only_tightens(tmp_path, settings, profile_mode, asked, effective):
+@pytest.mark.parametrize("trust", [False, True])
+def test_main_profile_mode_tightens_and_loosens_only_when_trusted(tmp_path, monkeypatch, settings, profile_mode,
+                                                                   asked, untrusted, trusted, trust):
     from codingcode_jupyter.engine.runtime import open_session
     from tests.engine.helpers import write_settings
 
+    if not trust:
+        monkeypatch.delenv("CODINGCODE_TRUST")
     write_settings(tmp_path, settings)
     write_profile(tmp_path, "p", f"description: x\npermission_mode: {profile_mode}", "P.")
     session, parts = open_session(tmp_path, agent_profile="p", mode=asked, model="demo")
-    assert session.mode_choice().mode == effective
-    both = "permissions" in settings and "defaultMode" in settings
+    choice = session.mode_choice()
+    assert choice.mode == (trusted if trust else untrusted)
+    # The cell's own --mode is never loosened by the profile, trusted or not.
+    assert session.mode_choice("plan").mode == "plan"
+    # Untrusted, the looser of two modes in one file is not applied at all, so there is nothing to warn about.
+    both = "permissions" in settings and "defaultMode" in settings and trust
     assert any("sets the permission mode twice" in w for w in parts.settings.current().warnings) == both
     if both:
         assert any("twice" in notice for notice in session.pending_notices)

@@ -83,10 +83,10 @@ def test_the_card_lists_everything_and_nothing_runs_until_trusted(cloned):
     _render_all(k, first)
     not_now = _button(k, "Not now")
     card = _trust_card_text(k)
+    # A profile's mode looser than the session's could loosen it: it is asked about too.
     for expected in ("execute_command(*)", "bypass", "approve.py", "MCP server `helper`", ".mcp.json",
-                     ".codingcode/settings.json"):
+                     ".codingcode/settings.json", "agent profile `yolo`", "yolo.md"):
         assert expected in card, (expected, card)
-    assert "yolo" not in card  # a profile can only tighten the mode: nothing to trust
     assert not (k.markers / "hook.txt").exists() and not (k.markers / "server.txt").exists()
     k.click(not_now)
     # Untrusted: the command is asked (no bypass, no allow rule); the hook did not run.

@@ -6,7 +6,8 @@ its own), its profile's tools through the same resolver, its profile's step limi
 shares with the parent is the project, the session id, the approver (every call passes the
 same approval pipeline, labelled with the child's name) and the front (``emit``, ``ask``),
 so its stream and its approval cards appear in the same cell. Its permission mode is the
-parent's, tightened (never loosened) by its profile's ``permission_mode``.
+parent's, tightened by its profile's ``permission_mode`` (loosened only when that mode is
+trusted: see :func:`~.profiles.profile_mode`).
 
 dispatch_agent is read-only, so several calls in one assistant message run concurrently;
 awaiting the child inside the tool means cancelling the parent cancels the child, whose
@@ -37,7 +38,7 @@ from .profiles import (
     AgentProfile,
     ProfileCatalog,
     ProfileError,
-    stricter_mode,
+    profile_mode,
 )
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ def profile_resolver(
         policy=profile_policy(profile, policy),
         profile_tools=list(profile.tools) if profile.tools is not None else None,
         extra_tools=extra,
+        denied_tools=profile.disallowed_tools,
     )
 
 
@@ -197,7 +199,7 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     resolver = profile_resolver(
         env.registry, profile, state=state, mcp=env.mcp, policy=env.policy, can_dispatch=can_dispatch
     )
-    mode = stricter_mode(ctx.mode, profile.permission_mode)
+    mode = profile_mode(ctx.mode, profile)
     model_name = profile.model or parent.model_name
     try:
         model = env.model_factory(model_name)

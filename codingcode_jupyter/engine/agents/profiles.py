@@ -10,30 +10,47 @@ the system prompt::
     mcp_servers: [github]
     model: claude-haiku-4-5              # "inherit" (or absent): the dispatching agent's
     max_steps: 20
-    permission_mode: plan                # can only make approval stricter, never looser
+    permission_mode: plan                # stricter applies at once; looser only once trusted
     disabled: false
     ---
     You review changes...
 
-Sources, lowest precedence first: the built-ins (``explore``, ``plan``), the user's
-``~/.codingcode/agents/*.md``, the project's ``.codingcode/agents/*.md``. A file of a higher
-source replaces a profile of the same name; ``disabled: true`` hides it. A broken file is a
+Claude Code's agent files (``.claude/agents/*.md``, ``~/.claude/agents/*.md``) are read as
+they are: ``tools: Read, Grep, Glob`` and ``disallowedTools`` in Claude Code's names (or
+``mcp__server__tool``), ``model: sonnet|opus|haiku|inherit`` (aliases mapped to model ids in
+:mod:`..models.aliases`), ``permissionMode`` (``bypassPermissions`` is our ``bypass``),
+``maxTurns`` (our ``max_steps``), ``mcpServers`` (server names). Fields we do not use
+(``color``, ``skills``, ``memory``, ``hooks``, ...) are kept out and listed in
+``AgentProfile.ignored``; an unknown field that is a near miss of a known one (``toolz``) is
+an error, since a misspelt restriction must not pass silently.
+
+A profile's permission mode stricter than the session's applies at once; a looser one only
+when the profile is the person's own or the project is trusted (a trust item, see
+:mod:`..trust.items`); otherwise the session's mode stands.
+
+Sources, lowest precedence first: the built-ins (``explore``, ``plan``), the person's
+``~/.claude/agents`` then ``~/.codingcode/agents``, the project's ``.claude/agents`` then
+``.codingcode/agents`` (at each level ours is more specific). A file of a higher source
+replaces a profile of the same name; ``disabled: true`` hides it. A broken file is a
 :class:`ProfileError` naming the file and the field; it hides the profile it would have
 defined, so asking for that profile reports the error instead of silently running another.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Collection, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..settings import MODE_STRICTNESS, PermissionMode, stricter_mode
+from ..claude.names import our_tool_globs
+from ..models.aliases import resolve_alias
+from ..settings import MODE_ALIASES, MODE_STRICTNESS, PermissionMode, stricter_mode
 
 __all__ = [
     "DISPATCH_TOOL_NAME",
@@ -46,12 +63,14 @@ __all__ = [
     "load_profile_file",
     "load_profiles",
     "profile_dirs",
+    "project_profile_dirs",
+    "profile_mode",
     "stricter_mode",
 ]
 
 DISPATCH_TOOL_NAME = "dispatch_agent"
 MAX_PROFILE_CHARS = 100_000
-ProfileSource = Literal["builtin", "user", "project"]
+ProfileSource = Literal["builtin", "user", "project", "claude-user", "claude-project"]
 
 class ProfileError(ValueError):
     """A profile that cannot be used; the message names the file and the field."""
@@ -60,18 +79,37 @@ class ProfileError(ValueError):
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
+# Claude Code's front matter fields we do not use, and why (shown in %agent doctor).
+_IGNORED_FIELDS = {
+    "color": "the notebook does not colour sub-agents",
+    "skills": "codingcode has no skills",
+    "memory": "codingcode has no agent memory",
+    "hooks": "agent-scoped hooks do not run here; put them in a settings file",
+    "isolation": "sub-agents share the project directory here",
+    "background": "sub-agents run in the turn that dispatched them",
+    "effort": "codingcode does not set a thinking effort",
+    "initialPrompt": "a sub-agent starts from the prompt dispatch_agent gives it",
+    "forkContext": "a sub-agent starts from a fresh context",
+}
+_CLAUDE_MODES = {"dontAsk": "default", "auto": "default"}
+
+
 class _FrontMatter(BaseModel):
-    """The YAML front matter as written; unknown keys are errors (a typo must not pass silently)."""
+    """The YAML front matter as written, ours and Claude Code's fields (others are taken out first)."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str | None = None
     description: str = Field(min_length=1)
     tools: list[str] | None = None
+    disallowedTools: list[str] | None = None
     mcp_servers: list[str] | None = None
+    mcpServers: list[Any] | None = None
     model: str | None = None
     max_steps: int | None = Field(default=None, ge=1, le=1000)
+    maxTurns: int | None = Field(default=None, ge=1, le=1000)
     permission_mode: PermissionMode | None = None
+    permissionMode: PermissionMode | None = None
     disabled: bool = False
 
     @field_validator("name")
@@ -81,7 +119,7 @@ class _FrontMatter(BaseModel):
             raise ValueError("must be 1-64 letters, digits, '-' or '_', starting with a letter or digit")
         return value
 
-    @field_validator("tools", "mcp_servers", mode="before")
+    @field_validator("tools", "disallowedTools", "mcp_servers", "mcpServers", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         # Claude Code's agent files write `tools: Read, Grep`; accept that as well as a list.
@@ -89,19 +127,65 @@ class _FrontMatter(BaseModel):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("tools", "mcp_servers")
+    @field_validator("tools", "disallowedTools", "mcp_servers")
     @classmethod
     def _non_empty_items(cls, value: list[str] | None) -> list[str] | None:
         if value is not None and any(not item.strip() for item in value):
             raise ValueError("entries must be non-empty names")
         return [item.strip() for item in value] if value is not None else None
 
+    @field_validator("permission_mode", "permissionMode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return MODE_ALIASES.get(value, _CLAUDE_MODES.get(value, value))
+        return value
+
     @field_validator("model")
     @classmethod
     def _model(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             raise ValueError("must be a model name or 'inherit'")
-        return None if value is None or value.strip() == "inherit" else value.strip()
+        # `sonnet`, `opus`, `haiku` are families; `inherit` (or absent) is the dispatching agent's model.
+        return resolve_alias(value)
+
+
+def _screen_fields(raw: dict[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
+    """The front matter without the fields we do not use, and a note for each one left out."""
+    known = list(_FrontMatter.model_fields)
+    kept: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in raw.items():
+        key = str(key)
+        if key in _FrontMatter.model_fields:
+            kept[key] = value
+        elif key in _IGNORED_FIELDS:
+            notes.append(f"field '{key}' is not used: {_IGNORED_FIELDS[key]}")
+        else:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+            if close:
+                raise ProfileError(f"{where}: field '{key}': unknown field; did you mean '{close[0]}'? "
+                                   f"(allowed: {', '.join(known)})")
+            notes.append(f"field '{key}' is not a field codingcode knows; left out")
+    if isinstance(raw.get("permissionMode"), str) and raw["permissionMode"] in _CLAUDE_MODES:
+        notes.append(f"permissionMode '{raw['permissionMode']}' is not available here; 'default' applies "
+                     "(it asks you instead)")
+    return kept, notes
+
+
+def _tool_names(entries: list[str] | None, field_name: str, notes: list[str]) -> tuple[str, ...] | None:
+    """A tools list in our display names (Claude Code's names and mcp__ forms mapped)."""
+    if entries is None:
+        return None
+    out: list[str] = []
+    for entry in entries:
+        mapped = our_tool_globs(entry)
+        if not mapped:
+            notes.append(f"{field_name}: '{entry}' has no counterpart here")
+        for name in mapped:
+            if name not in out:
+                out.append(name)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -121,6 +205,12 @@ class AgentProfile:
     disabled: bool = False
     source: ProfileSource = "builtin"
     path: Path | None = None
+    # Tool display names or globs the profile may never use (Claude Code's disallowedTools).
+    disallowed_tools: tuple[str, ...] = ()
+    # What the file holds that has no effect here, one sentence each.
+    ignored: tuple[str, ...] = ()
+    # Whether a permission mode looser than the session's may apply (the person's own file, or trusted).
+    mode_trusted: bool = True
 
     def allows_dispatch(self) -> bool:
         """Whether this profile's own tool list names dispatch_agent (a sub-agent needs that)."""
@@ -214,6 +304,7 @@ def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSo
         raw = {}
     if not isinstance(raw, dict):
         raise ProfileError(f"{where}: the front matter must be a mapping of fields (name: ..., description: ...)")
+    raw, notes = _screen_fields(raw, where)
     try:
         meta = _FrontMatter.model_validate(raw)
     except ValidationError as error:
@@ -221,11 +312,7 @@ def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSo
         for item in error.errors(include_url=False):
             loc = item["loc"]
             name = str(loc[0]) if loc else "(front matter)"
-            if item["type"] == "extra_forbidden":
-                allowed = ", ".join(_FrontMatter.model_fields)
-                problems.append(f"field '{name}': unknown field (allowed: {allowed})")
-            else:
-                problems.append(f"field '{name}': {item['msg']}")
+            problems.append(f"field '{name}': {item['msg']}")
         raise ProfileError(f"{where}: " + "; ".join(problems)) from None
     name = meta.name or default_name
     if not _NAME.match(name):
@@ -233,18 +320,31 @@ def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSo
     prompt = body.strip()
     if not prompt and not meta.disabled:
         raise ProfileError(f"{where}: field 'body': the text after the front matter is the system prompt and must not be empty")
+    modes: list[PermissionMode] = [m for m in (meta.permission_mode, meta.permissionMode) if m is not None]
+    mode = max(modes, key=lambda m: MODE_STRICTNESS[str(m)]) if modes else None
+    if len(set(modes)) > 1:
+        notes.append(f"permission_mode and permissionMode differ; the stricter, '{mode}', applies")
+    steps = [n for n in (meta.max_steps, meta.maxTurns) if n is not None]
+    servers = list(meta.mcp_servers or [])
+    for entry in meta.mcpServers or []:
+        if isinstance(entry, str):
+            servers.append(entry)
+        else:
+            notes.append("mcpServers: a server defined inside an agent file is not started here; add it to .mcp.json")
     return AgentProfile(
         name=name,
         description=meta.description.strip(),
         system_prompt=prompt,
-        tools=tuple(meta.tools) if meta.tools is not None else None,
-        mcp_servers=tuple(meta.mcp_servers) if meta.mcp_servers is not None else None,
+        tools=_tool_names(meta.tools, "tools", notes),
+        mcp_servers=tuple(servers) if meta.mcp_servers is not None or meta.mcpServers is not None else None,
         model=meta.model,
-        max_steps=meta.max_steps,
-        permission_mode=meta.permission_mode,
+        max_steps=min(steps) if steps else None,
+        permission_mode=mode,
         disabled=meta.disabled,
         source=source,
         path=path,
+        disallowed_tools=_tool_names(meta.disallowedTools, "disallowedTools", notes) or (),
+        ignored=tuple(notes),
     )
 
 
@@ -263,12 +363,31 @@ def load_profile_file(path: Path, source: ProfileSource = "project") -> AgentPro
     return parse_profile(text, where=str(path), default_name=path.stem, source=source, path=path)
 
 
+def project_profile_dirs(project: Path) -> list[tuple[ProfileSource, Path]]:
+    """The project's profile directories, Claude Code's then ours (increasing precedence)."""
+    return [("claude-project", Path(project) / ".claude" / "agents"), ("project", Path(project) / ".codingcode" / "agents")]
+
+
 def profile_dirs(project: Path, home: Path | None = None) -> list[tuple[ProfileSource, Path]]:
     """(source, directory) in increasing precedence; ``home`` stands in for the person's home."""
+    from ..claude.files import claude_dir
     from ..user_dir import user_dir
 
     mine = (home / ".codingcode" if home is not None else user_dir()) / "agents"
-    return [("user", mine), ("project", Path(project) / ".codingcode" / "agents")]
+    theirs = (home / ".claude" if home is not None else claude_dir()) / "agents"
+    return [("claude-user", theirs), ("user", mine), *project_profile_dirs(project)]
+
+
+def profile_mode(session: PermissionMode, profile: AgentProfile | None) -> PermissionMode:
+    """The mode an agent under ``profile`` runs in when the session's is ``session``.
+
+    Stricter applies at once; looser only when the profile's mode is trusted.
+    """
+    if profile is None or profile.permission_mode is None:
+        return session
+    if profile.mode_trusted:
+        return profile.permission_mode
+    return stricter_mode(session, profile.permission_mode)
 
 
 @dataclass
@@ -296,8 +415,14 @@ class ProfileCatalog:
         return profile
 
 
-def load_profiles(project: Path, *, home: Path | None = None) -> ProfileCatalog:
-    """Built-in, user and project profiles merged by precedence (see the module docstring)."""
+def load_profiles(project: Path, *, home: Path | None = None,
+                  untrusted_modes: Collection[str] | None = None) -> ProfileCatalog:
+    """Built-in, user and project profiles merged by precedence (see the module docstring).
+
+    ``untrusted_modes``: the project profile files whose permission mode may not loosen the
+    session's (the settings' :attr:`~..project_settings.EffectiveSettings.untrusted_profile_modes`);
+    None: no project profile's mode may.
+    """
     catalog = ProfileCatalog(profiles=builtin_profiles())
     for source, directory in profile_dirs(project, home):
         if not directory.is_dir():
@@ -308,6 +433,9 @@ def load_profiles(project: Path, *, home: Path | None = None) -> ProfileCatalog:
                 continue
             try:
                 profile = load_profile_file(path, source)
+                if source in ("project", "claude-project"):
+                    trusted = untrusted_modes is not None and str(path) not in untrusted_modes
+                    profile = replace(profile, mode_trusted=trusted)
             except ProfileError as error:
                 catalog.profiles.pop(path.stem, None)
                 catalog.errors[path.stem] = error

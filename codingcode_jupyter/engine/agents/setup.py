@@ -21,6 +21,7 @@ from .profiles import AgentProfile, ProfileCatalog, load_profiles
 
 if TYPE_CHECKING:
     from ..mcp.manager import McpManager
+    from ..project_settings import ProjectSettings
 
 __all__ = ["AgentSetup", "main_agent_setup", "DEFAULT_MAIN_STEPS"]
 
@@ -50,11 +51,16 @@ def main_agent_setup(
     agent_profile: str | None = None,
     model: str | None = None,
     home: Path | None = None,
+    settings: "ProjectSettings | None" = None,
 ) -> AgentSetup:
-    """The main agent's setup; ProfileError (naming file and field) when ``agent_profile`` is unusable."""
+    """The main agent's setup; ProfileError (naming file and field) when ``agent_profile`` is unusable.
+
+    ``settings`` says which project profiles' modes are trusted (None: none is).
+    """
 
     def catalog() -> ProfileCatalog:
-        return load_profiles(project, home=home)
+        untrusted = settings.current().untrusted_profile_modes if settings is not None else None
+        return load_profiles(project, home=home, untrusted_modes=untrusted)
 
     profile = catalog().get(agent_profile) if agent_profile else None
     dispatch = DispatchEnv(project=project, registry=registry, catalog=catalog, mcp=mcp, policy=policy)

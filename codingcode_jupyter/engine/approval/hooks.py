@@ -1,10 +1,14 @@
-"""PreToolUse hooks (Python callables from the kernel, shell commands from settings) and
+"""PreToolUse hooks (Python callables from the kernel, shell commands from settings files) and
 approval observers (every audit record, as it is written).
 
-A hook receives ``{session_id, cwd, permission_mode, tool_name, tool_input, tool_use_id}``
-and answers ``{decision: allow|deny|ask|continue, reason, modified_input}`` (or None /
-empty output = continue). A hook that crashes, times out or answers junk fails closed:
-the call is asked, and the reason says which hook failed and how.
+A Python hook and a hook of our settings files receive ``{session_id, transcript_path, cwd,
+hook_event_name, permission_mode, tool_name, tool_input, tool_use_id}`` in our names and
+answer ``{decision: allow|deny|ask|continue, reason, modified_input}`` (or None / empty
+output = continue; Claude Code's answer keys are understood too). A hook of a Claude Code
+file is told Claude Code's names and shapes and answered in Claude Code's semantics
+(:mod:`..hook_runner`). A hook of ours that crashes, times out or answers junk fails
+closed: the call is asked, and the reason says which hook failed and how. A Claude Code
+hook's failure is a non-blocking error, as there: the person is told, the call goes on.
 """
 
 from __future__ import annotations
@@ -12,35 +16,28 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import inspect
-import json
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Mapping, Union
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from ..claude.tool_input import from_claude_input
+from ..hook_payloads import ToolView, common_fields, tool_fields
+from ..hook_runner import ConfiguredHook, HookAnswer, read_answer, read_python_answer, run_hook
+from ..settings import HookMatcher
 
-from ..processes import run_process
-from ..settings import HookCommand, HookMatcher
+if TYPE_CHECKING:
+    from ..tools.base import ToolContext, ToolDefinition
 
 __all__ = [
-    "HookOutput", "HookResult", "PythonHook", "register_pre_tool_use", "unregister", "register_approval_observer",
+    "HookResult", "PythonHook", "register_pre_tool_use", "unregister", "register_approval_observer",
     "pre_tool_use_hooks", "approval_observers", "run_pre_tool_use", "notify_observers",
 ]
 
 log = logging.getLogger(__name__)
 HookFn = Callable[[dict[str, Any]], Union[dict[str, Any], None, Awaitable[Union[dict[str, Any], None]]]]
 _PYTHON_HOOK_TIMEOUT = 30.0
-
-
-class HookOutput(BaseModel):
-    """What a hook may answer; unknown keys are junk (a typo must not silently allow)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    decision: Literal["allow", "deny", "ask", "continue"] = "continue"
-    reason: str = ""
-    modified_input: dict[str, Any] | None = Field(default=None, alias="modifiedInput")
 
 
 @dataclass
@@ -61,6 +58,8 @@ class HookResult:
     hook: str | None = None
     modified_input: dict[str, Any] | None = None
     ran: list[str] = field(default_factory=list)
+    # A hook said `continue: false`: the turn stops after this call (the reason is shown).
+    stop: str | None = None
 
 
 _PRE_TOOL_USE: list[PythonHook] = []
@@ -103,101 +102,113 @@ def _matches(matcher: str, tool: str) -> bool:
     return matcher in ("", "*") or fnmatch.fnmatchcase(tool, matcher)
 
 
-def _parse_output(raw: Any, name: str) -> HookOutput | str:
-    """A HookOutput, or a sentence saying why the answer is junk."""
-    if raw is None:
-        return HookOutput()
-    if not isinstance(raw, dict):
-        return f"hook {name} answered {type(raw).__name__}, not a JSON object"
-    try:
-        return HookOutput.model_validate(raw)
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(answer)"
-        return f"hook {name} answered junk ({where}: {first['msg']})"
-
-
-async def _run_python(hook: PythonHook, payload: dict[str, Any]) -> HookOutput | str:
+async def _run_python(hook: PythonHook, payload: dict[str, Any]) -> HookAnswer:
     try:
         result = hook.fn(dict(payload))
         if inspect.isawaitable(result):
             result = await asyncio.wait_for(result, _PYTHON_HOOK_TIMEOUT)
     except asyncio.TimeoutError:
-        return f"hook {hook.name} did not answer within {_PYTHON_HOOK_TIMEOUT:g} s"
+        return HookAnswer(failure=f"hook {hook.name} did not answer within {_PYTHON_HOOK_TIMEOUT:g} s")
     except asyncio.CancelledError:
         raise
     except Exception as error:  # a hook's bug must not decide silently either way
-        return f"hook {hook.name} crashed: {type(error).__name__}: {error}"
-    return _parse_output(result, hook.name)
+        return HookAnswer(failure=f"hook {hook.name} crashed: {type(error).__name__}: {error}")
+    return read_python_answer("PreToolUse", result, hook.name)
 
 
-def _hook_env(extra: Mapping[str, str], cwd: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    env["CODINGCODE_PROJECT_DIR"] = cwd
-    return env
-
-
-async def _run_shell(command: HookCommand, payload: dict[str, Any], cwd: str,
-                     env: Mapping[str, str] = {}) -> HookOutput | str:
-    name = f"`{command.command}`"
-    try:
-        # In its own process group, killed as a group: a hook's grandchild holding the pipes
-        # cannot stretch its timeout.
-        run = await run_process(["/bin/sh", "-c", command.command], cwd=cwd, env=_hook_env(env, cwd),
-                                timeout=command.timeout, stdin=json.dumps(payload, default=str).encode())
-    except OSError as error:
-        return f"hook {name} could not start: {error}"
-    if run.timed_out:
-        return f"hook {name} did not answer within {command.timeout:g} s"
-    err = run.stderr.render().strip()
-    if run.returncode == 2:  # Claude Code's convention: exit 2 blocks, stderr says why
-        return HookOutput(decision="deny", reason=err or f"hook {name} blocked the call")
-    if run.returncode != 0:
-        return f"hook {name} failed with exit code {run.returncode}" + (f": {err[:300]}" if err else "")
-    text = run.stdout.render().strip()
-    if not text:
-        return HookOutput()
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError:
-        return f"hook {name} printed something that is not JSON: {text[:120]!r}"
-    return _parse_output(raw, name)
+def _command_cwd(view: ToolView, definition: "ToolDefinition | None", tool_input: dict[str, Any],
+                 project: str) -> str | None:
+    """The directory a command runs in, which is the `cwd` a Claude Code hook is told for it."""
+    access = definition.access if definition is not None else None
+    if access is None or access.command is None or not access.cwd:
+        return None
+    value = tool_input.get(access.cwd)
+    return os.path.normpath(os.path.join(project, os.path.expanduser(value))) if isinstance(value, str) and value else None
 
 
 async def run_pre_tool_use(
-    payload: dict[str, Any], *, tool: str, python_hooks: list[PythonHook], shell_hooks: list[HookMatcher], cwd: str,
-    env: Mapping[str, str] = {},
+    payload: dict[str, Any], *, tool: str, python_hooks: list[PythonHook], shell_hooks: list[ConfiguredHook],
+    cwd: str, env: Mapping[str, str] = {}, definition: "ToolDefinition | None" = None,
+    ctx: "ToolContext | None" = None,
 ) -> HookResult:
-    """Run every matching hook in order; deny stops at once, a modified input feeds the next hook."""
+    """Run every matching hook in order; deny stops at once, a modified input feeds the next hook.
+
+    ``payload`` is the call in our names (Python hooks and ours get it as is); a Claude Code
+    hook is told the same call in Claude Code's names. ``ctx``, when given, receives what the
+    hooks say for the person (``systemMessage``, non-blocking errors) and for the model
+    (``additionalContext``), and is asked to stop the turn on ``continue: false``.
+    """
     result = HookResult()
     current = dict(payload)
     severity = {"continue": 0, "allow": 1, "ask": 2, "deny": 3}
-    jobs: list[tuple[str, Callable[[dict[str, Any]], Awaitable[HookOutput | str]]]] = []
+    view = ToolView.of(definition) if definition is not None else ToolView(tool, tool)
+    jobs: list[tuple[str, str, Callable[[dict[str, Any]], Awaitable[HookAnswer]]]] = []
     for hook in python_hooks:
-        if _matches(hook.matcher, tool):
-            jobs.append((hook.name, lambda p, h=hook: _run_python(h, p)))
-    for matcher in shell_hooks:
-        if _matches(matcher.matcher, tool):
-            for command in matcher.hooks:
-                jobs.append((command.command, lambda p, c=command: _run_shell(c, p, cwd, env)))
-    for name, job in jobs:
+        if hook.matcher in ("", "*") or any(fnmatch.fnmatchcase(name, hook.matcher) for name in view.names("codingcode")):
+            jobs.append((hook.name, "codingcode", lambda p, h=hook: _run_python(h, p)))
+    for configured in shell_hooks:
+        if configured.matches(view.names(configured.dialect)):
+            jobs.append((configured.label.strip("`"), configured.dialect,
+                         lambda p, h=configured: _run_configured(h, p, view, definition, cwd, env)))
+    for name, dialect, job in jobs:
         result.ran.append(name)
-        output = await job(current)
-        if isinstance(output, str):
-            output = HookOutput(decision="ask", reason=f"{output}; asking instead (hooks fail closed)")
-        if output.modified_input is not None:
-            current["tool_input"] = output.modified_input
-            result.modified_input = output.modified_input
-        if severity[output.decision] > severity[result.decision]:
-            result.decision, result.reason, result.hook = output.decision, output.reason, name
-        if output.decision == "deny":
+        answer = await job(current)
+        if answer.failure is not None and dialect == "claude":
+            _tell(ctx, f"PreToolUse hook: {answer.failure} (a non-blocking error, as in Claude Code)")
+            continue
+        if answer.failure is not None:
+            answer = HookAnswer(decision="ask", reason=f"{answer.failure}; asking instead (hooks fail closed)")
+        if answer.system_message:
+            _tell(ctx, answer.system_message)
+        if answer.additional_context and ctx is not None:
+            ctx.hook_context.append(answer.additional_context)
+        if answer.updated_input is not None:
+            ours = from_claude_input(view.display, answer.updated_input, current["tool_input"]) \
+                if dialect == "claude" and not view.mcp else answer.updated_input
+            current["tool_input"] = ours
+            result.modified_input = ours
+        decision = answer.decision if answer.decision in severity else "continue"
+        if answer.stop:
+            result.stop = answer.stop_reason or f"hook {name} stopped the turn"
+            decision = "deny"
+            answer.reason = answer.reason or result.stop
+        if severity[decision] > severity[result.decision]:
+            result.decision, result.reason, result.hook = decision, answer.reason, name  # type: ignore[assignment]
+        if decision == "deny":
             break
+    if result.stop is not None and ctx is not None and ctx.run is not None:
+        stop = getattr(ctx.run, "request_stop", None)
+        if stop is not None:
+            stop(result.stop)
     return result
+
+
+def _tell(ctx: "ToolContext | None", text: str) -> None:
+    if ctx is not None and ctx.run is not None:
+        ctx.run.notify(text)
+
+
+async def _run_configured(hook: ConfiguredHook, payload: dict[str, Any], view: ToolView,
+                          definition: "ToolDefinition | None", project: str, env: Mapping[str, str]) -> HookAnswer:
+    if hook.problem is not None:
+        # A check the person configured that cannot run here fails closed, whichever file it is in.
+        return HookAnswer(decision="ask", reason=f"the PreToolUse {hook.label} from {hook.path} cannot run here "
+                                                 f"({hook.problem}); asking instead")
+    tool_input = payload.get("tool_input") or {}
+    cwd = _command_cwd(view, definition, tool_input, project) if hook.dialect == "claude" else None
+    fields = common_fields(hook.dialect, "PreToolUse", session_id=str(payload.get("session_id", "")),
+                           project=project, mode=payload.get("permission_mode"), cwd=cwd)
+    if hook.dialect == "claude":
+        sent = {**fields, **tool_fields("claude", view, tool_input, Path(project),
+                                        tool_use_id=str(payload.get("tool_use_id", "")))}
+    else:
+        sent = {**fields, **payload}
+    return read_answer(hook, await run_hook(hook, sent, project, env))
 
 
 def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd: str,
                      env: Mapping[str, str] = {}) -> None:
+    from ..hook_runner import DEFAULT_TIMEOUT
     """Hand an audit record to every observer; fire and forget, never raises."""
     for observer in list(_OBSERVERS):
         try:
@@ -209,7 +220,10 @@ def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd
     for matcher in shell_hooks:
         if _matches(matcher.matcher, str(record.get("tool", ""))):
             for command in matcher.hooks:
-                _spawn(_run_shell(command, record, cwd, env))
+                hook = ConfiguredHook("ApprovalPost", matcher.matcher, command.command, command.type,
+                                      command.timeout or DEFAULT_TIMEOUT["codingcode"], "settings", Path(cwd),
+                                      "codingcode")
+                _spawn(run_hook(hook, record, cwd, env))
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()

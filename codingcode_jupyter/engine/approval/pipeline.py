@@ -275,14 +275,14 @@ class ApprovalPipeline:
         # Layer 4: PreToolUse hooks, for every call that is not already denied, in every mode: a hook's
         # deny or ask holds even over an allow rule or bypass mode.
         python_hooks = hooks_module.pre_tool_use_hooks() if self._python_hooks is None else self._python_hooks
-        shell_hooks = settings.merged.hooks.PreToolUse
+        shell_hooks = settings.hooks_for("PreToolUse")
         if final is not None and not python_hooks and not shell_hooks:
             return self._sandbox_check(final, subject, ctx)
         payload = {"session_id": ctx.session_id, "cwd": str(self.project), "permission_mode": mode,
                    "tool_name": subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
         result = await hooks_module.run_pre_tool_use(payload, tool=subject.tool, python_hooks=python_hooks,
                                                      shell_hooks=shell_hooks, cwd=str(self.project),
-                                                     env=settings.merged.env)
+                                                     env=settings.merged.env, definition=call.definition, ctx=ctx)
         hook_label = f"hook:{result.hook}" if result.hook else None
         layers.append(LayerVerdict(layer="hooks", verdict=result.decision if result.ran else "skipped", rule=hook_label,
                                    reason=result.reason))

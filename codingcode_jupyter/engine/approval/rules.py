@@ -1,14 +1,16 @@
-"""Permission rules written `tool(pattern)`, and how a call is judged against them.
+"""Permission rules written `tool(pattern)`, in our names or Claude Code's, and how a call is judged.
+
+Our rules:
 
 * ``tool`` is a glob over display names (`execute_command`, `everything:*`).
 * For ``execute_command`` the pattern is matched against EACH simple command (wrappers
-  peeled, quotes removed); ``*`` matches any text, a trailing `` *`` also matches no
-  arguments. An allow rule applies only when every simple command is covered, so
-  `pytest -q; curl x` is never allowed by `execute_command(pytest *)`.
+  peeled, quotes removed); ``*`` matches any text, a trailing `` *`` (or ``:*``) also
+  matches no arguments. An allow rule applies only when every simple command is covered,
+  so `pytest -q; curl x` is never allowed by `execute_command(pytest *)`.
 * For file tools (and any tool with a path argument) the pattern is a gitignore-style glob
   (``*`` within one directory, ``**`` across directories) against the resolved path:
-  relative patterns against the path inside the project, ``/`` or ``~`` patterns against
-  the absolute path.
+  relative patterns against the path inside the project, ``/``, ``//`` or ``~`` patterns
+  against the absolute path.
 * For other tools it matches the main argument (fetch_url's url, web_search's query,
   dispatch_agent's agent) or, for MCP and custom tools, the arguments as compact JSON
   with sorted keys.
@@ -16,11 +18,27 @@
   matches a tool that declares a URL argument by the URL's host.
 * ``\\`` escapes a wildcard: "Always allow" writes exact rules this way.
 
+Claude Code's rules (``Bash(npm run test:*)``, ``Read(./secrets/**)``, ``Edit(/src/**)``,
+``WebFetch(domain:host)``, ``mcp__server__tool``), in any settings file, mean what they
+mean there: the tool name picks the dialect (:mod:`..claude.names` maps it to our tools),
+and Read/Edit paths follow Claude Code's four forms — ``//abs``, ``~/home``, ``/path`` from
+the settings file's anchor (the project for project files, the configuration directory for
+the person's own), ``path`` / ``./path`` from the project, where a bare name (``.env``)
+matches at any depth and, in deny and ask rules, so does a one-directory pattern
+(``secrets/**``). A deny or ask path rule matches when any path the call reaches matches,
+the written one or the one its symlinks lead to; an allow rule only when all do.
+
+What a rule names is checked when it is parsed (:func:`check_tool_name`): a name no tool
+could have is an error. Tools registered later — kernel, custom, MCP — cannot be known
+when settings load, so any identifier and any ``server:tool`` or ``mcp__`` form passes,
+unless it is a near miss of a known name (``bash``, ``read_files``): then it is an error.
+
 Higher priority first; at equal priority deny beats ask beats allow.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import re
@@ -29,32 +47,59 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Literal
 
+from ..claude.names import CLAUDE_TOOLS, KNOWN_TOOL_NAMES, PatternKind, is_mcp_form, mcp_display_name
 from ..domains import domain_allowed, url_host, validate_domain_patterns
 from .paths import relative_to_project
 from .subject import Subject
 
 __all__ = ["Rule", "RuleError", "RuleVerdict", "parse_rule", "judge", "exact_rules", "escape_pattern", "Action",
-           "SOURCE_PRIORITY"]
+           "SOURCE_PRIORITY", "check_tool_name", "SOURCE_FILES"]
 
 Action = Literal["allow", "deny", "ask"]
 _SEVERITY = {"deny": 2, "ask": 1, "allow": 0}
 SOURCE_PRIORITY = {"builtin": 1000, "session": 100, "local": 100, "project": 100}
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.:*?\-\[\]]+")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+# Where a rule's source lives, for the reason a decision gives.
+SOURCE_FILES = {"project": ".codingcode/settings.json", "local": ".codingcode/settings.local.json",
+                "user": "~/.codingcode/settings.json", "claude-project": ".claude/settings.json",
+                "claude-local": ".claude/settings.local.json", "claude-user": "~/.claude/settings.json"}
 
 
 class RuleError(ValueError):
     """A rule string that cannot be understood."""
 
 
+Style = Literal["codingcode", "claude"]
+
+
 @dataclass(frozen=True)
 class Rule:
-    """One permission rule: which tool, which arguments, what to do, from where."""
+    """One permission rule: which tools, which arguments, what to do, from where."""
 
     tool: str
     pattern: str | None
     action: Action
     source: str = "session"
     priority: int = 100
+    # Our tools (display-name globs) it applies to; () when it names a tool we do not have.
+    tools: tuple[str, ...] = ()
+    # Claude Code's rules read their patterns Claude Code's way (see the module docstring).
+    style: Style = "codingcode"
+    # How a Claude Code rule's pattern is read; None: by what the call declares (our rules).
+    kind: PatternKind | None = None
+    # The pattern as matched (`:*` suffix made ` *`, NotebookEdit's implicit `**/*.ipynb`).
+    match_pattern: str | None = None
+    # The directory a Claude Code `/path` pattern starts from.
+    anchor: str | None = None
+    # Why the rule has nothing to apply to here ("" when it does).
+    missing: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.tools and not self.missing:
+            object.__setattr__(self, "tools", (self.tool,))
+        if self.match_pattern is None:
+            object.__setattr__(self, "match_pattern", self.pattern)
 
     @property
     def text(self) -> str:
@@ -70,8 +115,88 @@ class RuleVerdict:
     reason: str
 
 
-def parse_rule(text: str, action: Action = "allow", source: str = "session", priority: int | None = None) -> Rule:
-    """``tool`` or ``tool(pattern)`` as a :class:`Rule`; RuleError says what is wrong."""
+def check_tool_name(name: str) -> str | None:
+    """Why ``name`` can name no tool (a sentence with a suggestion), or None when it can."""
+    if name in CLAUDE_TOOLS or name in KNOWN_TOOL_NAMES or any(ch in name for ch in "*?["):
+        if name.startswith("mcp__") and name != "mcp__*" and not is_mcp_form(name):
+            return (f"{name!r} is not an MCP tool name: write mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__* "
+                    "(no wildcard in the server part)")
+        return None
+    if name.startswith("mcp__"):
+        return None if is_mcp_form(name) else (
+            f"{name!r} is not an MCP tool name: write mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__*")
+    if ":" in name:
+        server, _, tool = name.partition(":")
+        return None if server and tool else f"{name!r} is not a tool name: an MCP tool is written SERVER:TOOL"
+    known = [*CLAUDE_TOOLS, *KNOWN_TOOL_NAMES]
+    same_but_case = [known_name for known_name in known if known_name.lower() == name.lower()]
+    if same_but_case:
+        return f"{name!r} is not a tool name (tool names are case-sensitive); did you mean {same_but_case[0]!r}?"
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.85)
+    if close:
+        return f"{name!r} is not a tool we know; did you mean {close[0]!r}?"
+    if _IDENTIFIER.match(name):
+        return None  # may be a custom tool registered from a cell
+    return f"{name!r} is not a tool name (letters, digits, _ and -; SERVER:TOOL or mcp__SERVER__TOOL for MCP)"
+
+
+# Claude Code's `Tool(param:value)` rules name an input parameter; these have nothing to match here
+# (our tool has no such parameter, so no call can carry it). Task's subagent_type is our agent name.
+_PARAMETERS: dict[str, frozenset[str]] = {
+    "Bash": frozenset({"run_in_background", "description", "timeout", "dangerouslyDisableSandbox"}),
+    "Task": frozenset({"model", "isolation", "description", "run_in_background"}),
+    "Agent": frozenset({"model", "isolation", "description", "run_in_background"}),
+    "Read": frozenset({"pages"}),
+    "WebFetch": frozenset({"prompt"}),
+    "WebSearch": frozenset({"allowed_domains", "blocked_domains"}),
+    "Grep": frozenset({"output_mode", "type", "multiline", "head_limit", "-i", "-n", "-A", "-B", "-C"}),
+}
+_PARAMETER = re.compile(r"^\s*([A-Za-z_-][A-Za-z0-9_-]*)\s*:\s*(.*)$")
+
+
+def _claude_rule(name: str, pattern: str | None, action: Action, source: str, priority: int,
+                 anchor: str | None) -> Rule:
+    tool = CLAUDE_TOOLS[name]
+    parameter = _PARAMETER.match(pattern or "") if tool.pattern != "url" else None
+    if parameter is not None and parameter.group(1) in _PARAMETERS.get(name, frozenset()):
+        return Rule(tool=name, pattern=pattern, action=action, source=source, priority=priority, tools=(),
+                    style="claude", missing=f"{name}'s parameter {parameter.group(1)} has no counterpart here, "
+                                            "so no call can carry it")
+    written = pattern
+    if parameter is not None and parameter.group(1) == "subagent_type" and tool.pattern == "agent":
+        pattern = parameter.group(2)
+    if not tool.has_counterpart:
+        return Rule(tool=name, pattern=pattern, action=action, source=source, priority=priority, tools=(),
+                    style="claude", missing=tool.missing)
+    tools = tool.tools
+    match = pattern
+    if pattern is not None and pattern.strip() == "*" and tool.pattern != "path":
+        match = None  # `Bash(*)` is `Bash`
+    if tool.pattern == "path" and match is not None and tool.path_tools:
+        tools = tool.path_tools
+    if tool.pattern == "path" and match is None and tool.implicit_pattern:
+        match = tool.implicit_pattern
+    if tool.pattern == "command" and match is not None:
+        match = _prefix_form(match)
+    if tool.pattern == "agent" and match is not None:
+        # Claude Code's built-in sub-agents are ours in lower case.
+        match = {"Explore": "explore", "Plan": "plan"}.get(match.strip(), match.strip())
+    return Rule(tool=name, pattern=written, action=action, source=source, priority=priority, tools=tools,
+                style="claude", kind=tool.pattern, match_pattern=match, anchor=anchor)
+
+
+def _prefix_form(pattern: str) -> str:
+    """Claude Code's `prefix:*` is `prefix *` (only at the end; elsewhere `:` is a plain character)."""
+    return pattern[:-2].rstrip() + " *" if pattern.endswith(":*") and len(pattern) > 2 else pattern
+
+
+def parse_rule(text: str, action: Action = "allow", source: str = "session", priority: int | None = None,
+               *, anchor: str | Path | None = None) -> Rule:
+    """``tool`` or ``tool(pattern)`` as a :class:`Rule`; RuleError says what is wrong.
+
+    ``anchor`` is where a Claude Code ``/path`` pattern starts (default: where the rule is
+    judged, the project).
+    """
     if not isinstance(text, str):
         raise RuleError(f"a rule must be a string like 'execute_command(pytest *)', got {type(text).__name__}")
     stripped = text.strip()
@@ -89,13 +214,26 @@ def parse_rule(text: str, action: Action = "allow", source: str = "session", pri
         raise RuleError(f"rule {text!r} closes ')' without opening '('")
     name = name.strip()
     if pattern is not None and pattern.startswith("domain:"):
-        problems = validate_domain_patterns([pattern[len("domain:"):]])
+        domain = pattern[len("domain:"):].strip()
+        problems = validate_domain_patterns([domain]) if domain != "*" else []
         if problems:
             raise RuleError(f"rule {text!r}: domain {problems[0]}")
     if not _TOOL_NAME.fullmatch(name):
         raise RuleError(f"rule {text!r}: {name!r} is not a tool name or glob (letters, digits, _ - . : and * ?)")
-    return Rule(tool=name, pattern=pattern, action=action, source=source,
-                priority=SOURCE_PRIORITY.get(source, 100) if priority is None else priority)
+    problem = check_tool_name(name)
+    if problem is not None:
+        raise RuleError(f"rule {text!r}: {problem}")
+    level = SOURCE_PRIORITY.get(source, 100) if priority is None else priority
+    where = str(anchor) if anchor is not None else None
+    if name in CLAUDE_TOOLS:
+        return _claude_rule(name, pattern, action, source, level, where)
+    display = mcp_display_name(name) if name.startswith("mcp__") else None
+    tools = (display,) if display is not None else (name,)
+    match = pattern
+    if pattern is not None and any(fnmatch.fnmatchcase("execute_command", tool) for tool in tools):
+        match = _prefix_form(pattern)
+    return Rule(tool=name, pattern=pattern, action=action, source=source, priority=level, tools=tools,
+                style="claude" if display is not None else "codingcode", match_pattern=match, anchor=where)
 
 
 def escape_pattern(text: str) -> str:
@@ -160,38 +298,101 @@ def _path_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _tool_matches(rule: Rule, subject: Subject) -> bool:
-    return fnmatch.fnmatchcase(subject.tool, rule.tool) or fnmatch.fnmatchcase(subject.name, rule.tool)
+    return any(fnmatch.fnmatchcase(subject.tool, tool) or fnmatch.fnmatchcase(subject.name, tool)
+               for tool in rule.tools)
 
 
-def _path_matches(rule: Rule, subject: Subject) -> bool:
-    pattern = rule.pattern or ""
+def _our_path_regex(pattern: str) -> tuple[re.Pattern[str], bool]:
+    """(regex, absolute?) of one of our path patterns: relative to the project, or `/`, `//`, `~` absolute."""
     if pattern.startswith("./"):
         pattern = pattern[2:]
     absolute = pattern.startswith("/") or pattern.startswith("~")
-    if absolute:
-        pattern = escape_pattern(os.path.expanduser("~")) + pattern[1:] if pattern.startswith("~") else pattern
-    regex = _path_regex(pattern.rstrip("/") or "/")
+    if pattern.startswith("//"):
+        pattern = pattern[1:]
+    elif pattern.startswith("~"):
+        pattern = escape_pattern(os.path.expanduser("~")) + pattern[1:]
+    return _path_regex(pattern.rstrip("/") or "/"), absolute
+
+
+def _our_path_matches(rule: Rule, subject: Subject) -> bool:
+    regex, absolute = _our_path_regex(rule.match_pattern or "")
     refs = [ref for ref in subject.paths if ref.resolved is not None]
     if not refs:
         return False
+    hits = []
     for ref in refs:
+        assert ref.resolved is not None
         target = str(ref.resolved) if absolute else relative_to_project(subject.project, ref.resolved)
-        if target is None or not regex.fullmatch(target):
+        hits.append(target is not None and bool(regex.fullmatch(target)))
+    # A deny or ask rule holds when any path the call reaches matches; an allow rule only when all do.
+    return any(hits) if rule.action != "allow" else all(hits)
+
+
+_ONE_DIRECTORY = re.compile(r"^[^/*?\[\]]+/\*\*$")
+
+
+def _claude_base(rule: Rule, project: Path) -> tuple[str, str]:
+    """(directory, pattern relative to it) of a Claude Code Read/Edit pattern."""
+    pattern = rule.match_pattern or ""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if pattern.startswith("//"):
+        return "/", pattern[2:]
+    if pattern == "~" or pattern.startswith("~/"):
+        return home, pattern[2:]
+    if pattern.startswith("/"):
+        return os.path.realpath(rule.anchor or str(project)), pattern[1:]
+    body = pattern[2:] if pattern.startswith("./") else pattern
+    core = body.rstrip("/")
+    # gitignore: a name without a slash matches at any depth; Claude Code reads a one-directory
+    # pattern (`secrets/**`) the same way in deny and ask rules, anchored in allow rules.
+    if "/" not in core or (rule.action != "allow" and _ONE_DIRECTORY.match(core)):
+        if not core.startswith("**"):
+            body = "**/" + body
+    return str(project), body
+
+
+def _claude_path_matches(rule: Rule, subject: Subject) -> bool:
+    base, body = _claude_base(rule, subject.project)
+    regex = _path_regex(body.rstrip("/") or "**")
+    refs = [ref for ref in subject.paths if ref.resolved is not None]
+    if not refs:
+        return False
+
+    def covered(path: str) -> bool:
+        rel = os.path.relpath(path, base)
+        if rel == ".." or rel.startswith("../"):
             return False
-    return True
+        parts = [] if rel == "." else rel.split("/")
+        # A pattern naming a directory covers everything under it (gitignore).
+        return any(regex.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1))
+
+    hits = []
+    for ref in refs:
+        written = os.path.normpath(os.path.join(str(subject.project), os.path.expanduser(ref.raw)))
+        forms = {str(ref.resolved), written}
+        if rule.action != "allow" and ref.access in ("tree", "list"):
+            # A search rooted at a directory reads what is inside it: `secrets/**` covers searching `secrets`.
+            forms |= {os.path.join(form, "\0child") for form in forms}
+        hits.append(any(covered(form) for form in forms) if rule.action != "allow"
+                    else all(covered(form) for form in forms))
+    return any(hits) if rule.action != "allow" else all(hits)
 
 
 def _matches_call(rule: Rule, subject: Subject) -> bool:
     """Does a non-command rule match this call?"""
-    if rule.pattern is None:
+    pattern = rule.match_pattern
+    if pattern is None:
         return True
-    if rule.pattern.startswith("domain:"):
+    if pattern.startswith("domain:"):
         host = url_host(subject.main or "") if subject.access.url is not None else None
-        return host is not None and domain_allowed(host, [rule.pattern[len("domain:"):]])
+        domain = pattern[len("domain:"):].strip()
+        return host is not None and (domain == "*" or domain_allowed(host, [domain]))
+    if rule.kind == "path":
+        return subject.rules_match_paths and _claude_path_matches(rule, subject)
     if subject.rules_match_paths:
-        return _path_matches(rule, subject)
+        return _our_path_matches(rule, subject)
     if subject.main is not None:
-        return bool(_command_regex(rule.pattern).fullmatch(subject.main))
+        return bool(_command_regex(pattern).fullmatch(subject.main))
     return False
 
 
@@ -232,10 +433,10 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
         coverage: list[int | None] = [None] * len(commands)
         allow_rules: list[Rule | None] = [None] * len(commands)
         for rule in applicable:
-            if rule.pattern is None:
+            if rule.match_pattern is None:
                 matched = list(range(len(commands)))
             else:
-                regex = _command_regex(rule.pattern)
+                regex = _command_regex(rule.match_pattern)
                 if rule.action == "allow":
                     # Allow looks at the peeled command only: `timeout *` must not allow `timeout 5 curl x`;
                     # and it never covers writing a file outside the project through a redirect.
@@ -262,7 +463,7 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
     if not candidates:
         return None
     priority, _, rule, what = max(candidates, key=lambda c: (c[0], c[1]))
-    source = {"project": ".codingcode/settings.json", "local": ".codingcode/settings.local.json"}.get(rule.source, rule.source)
+    source = SOURCE_FILES.get(rule.source, rule.source)
     verbs = {"deny": "denies", "ask": "asks before", "allow": "allows"}
     reason = f"rule `{rule.text}` ({source}) {verbs[rule.action]} `{' '.join(str(what).split())[:160]}`"
     return RuleVerdict(rule.action, rule, reason)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
 from pydantic import BaseModel
 
@@ -125,6 +125,8 @@ class Compactor:
     model_factory: Callable[[str], Model] | None = None
     # The declared key argument of a call, for the one-line traces of shortened results.
     key_of: KeyOf | None = None
+    # Told before each compaction: "manual" (%agent compact) or "auto" (the PreCompact hooks).
+    before_compact: "Callable[[str, AgentRun | None], Awaitable[None]] | None" = None
     keep_recent_results: int = 3
     min_result_chars: int = 400
     arg_limit: int = 2_000
@@ -253,6 +255,8 @@ class Compactor:
         agent whose turn is running (None outside a turn): it is told, and its turn counts
         the summary's tokens.
         """
+        if self.before_compact is not None:
+            await self.before_compact("manual" if reason == "forced" else "auto", run)
         async with self._lock:
             return await self._compact(model, budget, reason, before, goal, run)
 

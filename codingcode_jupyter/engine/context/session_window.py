@@ -12,6 +12,7 @@ from .window import CHARS_PER_TOKEN, context_window
 
 if TYPE_CHECKING:
     from ..session import Session
+    from ..tools.base import AgentRun
 
 __all__ = ["ContextStatus", "keep_in_window", "compact", "context_status"]
 
@@ -29,9 +30,22 @@ def keep_in_window(session: "Session") -> Compactor:
         record=session.transcript.write,
         on_usage=lambda usage, cost: session.add_usage(usage, cost, reason="compaction"),
         key_of=key_of_tools(session.tools),
+        before_compact=lambda trigger, run: _pre_compact(session, trigger, run),
     )
     session.context = compactor
     return compactor
+
+
+async def _pre_compact(session: "Session", trigger: str, run: "AgentRun | None") -> None:
+    """The PreCompact hooks; what they say for the person goes to the running turn, else the next one."""
+    if session.deps is None:
+        return
+    outcome = await session.deps.hooks.pre_compact(session_id=session.id, trigger=trigger)
+    for text in outcome.notices + ([outcome.reason] if outcome.blocked and outcome.reason else []):
+        if run is not None:
+            run.notify(text)
+        else:
+            session.pending_notices.append(text)
 
 
 def _session_model(session: "Session") -> str:

@@ -10,11 +10,18 @@ tool_search finds them; ``"timeout"`` (seconds) overrides the call timeout;
 ``"trustAnnotations": true`` lets the server's ``readOnlyHint`` count for approval (a
 person vouches for that server's honesty; by default hints never loosen anything).
 HTTP and SSE servers that answer 401 are logged in to with OAuth (``"oauth"`` tunes it).
+
+Real files carry more than we use: a key of a server entry we do not know is left out and
+noted (:class:`McpConfig`), unless it is a near miss of one we know (``argz``), which is an
+error. A server name Claude Code accepts but that is not safe on the wire (``my server``)
+is renamed (``my_server``), and noted. ``${CLAUDE_PROJECT_DIR}`` is the project directory,
+as Claude Code sets it.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import os
 import re
@@ -39,11 +46,33 @@ __all__ = [
     "load_mcp_config",
     "load_mcp_config_partial",
     "parse_typed_entry",
+    "safe_server_name",
+    "McpConfig",
+    "read_mcp_config",
+    "expansion_environ",
 ]
 
 CONFIG_FILE = ".mcp.json"
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def safe_server_name(name: str) -> str | None:
+    """``name`` with what our tool names cannot hold made ``_`` (None: nothing usable is left)."""
+    if not isinstance(name, str):
+        return None
+    safe = _UNSAFE_NAME.sub("_", name.strip())
+    return safe if SERVER_NAME_RE.match(safe) else None
+
+
+def expansion_environ(project: Path | str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables ``${VAR}`` expands from: the kernel's (or ``environ``) and ``CLAUDE_PROJECT_DIR``."""
+    base = dict(os.environ if environ is None else environ)
+    base.setdefault("CLAUDE_PROJECT_DIR", str(Path(project).resolve()))
+    return base
 
 
 class McpConfigError(ValueError):
@@ -134,10 +163,36 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(problems)
 
 
+def _known_keys(entry: dict[str, Any]) -> set[str]:
+    kind = entry.get("type", "stdio")
+    model: type[BaseModel] = StdioServerConfig if kind == "stdio" else SseServerConfig if kind == "sse" else HttpServerConfig
+    return {key for name, info in model.model_fields.items() for key in (name, info.alias) if key}
+
+
+def _screen_entry(raw: dict[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
+    """A server entry without the keys we do not know (a near miss of a known key is an error)."""
+    known = _known_keys(raw)
+    kept, notes = {}, []
+    for key, value in raw.items():
+        if key in known:
+            kept[key] = value
+            continue
+        close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.8)
+        if close:
+            raise McpConfigError(f"{where}: {key}: unknown key; did you mean {close[0]!r}?")
+        notes.append(f"{where}: key {key!r} is not used here; left out")
+    return kept, notes
+
+
 def parse_server(
-    name: str, raw: Any, *, environ: Mapping[str, str] | None = None, source: str = CONFIG_FILE
+    name: str, raw: Any, *, environ: Mapping[str, str] | None = None, source: str = CONFIG_FILE,
+    notes: list[str] | None = None,
 ) -> StdioServerConfig | HttpServerConfig | SseServerConfig:
-    """One server entry, validated and with variables expanded; McpConfigError if unusable."""
+    """One server entry, validated and with variables expanded; McpConfigError if unusable.
+
+    ``notes``, when given, receives a line for each key left out (else unknown keys are errors,
+    as they are for an entry typed by hand).
+    """
     where = f"{source}: server {name!r}"
     if not isinstance(name, str) or not SERVER_NAME_RE.match(name):
         raise McpConfigError(
@@ -148,6 +203,9 @@ def parse_server(
     entry = dict(raw)
     if "type" not in entry:
         entry["type"] = "http" if "url" in entry and "command" not in entry else "stdio"
+    if notes is not None:
+        entry, left_out = _screen_entry(entry, where)
+        notes.extend(left_out)
     entry = expand_vars(entry, os.environ if environ is None else environ, where=where)
     try:
         return _adapter.validate_python(entry)
@@ -179,14 +237,59 @@ def _read(path: Path) -> Any:
         raise McpConfigError(f"{path}: cannot be read: {error}") from None
 
 
+class McpConfig:
+    """What ``.mcp.json`` holds: the usable servers (by their safe names), an error for each
+    unusable one, and a note for each key left out or name changed."""
+
+    def __init__(self) -> None:
+        self.servers: dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig] = {}
+        self.errors: dict[str, str] = {}
+        self.notes: list[str] = []
+        # Safe name -> the name as written, for the servers that were renamed.
+        self.renamed: dict[str, str] = {}
+
+
+def read_mcp_config(project: Path, *, environ: Mapping[str, str] | None = None) -> McpConfig:
+    """Every server of ``<project>/.mcp.json`` (see :class:`McpConfig`); an unreadable file raises."""
+    path = Path(project) / CONFIG_FILE
+    config = McpConfig()
+    if not path.exists():
+        return config
+    data = _read(path)
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        parse_config(data, source=str(path))  # raises the precise message
+    for key in data:
+        if key != "mcpServers":
+            config.notes.append(f"{path}: key {key!r} is not used here; left out")
+    variables = expansion_environ(project, environ)
+    for written, raw in data.get("mcpServers", {}).items():
+        name = written if isinstance(written, str) and SERVER_NAME_RE.match(written) else safe_server_name(written)
+        if name is None:
+            config.errors[str(written)] = (f"{path}: server {written!r}: a server name must be 1-64 letters, digits, "
+                                           "'_', '.' or '-' (and start with a letter or digit)")
+            continue
+        if name in config.servers or name in config.errors:
+            config.errors[str(written)] = f"{path}: server {written!r}: its safe name {name!r} is taken by another server"
+            continue
+        if name != written:
+            config.renamed[name] = str(written)
+            config.notes.append(f"{path}: server {written!r} is called {name!r} here (tool names cannot hold "
+                                "what its name holds); rules and hooks name it mcp__" + name + "__TOOL")
+        try:
+            config.servers[name] = parse_server(name, raw, environ=variables, source=str(path), notes=config.notes)
+        except McpConfigError as error:
+            config.errors[name] = str(error)
+    return config
+
+
 def load_mcp_config(
     project: Path, *, environ: Mapping[str, str] | None = None
 ) -> dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig]:
-    """The servers of ``<project>/.mcp.json``; none if the file does not exist."""
-    path = Path(project) / CONFIG_FILE
-    if not path.exists():
-        return {}
-    return parse_config(_read(path), environ=environ, source=str(path))
+    """The servers of ``<project>/.mcp.json``; none if the file does not exist. Any unusable one raises."""
+    config = read_mcp_config(project, environ=environ)
+    if config.errors:
+        raise McpConfigError("\n".join(config.errors.values()))
+    return config.servers
 
 
 def load_mcp_config_partial(
@@ -196,20 +299,8 @@ def load_mcp_config_partial(
 
     One bad entry must not keep the others from starting. An unreadable file raises.
     """
-    path = Path(project) / CONFIG_FILE
-    if not path.exists():
-        return {}, {}
-    data = _read(path)
-    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
-        parse_config(data, source=str(path))  # raises the precise message
-    good: dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig] = {}
-    bad: dict[str, str] = {}
-    for name, raw in data.get("mcpServers", {}).items():
-        try:
-            good[name] = parse_server(name, raw, environ=environ, source=str(path))
-        except McpConfigError as error:
-            bad[name] = str(error)
-    return good, bad
+    config = read_mcp_config(project, environ=environ)
+    return config.servers, config.errors
 
 
 def parse_typed_entry(text: str) -> dict[str, Any]:

@@ -16,7 +16,13 @@ def has_api_key() -> bool:
 
 
 def resolve_model_name(requested: str | None) -> tuple[str, str | None]:
-    """The model to use and, when we fell back to the demo, a one-line notice saying why."""
+    """The model to use and, when we fell back to the demo, a one-line notice saying why.
+
+    A Claude Code alias (``sonnet``, ``opus``, ``haiku``) becomes the model id it stands for.
+    """
+    from .aliases import resolve_alias
+
+    requested = resolve_alias(requested) if requested != DEMO else requested
     if requested:
         return requested, None
     if not has_api_key():

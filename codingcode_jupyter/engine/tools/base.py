@@ -144,6 +144,8 @@ class ToolContext:
     # This agent's permission mode and approval timeout for the turn (decided once, by the session).
     mode: "PermissionMode" = "default"
     approval_timeout: float | None = None
+    # What PreToolUse hooks added for the model (additionalContext); the loop appends it to the result.
+    hook_context: list[str] = field(default_factory=list)
 
     def progress(self, text: str) -> None:
         """Stream a line of progress (e.g. command output) to whoever renders the turn."""

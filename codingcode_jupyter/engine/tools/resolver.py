@@ -41,7 +41,11 @@ class ToolVisibilityPolicy(BaseModel):
 
 
 def _matches(tool: ToolDefinition, patterns: Iterable[str]) -> bool:
-    names = {tool.display_name or tool.name, tool.name}
+    from ..claude.names import claude_names
+
+    display = tool.display_name or tool.name
+    # A pattern may name the tool as Claude Code does (`Read`, `mcp__server__tool`) too.
+    names = {display, tool.name, *claude_names(display, mcp=tool.source == "mcp")}
     return any(fnmatchcase(name, pattern) for pattern in patterns for name in names)
 
 
@@ -57,12 +61,15 @@ class SessionToolResolver:
         policy: ToolVisibilityPolicy | None = None,
         profile_tools: list[str] | None = None,
         extra_tools: Iterable[ToolDefinition] = (),
+        denied_tools: Iterable[str] = (),
     ) -> None:
         self.registry = registry
         self.state = state
         self.mcp = mcp
         self.policy = policy or ToolVisibilityPolicy()
         self.profile_tools = list(profile_tools) if profile_tools is not None else None
+        # A profile's disallowedTools: never offered, whatever else admits them.
+        self.denied_tools = list(denied_tools)
         self.extra_tools = list(extra_tools)
         self.tool_search = make_tool_search(self._searchable, state)
         if mcp is not None:
@@ -95,6 +102,8 @@ class SessionToolResolver:
         if policy.allowed_tools is not None and not _matches(tool, policy.allowed_tools):
             return False
         if self.profile_tools is not None and not _matches(tool, self.profile_tools):
+            return False
+        if self.denied_tools and _matches(tool, self.denied_tools):
             return False
         return True
 

@@ -89,6 +89,16 @@ _DESCRIPTION = (
 )
 
 
+def _named(query: str, pool: list[ToolDefinition]) -> list[ToolDefinition]:
+    """The tools a query names exactly: by display name, wire name, or Claude Code's name (``mcp__server__tool``)."""
+    from ..claude.names import claude_names
+
+    wanted = {part.strip() for part in query.replace(",", " ").split() if part.strip()}
+    return [tool for tool in pool
+            if wanted & {tool.display_name or tool.name, tool.name,
+                         *claude_names(tool.display_name or tool.name, mcp=tool.source == "mcp")}]
+
+
 def make_tool_search(
     candidates: Callable[[], list[ToolDefinition]], state: SessionState | None = None
 ) -> ToolDefinition:
@@ -102,7 +112,7 @@ def make_tool_search(
         pool = candidates()
         if not pool:
             return "There are no additional tools to search."
-        found = rank_tools(args.query, pool, args.max_results)
+        found = _named(args.query, pool) or rank_tools(args.query, pool, args.max_results)
         if not found:
             names = ", ".join(tool.display_name or tool.name for tool in pool[:30])
             more = f" and {len(pool) - 30} more" if len(pool) > 30 else ""

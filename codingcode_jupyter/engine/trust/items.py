@@ -2,8 +2,10 @@
 
 Only a project the person trusted may loosen: allow rules, a default mode looser than
 ``default``, hook commands, MCP servers, settings that widen the sandbox (``allowWrite``,
-``allowedDomains``, ``enabled: false``, ``env``), ``env`` for commands and hooks, and a
-web-search backend (it receives queries and maybe a key). Everything that only tightens
+``allowedDomains``, ``enabled: false``, ``env``), ``env`` for commands and hooks, a
+web-search backend (it receives queries and maybe a key), and an agent profile's permission
+mode looser than ``plan`` (it could loosen the mode of the session that runs it). Claude
+Code's project files (``.claude/``) are project files like ours. Everything that only tightens
 (deny and ask rules, stricter modes, a stricter sandbox) applies at once.
 
 Each item has a fingerprint over exactly what would run — for a hook or a stdio server that
@@ -23,9 +25,9 @@ from typing import Any, Literal
 
 from ..settings import MODE_STRICTNESS, Settings
 
-__all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files"]
+__all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files", "mcp_items", "profile_items"]
 
-ItemKind = Literal["allow", "mode", "hook", "mcp", "sandbox", "env", "webSearch"]
+ItemKind = Literal["allow", "mode", "hook", "mcp", "sandbox", "env", "webSearch", "agentMode"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ def _hook_items(project: Path, source: str, path: Path, settings: Settings) -> l
     for event in type(settings.hooks).model_fields:
         for matcher in getattr(settings.hooks, event):
             for hook in matcher.hooks:
+                if hook.type != "command":
+                    continue  # runs nothing here
                 detail = {"event": event, "matcher": matcher.matcher, "command": hook.command}
                 files = referenced_files(project, _split(hook.command))
                 summary = f"{event} hook (tools {matcher.matcher or '*'}): runs `{hook.command}`"
@@ -139,11 +143,14 @@ def mcp_items(project: Path) -> list[TrustItem]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []  # a missing or broken file starts nothing (the MCP manager reports a broken one)
+    from ..mcp.config import safe_server_name
+
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     items = []
-    for name, config in (servers or {}).items() if isinstance(servers, dict) else []:
-        if not isinstance(config, dict):
+    for raw_name, config in (servers or {}).items() if isinstance(servers, dict) else []:
+        if not isinstance(config, dict) or not isinstance(raw_name, str):
             continue
+        name = safe_server_name(raw_name) or raw_name
         if "url" in config:
             headers = ", ".join(sorted(config.get("headers") or {})) or "none"
             summary = f"MCP server `{name}`: connects to {config['url']} (headers: {headers})"
@@ -155,4 +162,28 @@ def mcp_items(project: Path) -> list[TrustItem]:
             summary = f"MCP server `{name}`: runs `{shlex.join(words)}`{where} (env: {env})"
             files = referenced_files(project, words)
         items.append(make_item("mcp", ".mcp.json", path, summary, {"name": name, "config": config}, files))
+    return items
+
+
+def profile_items(project: Path) -> list[TrustItem]:
+    """The project's agent profiles whose permission mode is looser than ``plan``.
+
+    Such a mode could loosen the session that runs the profile, so it applies only once
+    trusted; until then the profile's mode only tightens. A stricter mode needs no trust.
+    """
+    from ..agents.profiles import ProfileError, load_profile_file, project_profile_dirs
+
+    items = []
+    for source, directory in project_profile_dirs(project):
+        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+            try:
+                profile = load_profile_file(path, source)
+            except ProfileError:
+                continue  # a broken profile runs nothing (asking for it reports the error)
+            mode = profile.permission_mode
+            if mode is None or MODE_STRICTNESS[mode] >= MODE_STRICTNESS["plan"]:
+                continue
+            summary = f"agent profile `{profile.name}` runs in permission mode `{mode}`, even when the session is stricter"
+            items.append(make_item("agentMode", source, path, summary, {"profile": profile.name, "mode": mode,
+                                                                        "file": str(path)}))
     return items

@@ -1,0 +1,185 @@
+"""``%agent doctor``: what was read from which file, what did not carry over and why, what is in force.
+
+For a person moving from Claude Code: every settings file (ours and Claude Code's) with what
+it set; every key that has no effect here with the reason; what waits for trust; each rule
+in force with its file and the tools of ours it applies to; each hook with the events it
+runs for and the format it is read in; the agent files, the instruction files and their
+imports, and ``.mcp.json``. Built from the engine's own readers, so it says what the session
+does, not what a second parser thinks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from .approval.rules import Rule
+    from .project_settings import EffectiveSettings
+
+__all__ = ["DoctorReport", "doctor_report"]
+
+_DIALECT = {"claude": "Claude Code's format", "codingcode": "codingcode's format"}
+
+
+@dataclass
+class DoctorReport:
+    """The sections of the report, each a list of lines."""
+
+    files: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    untrusted: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    instructions: list[str] = field(default_factory=list)
+    mcp: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        sections = [("Files read", self.files), ("No effect here", self.ignored),
+                    ("Waiting for trust (%agent trust)", self.untrusted), ("Rules in force", self.rules),
+                    ("Hooks", self.hooks), ("Agent files", self.agents), ("Instructions", self.instructions),
+                    (".mcp.json", self.mcp), ("Warnings", self.warnings)]
+        out = []
+        for title, lines in sections:
+            out.append(title)
+            out.extend(f"  {line}" for line in (lines or ["(none)"]))
+        return "\n".join(out)
+
+
+def _counts(layer) -> str:
+    settings = layer.settings
+    parts = []
+    rules = sum(len(getattr(settings.permissions, a)) for a in ("allow", "deny", "ask"))
+    if rules:
+        parts.append(f"{rules} rule(s)")
+    hooks = sum(len(group.hooks) for event in type(settings.hooks).model_fields for group in getattr(settings.hooks, event))
+    if hooks:
+        parts.append(f"{hooks} hook(s)")
+    if settings.env:
+        parts.append(f"env {', '.join(sorted(settings.env))}")
+    if settings.model:
+        parts.append(f"model {settings.model}")
+    mode = settings.permissions.defaultMode or settings.defaultMode
+    if mode:
+        parts.append(f"mode {mode}")
+    if settings.permissions.disableBypassPermissionsMode:
+        parts.append("bypass mode disabled")
+    return ", ".join(parts) or "nothing that applies here"
+
+
+def _rule_line(rule: "Rule", source_path: str) -> str:
+    where = f"{rule.action:5}  {rule.text}  ({source_path})"
+    if rule.missing:
+        return f"{where} — applies to nothing: {rule.missing}"
+    tools = ", ".join(rule.tools)
+    return where if tools == rule.tool else f"{where} → {tools}"
+
+
+def _files(effective: "EffectiveSettings", report: DoctorReport) -> None:
+    for layer in effective.layers:
+        state = "read" if layer.exists else "not there"
+        what = f": {_counts(layer)}" if layer.exists else ""
+        report.files.append(f"{layer.source:14} {layer.path} ({_DIALECT[layer.dialect]}) {state}{what}")
+    report.ignored.extend(entry.describe() for entry in effective.ignored_settings)
+
+
+def _rules(effective: "EffectiveSettings", session_rules: Iterable["Rule"], report: DoctorReport) -> None:
+    from .approval.builtin_rules import BUILTIN_RULES
+
+    report.rules.extend(f"{rule.action:5}  {rule.text}  (built-in)" for rule in BUILTIN_RULES)
+    report.rules.extend(_rule_line(rule, "this session") for rule in session_rules)
+    order = {"deny": 0, "ask": 1, "allow": 2}
+    for rule in sorted(effective.rules, key=lambda r: order[r.action]):
+        report.rules.append(_rule_line(rule, effective.source_path(rule.source)))
+    mode = effective.default_mode
+    if mode is not None:
+        report.rules.append(f"mode   {mode}  ({effective.source_path(effective.default_mode_source or '')})")
+    if effective.bypass_disabled:
+        report.rules.append(f"bypass mode is off (permissions.disableBypassPermissionsMode in {effective.bypass_disabled})")
+
+
+def _hooks(effective: "EffectiveSettings", report: DoctorReport) -> None:
+    for hook in effective.hooks:
+        matcher = hook.matcher if hook.matcher not in ("", "*") else "every call"
+        line = f"{hook.event}: {matcher} → {hook.label} ({hook.path}, {_DIALECT[hook.dialect]}, timeout {hook.timeout:g} s)"
+        if hook.problem is not None:
+            effect = "asks before every call instead" if hook.event == "PreToolUse" else "never runs"
+            line += f" — cannot run: {hook.problem}; {effect}"
+        report.hooks.append(line)
+    for item in effective.ignored:
+        if item.kind == "hook":
+            report.hooks.append(f"{item.detail['event']}: {item.detail['matcher'] or 'every call'} → "
+                                f"`{item.detail['command']}` ({item.path}) — not run until you trust the project")
+
+
+def _agents(project: Path, effective: "EffectiveSettings", report: DoctorReport) -> None:
+    from .agents.profiles import ProfileError, load_profile_file, profile_dirs
+
+    untrusted = effective.untrusted_profile_modes
+    for source, directory in profile_dirs(project):
+        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+            try:
+                profile = load_profile_file(path, source)
+            except ProfileError as error:
+                report.agents.append(f"{path}: not usable — {error}")
+                continue
+            facts = [f"profile {profile.name}"]
+            if profile.tools is not None:
+                facts.append(f"tools {', '.join(profile.tools) or '(none)'}")
+            if profile.disallowed_tools:
+                facts.append(f"never {', '.join(profile.disallowed_tools)}")
+            if profile.model:
+                facts.append(f"model {profile.model}")
+            if profile.max_steps:
+                facts.append(f"max {profile.max_steps} steps")
+            if profile.permission_mode:
+                held = " (tightens only, until trusted)" if str(path) in untrusted else ""
+                facts.append(f"mode {profile.permission_mode}{held}")
+            report.agents.append(f"{path} ({source}): {'; '.join(facts)}")
+            report.agents.extend(f"    {path.name}: {note}" for note in profile.ignored)
+
+
+def _instructions(project: Path, report: DoctorReport) -> None:
+    from .prompts import loaded_instructions
+
+    for info in loaded_instructions(project):
+        report.instructions.append(f"{info.path}: {info.describe()}")
+        report.instructions.extend(f"    imports {path}" for path in info.imports)
+        report.instructions.extend(f"    {why}" for why in info.refused)
+
+
+def _mcp(project: Path, effective: "EffectiveSettings", report: DoctorReport) -> None:
+    from .mcp.config import McpConfigError, read_mcp_config
+
+    try:
+        config = read_mcp_config(project)
+    except McpConfigError as error:
+        report.mcp.append(str(error))
+        return
+    untrusted = effective.untrusted_servers
+    for name, server in config.servers.items():
+        kind = getattr(server, "type", "stdio")
+        held = " — does not start until you trust the project" if name in untrusted else ""
+        report.mcp.append(f"{name} ({kind}): its tools are {name}:TOOL here, mcp__{name}__TOOL in rules and hooks{held}")
+    report.mcp.extend(config.errors.values())
+    report.mcp.extend(config.notes)
+
+
+def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: Iterable["Rule"] = ()) -> DoctorReport:
+    """Everything the person's files configure for ``project``, and what of it applies (see the module docstring)."""
+    report = DoctorReport()
+    project = Path(project)
+    _files(effective, report)
+    report.untrusted.extend(f"{item.summary} ({item.path})" for item in effective.ignored)
+    if effective.trusted_by:
+        report.untrusted.append(f"nothing: the project is trusted as a whole ({effective.trusted_by})")
+    _rules(effective, session_rules, report)
+    _hooks(effective, report)
+    _agents(project, effective, report)
+    _instructions(project, report)
+    _mcp(project, effective, report)
+    report.warnings.extend(effective.warnings)
+    return report

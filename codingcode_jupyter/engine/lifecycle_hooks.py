@@ -1,0 +1,170 @@
+"""Hooks of the events outside approval: after a tool, a prompt, the end of a turn, a session.
+
+PreToolUse lives with the approval pipeline (:mod:`.approval.hooks`); the others run here,
+called where the event happens:
+
+* ``PostToolUse`` / ``PostToolUseFailure`` — after a tool ran (the loop; the hook sees
+  ``tool_response``). A block, its reason or ``additionalContext`` reaches the model with the
+  result; ``continue: false`` ends the turn after this step.
+* ``UserPromptSubmit`` — before a prompt is sent (the session). A block keeps the prompt from
+  the model and tells the person why; ``additionalContext`` (or a Claude Code hook's plain
+  stdout) goes with the prompt.
+* ``Stop`` / ``SubagentStop`` — when an agent is about to end its turn (the loop). A block
+  sends its reason to the agent, which goes on (``stop_hook_active`` tells the hook so).
+* ``SessionStart`` (``startup`` / ``resume``, at a session's first turn; its context goes with
+  that prompt), ``SessionEnd`` (when the session closes), ``PreCompact`` (``manual`` /
+  ``auto``), ``Notification`` (an approval card waits for the person).
+
+Each hook is told what its file's product tells it (:mod:`.hook_payloads`) and read in its
+file's semantics (:mod:`.hook_runner`): a Claude Code hook's failure is a notice; one of
+ours fails closed where the event can (a prompt is blocked, the model is told a check failed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
+
+from .hook_payloads import ToolView, common_fields, tool_fields
+from .hook_runner import ConfiguredHook, read_answer, run_hook
+
+if TYPE_CHECKING:
+    from .project_settings import ProjectSettings
+    from .settings import Dialect
+    from .tools.base import ToolDefinition
+
+__all__ = ["EventOutcome", "LifecycleHooks"]
+
+Match = Union[Sequence[str], Callable[["Dialect"], Sequence[str]], None]
+Fields = Callable[["Dialect"], dict[str, Any]]
+# Events where a hook of ours that fails blocks (the strict reading), as PreToolUse asks.
+_STRICT = frozenset({"UserPromptSubmit"})
+# Events where a failing hook of ours tells the model a check did not run.
+_TOLD_TO_MODEL = frozenset({"PostToolUse", "PostToolUseFailure"})
+
+
+@dataclass
+class EventOutcome:
+    """What the hooks of one event said, together."""
+
+    blocked: bool = False
+    # Why it is blocked (each blocking hook's reason).
+    reasons: list[str] = field(default_factory=list)
+    # For the model: additionalContext, plain stdout of context events.
+    context: list[str] = field(default_factory=list)
+    # For the person: systemMessage, failures, what a hook printed to stderr when blocking an
+    # event that cannot be blocked.
+    notices: list[str] = field(default_factory=list)
+    # A hook said `continue: false`: stop, with this reason for the person.
+    stop: str | None = None
+    ran: list[str] = field(default_factory=list)
+
+    @property
+    def reason(self) -> str:
+        return "\n".join(r for r in self.reasons if r)
+
+
+class LifecycleHooks:
+    """The hooks of one project's settings for the events above (read live, as the files are now)."""
+
+    def __init__(self, project: Path, settings: "ProjectSettings") -> None:
+        self.project = Path(project)
+        self.settings = settings
+
+    def configured(self, event: str) -> list[ConfiguredHook]:
+        try:
+            return self.settings.current().hooks_for(event)
+        except ValueError:
+            return []  # a broken settings file is reported where it is read; no hook runs from it
+
+    def _env(self) -> Mapping[str, str]:
+        try:
+            return self.settings.current().merged.env
+        except ValueError:
+            return {}
+
+    async def run(self, event: str, *, session_id: str, fields: Fields | None = None, match: Match = None,
+                  mode: str | None = None, cwd: str | None = None) -> EventOutcome:
+        """Run every hook of ``event`` whose matcher takes ``match`` (None: all), in order."""
+        outcome = EventOutcome()
+        hooks = self.configured(event)
+        if not hooks:
+            return outcome
+        env = self._env()
+        for hook in hooks:
+            names = match(hook.dialect) if callable(match) else match
+            if not hook.matches(names):
+                continue
+            outcome.ran.append(hook.command)
+            if hook.problem is not None:
+                outcome.notices.append(f"{event} hook {hook.label} from {hook.path} does not run here: {hook.problem}")
+                continue
+            payload = {**common_fields(hook.dialect, event, session_id=session_id, project=self.project, mode=mode,
+                                       cwd=cwd), **(fields(hook.dialect) if fields is not None else {})}
+            answer = read_answer(hook, await run_hook(hook, payload, self.project, env))
+            if answer.failure is not None:
+                if hook.dialect == "codingcode" and event in _STRICT:
+                    outcome.blocked = True
+                    outcome.reasons.append(f"{answer.failure}; blocking instead (hooks fail closed)")
+                elif hook.dialect == "codingcode" and event in _TOLD_TO_MODEL:
+                    outcome.context.append(f"(A {event} check could not run: {answer.failure}.)")
+                    outcome.notices.append(f"{event} hook: {answer.failure}")
+                else:
+                    outcome.notices.append(f"{event} hook: {answer.failure}")
+                continue
+            if answer.system_message:
+                outcome.notices.append(answer.system_message)
+            if answer.additional_context:
+                outcome.context.append(answer.additional_context)
+            if answer.decision in ("block", "deny"):
+                outcome.blocked = True
+                outcome.reasons.append(answer.reason)
+            if answer.stop:
+                outcome.stop = answer.stop_reason or f"{event} hook {hook.label} stopped the turn"
+        return outcome
+
+    # -- the events --------------------------------------------------------------------------
+
+    async def after_tool(self, *, session_id: str, definition: "ToolDefinition", tool_input: dict[str, Any],
+                         text: str, is_error: bool, tool_use_id: str, mode: str) -> EventOutcome:
+        view = ToolView.of(definition)
+        event = "PostToolUseFailure" if is_error else "PostToolUse"
+
+        def fields(dialect: "Dialect") -> dict[str, Any]:
+            out = tool_fields(dialect, view, tool_input, self.project, tool_use_id=tool_use_id, result=(text, is_error))
+            if is_error:
+                out["error"] = text
+            return out
+
+        return await self.run(event, session_id=session_id, fields=fields, match=view.names, mode=mode)
+
+    async def prompt(self, *, session_id: str, prompt: str, mode: str) -> EventOutcome:
+        return await self.run("UserPromptSubmit", session_id=session_id, fields=lambda d: {"prompt": prompt}, mode=mode)
+
+    async def stop(self, *, session_id: str, agent: str, active: bool, mode: str) -> EventOutcome:
+        event = "Stop" if agent == "main" else "SubagentStop"
+
+        def fields(dialect: "Dialect") -> dict[str, Any]:
+            out: dict[str, Any] = {"stop_hook_active": active}
+            if event == "SubagentStop":
+                out["agent_id"] = agent
+                out["agent_type"] = agent.rsplit("/", 1)[-1].split("#", 1)[0]
+            return out
+
+        return await self.run(event, session_id=session_id, fields=fields, mode=mode)
+
+    async def session_start(self, *, session_id: str, source: str) -> EventOutcome:
+        return await self.run("SessionStart", session_id=session_id, fields=lambda d: {"source": source},
+                              match=[source])
+
+    async def session_end(self, *, session_id: str, reason: str) -> EventOutcome:
+        return await self.run("SessionEnd", session_id=session_id, fields=lambda d: {"reason": reason}, match=[reason])
+
+    async def pre_compact(self, *, session_id: str, trigger: str, instructions: str = "") -> EventOutcome:
+        return await self.run("PreCompact", session_id=session_id,
+                              fields=lambda d: {"trigger": trigger, "custom_instructions": instructions}, match=[trigger])
+
+    async def notification(self, *, session_id: str, message: str, kind: str = "permission_prompt") -> EventOutcome:
+        return await self.run("Notification", session_id=session_id,
+                              fields=lambda d: {"message": message, "notification_type": kind}, match=[kind])
