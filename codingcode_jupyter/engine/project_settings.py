@@ -35,7 +35,6 @@ from typing import Any
 from .approval.rules import Rule, RuleError, parse_rule
 from .hook_runner import ConfiguredHook, configured_hooks
 from .settings import (
-    HOOK_EVENTS,
     MODE_STRICTNESS,
     Dialect,
     IgnoredSetting,
