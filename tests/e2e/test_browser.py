@@ -301,6 +301,17 @@ def test_a_pending_card_survives_a_page_reload(lab, tmp_path):
         assert (project / "after-reload.txt").read_text() == "still here\n"
 
 
+def _saved_as_record(path: Path) -> bool:
+    """The agent cell's saved outputs are the static record, not a widget view."""
+    try:
+        outputs = json.loads(path.read_text())["cells"][1].get("outputs", [])
+    except (ValueError, KeyError, IndexError):
+        return False
+    data = [o.get("data", {}) for o in outputs]
+    return any("codingcode-record" in "".join(d.get("text/html", "")) for d in data) and \
+        not any("application/vnd.jupyter.widget-view+json" in d for d in data)
+
+
 def _record_readable(page) -> None:
     from playwright.sync_api import expect
 
@@ -322,9 +333,11 @@ def test_the_record_survives_save_restart_reload_and_nbconvert(lab, tmp_path):
         _run_cells(page, lab, 2)
         page.get_by_role("button", name="Allow", exact=True).click(timeout=60_000)
         expect(page.get_by_text("All done: greeting.txt is written.")).to_be_visible(timeout=30_000)
+        # The live widgets show the answer first; save once the turn's record has replaced them.
+        expect(page.locator(".codingcode-record").first).to_be_attached(timeout=30_000)
         page.keyboard.press("Control+s")
-        deadline = time.monotonic() + 15
-        while "All done" not in (project / "kept.ipynb").read_text() and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30
+        while not _saved_as_record(project / "kept.ipynb") and time.monotonic() < deadline:
             time.sleep(0.3)
         kernel = _wait_kernel_idle(lab)
         _api(lab, f"/api/kernels/{kernel}/restart", "POST")
