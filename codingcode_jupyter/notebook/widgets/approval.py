@@ -17,6 +17,7 @@ from ...engine.approval.types import Answer, ApprovalRequest
 from .. import theme, words
 from ..record import is_diff
 from ..rendering import diff_html, pre
+from ._answers import answer_from_click
 from ._text import h, pretty_json, short
 
 __all__ = ["ApprovalCard", "BUTTONS", "CardState"]
@@ -128,18 +129,7 @@ class ApprovalCard(widgets.VBox):
             return
         self.settle(answer, by="user")
 
-        def resolve() -> None:
-            if not self.answer.done():
-                self.answer.set_result(answer)
-
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            resolve()
-        else:
-            self._loop.call_soon_threadsafe(resolve)
+        answer_from_click(self._loop, self.answer, answer)
 
     def settle(self, state: CardState, *, by: str = "", note: str = "") -> None:
         """Show the final state: buttons disabled, details collapsed to one line."""

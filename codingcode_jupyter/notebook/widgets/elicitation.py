@@ -15,7 +15,13 @@ from typing import Any, Literal
 
 import ipywidgets as widgets
 
-from ...engine.mcp.elicitation import ElicitationRequest, ElicitationResponse, FormField, check_answer
+from ...engine.mcp.elicitation import (
+    ElicitationRequest,
+    ElicitationResponse,
+    FormField,
+    check_answer,
+)
+from ._answers import answer_from_click
 from ._text import h
 
 __all__ = ["ElicitationForm", "FORM_BUTTONS"]
@@ -132,18 +138,7 @@ class ElicitationForm(widgets.VBox):
         self._resolve(response)
 
     def _resolve(self, response: ElicitationResponse) -> None:
-        def resolve() -> None:
-            if not self.answer.done():
-                self.answer.set_result(response)
-
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            resolve()
-        else:
-            self._loop.call_soon_threadsafe(resolve)
+        answer_from_click(self._loop, self.answer, response)
 
     def settle(self, state: FormState, *, note: str = "") -> None:
         """Show the final state: buttons disabled, the form collapsed to one line."""

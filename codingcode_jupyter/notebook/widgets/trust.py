@@ -17,6 +17,7 @@ from typing import Literal
 import ipywidgets as widgets
 
 from ...engine.trust.items import TrustItem
+from ._answers import answer_from_click
 from ._text import h
 
 __all__ = ["TrustCard", "TrustAnswer", "TRUST_BUTTONS", "trust_lines"]
@@ -87,18 +88,7 @@ class TrustCard(widgets.VBox):
         answer = TRUST_BUTTONS[label]
         self.settle(answer)
 
-        def resolve() -> None:
-            if not self.answer.done():
-                self.answer.set_result(answer)
-
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            resolve()
-        else:
-            self._loop.call_soon_threadsafe(resolve)
+        answer_from_click(self._loop, self.answer, answer)
 
     def settle(self, state: TrustAnswer | Literal["interrupted", "no_frontend"]) -> None:
         """Show the answer: buttons gone, one line saying what now applies."""
