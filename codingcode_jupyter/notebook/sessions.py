@@ -55,6 +55,11 @@ class SessionRegistry:
 
     def _engine(self) -> Any:
         """The engine's runtime, imported on first use; the kernel tools join its registry then."""
+        from . import prewarm
+
+        # Callers wait (without blocking) first; this covers any that does not: importing
+        # the engine here while the thread is halfway through it would race its imports.
+        prewarm.wait()
         from ..engine import runtime
 
         if not self.kernel_tools:
