@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import threading
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -19,6 +20,7 @@ from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context import compact, keep_in_window
 from .deps import SessionDeps
+from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager
 from .project_settings import ProjectSettings
 from .sandbox import CommandSandbox, probe_bwrap
@@ -50,13 +52,16 @@ def global_registry() -> ToolRegistry:
     return _REGISTRY
 
 
-def warm_up() -> None:
+def warm_up(project: Path | str | None = None) -> None:
     """Do ahead, on any thread, what the first session of the process would: build the built-in
-    tools' schemas and probe bubblewrap (a subprocess; both are kept for the process)."""
+    tools' schemas, probe bubblewrap (a subprocess; both are kept for the process) and, when
+    ``project`` configures MCP servers, import the MCP client its session will start them with."""
     global_registry()
     path = shutil.which("bwrap")
     if path is not None:
         probe_bwrap(path)
+    if project is not None and (Path(project) / MCP_CONFIG_FILE).is_file():
+        import_module(f"{__package__}.mcp.client")
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:

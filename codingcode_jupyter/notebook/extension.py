@@ -9,6 +9,7 @@ background thread (:mod:`.prewarm`) that gives way to the person's cells; the fi
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from . import async_cell, prewarm
@@ -53,7 +54,7 @@ def load(ip: Any) -> None:
 
     install_recorders(ip)
     setattr(ip, _STATE_KEY, magics)
-    prewarm.start(ip)
+    prewarm.start(ip, project=os.path.expanduser(config.project or os.getcwd()))
 
 
 def unload(ip: Any) -> None:

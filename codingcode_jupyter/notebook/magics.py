@@ -123,7 +123,7 @@ class AgentMagics(Magics):
         handler = self.subcommands.handler(words[0])
         if handler is None:
             raise UsageError(f"Unknown subcommand {words[0]!r}. Try: {', '.join(COMMANDS)}")
-        await prewarm.ready()
+        await prewarm.ready(show=False)  # a subcommand's own output follows at once
         result = handler(words[1:])
         if asyncio.iscoroutine(result):
             result = await result
