@@ -2,7 +2,7 @@
 cell does not have to.
 
 ``%load_ext`` stays cheap by deferring the engine; without this the deferred cost (the
-engine, the widgets, the anthropic SDK: about 2 s) lands on the first ``%%agent`` cell. A
+engine, the widgets, the anthropic SDK: 2 to 3 s measured) lands on the first ``%%agent`` cell. A
 daemon thread does that work while the person reads or types, one step at a time:
 
 * A step is one import (or one warm-up the engine offers). Imports are thread-safe: a cell
@@ -16,8 +16,9 @@ daemon thread does that work while the person reads or types, one step at a time
   with :meth:`Prewarm.ready` or :meth:`Prewarm.wait`: the thread then no longer stops for
   cells, and the caller waits only for the steps not done yet.
 
-A step that fails is skipped; the cell that needs it imports it again and shows the real
-error there.
+A step that fails is skipped, and a wait gives up after :data:`MAX_WAIT_S` (a step that
+hangs must not hang every cell): the cell then imports what it needs itself and shows the
+real error, if any, there.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ QUIET_WAIT_S = 0.1
 # The thread takes its next step once no cell ran for this long. Queued cells (Run All)
 # follow each other within milliseconds, so it does not slip in between them.
 IDLE_S = 0.1
+# The longest anyone waits for the thread; the steps take seconds, this is for one that hangs.
+MAX_WAIT_S = 60.0
 
 Step = tuple[str, Callable[[], Any]]
 
@@ -71,7 +74,7 @@ def default_steps(project: str | None = None) -> list[Step]:
     """What the first ``%%agent`` cell (in ``project``, most likely) needs, in the order it needs it."""
     return [
         # The engine in three steps rather than one, so a cell that starts meanwhile shares
-        # the interpreter for less (about 0.1 s each).
+        # the interpreter for less (0.1 to 0.2 s each).
         _importer("codingcode_jupyter.engine.project_settings"),
         _importer("codingcode_jupyter.engine.approval.pipeline"),
         _importer("codingcode_jupyter.engine.runtime"),
@@ -165,7 +168,7 @@ class Prewarm:
 
     # -- waiting for it ----------------------------------------------------------------
 
-    def wait(self, timeout: float | None = None) -> bool:
+    def wait(self, timeout: float | None = MAX_WAIT_S) -> bool:
         """Block until every step ran (True), or ``timeout`` passed (False)."""
         if self.done:
             return True
@@ -177,7 +180,7 @@ class Prewarm:
         return True
 
     async def ready(self, on_wait: Callable[[], Callable[[], None]] | None = None) -> None:
-        """Wait without blocking the event loop until every step ran.
+        """Wait without blocking the event loop until every step ran (at most :data:`MAX_WAIT_S`).
 
         ``on_wait`` is called if the wait lasts longer than :data:`QUIET_WAIT_S`; it shows
         that the cell waits and returns what to call when the wait is over.
@@ -202,7 +205,9 @@ class Prewarm:
             pass
         finish = on_wait() if on_wait is not None else None
         try:
-            await waiter
+            await asyncio.wait_for(waiter, MAX_WAIT_S - QUIET_WAIT_S)
+        except asyncio.TimeoutError:
+            pass
         finally:
             if finish is not None:
                 finish()
@@ -255,7 +260,7 @@ def current() -> Prewarm | None:
     return _CURRENT
 
 
-def wait(timeout: float | None = None) -> bool:
+def wait(timeout: float | None = MAX_WAIT_S) -> bool:
     """Block until the process's prewarm (if any) is done; see :meth:`Prewarm.wait`."""
     prewarm = _CURRENT
     return True if prewarm is None else prewarm.wait(timeout)

@@ -216,3 +216,17 @@ def test_a_cell_run_right_after_load_ext_holds_the_loading_back(fresh_kernel: Ke
     k.fake.add(Reply([text("loaded now")]))
     agent_id = k.execute("%%agent\nhello")
     assert k.reply(agent_id, timeout=120)["status"] == "ok", k.text_output(agent_id)
+
+
+async def test_a_step_that_hangs_does_not_hang_the_cell(monkeypatch: pytest.MonkeyPatch):
+    steps = Recorder()
+    prewarm = Prewarm([steps.step("one", hold=True)]).start()
+    monkeypatch.setattr(prewarm_module, "MAX_WAIT_S", 0.5)
+    cleared = []
+    try:
+        await asyncio.wait_for(prewarm.ready(lambda: lambda: cleared.append(True)), 30)
+        assert not prewarm.done and cleared == [True]  # gave up, and took its line away
+        assert prewarm.wait(timeout=0.2) is False
+    finally:
+        steps.release["one"].set()
+    assert prewarm.wait(timeout=30)
