@@ -74,7 +74,7 @@ def _sample(project: Path, fake: FakeAnthropic, env: dict[str, str], index: int,
 
 
 def measure(quick: bool) -> list[Row]:
-    repeat = 1 if quick else 3
+    repeat = 1 if quick else 5
     rows = []
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
         projects = _projects(Path(tmp))
