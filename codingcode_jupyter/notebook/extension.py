@@ -54,7 +54,7 @@ def load(ip: Any) -> None:
 
     install_recorders(ip)
     setattr(ip, _STATE_KEY, magics)
-    prewarm.start(ip, project=os.path.expanduser(config.project or os.getcwd()))
+    prewarm.start(ip, project=os.path.expanduser(config.project or os.getcwd()), session_warm_up=magics.registry.warm_up)
 
 
 def unload(ip: Any) -> None:
@@ -64,6 +64,7 @@ def unload(ip: Any) -> None:
         return
     async_cell.uninstall_transformer(ip)
     prewarm.stop_pausing(ip)
+    prewarm.wait()  # its last steps may still be registering the kernel tools removed below
     while _line_transformer in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(_line_transformer)
     ip.user_ns.pop(LINE_FUNCTION, None)

@@ -70,8 +70,17 @@ def _sdk_warm_up() -> None:
         warm_up()
 
 
-def default_steps(project: str | None = None) -> list[Step]:
-    """What the first ``%%agent`` cell (in ``project``, most likely) needs, in the order it needs it."""
+def _view_warm_up() -> None:
+    from .view import render_markdown
+
+    render_markdown("*warm* `up`")  # the Markdown parser compiles its patterns on first use
+
+
+def default_steps(project: str | None = None, session_warm_up: Callable[[], Any] | None = None) -> list[Step]:
+    """What the first ``%%agent`` cell (in ``project``, most likely) needs, in the order it needs it.
+
+    ``session_warm_up`` is the shell's own part (its kernel tools joining the process's tools).
+    """
     return [
         # The engine in three steps rather than one, so a cell that starts meanwhile shares
         # the interpreter for less (0.1 to 0.2 s each).
@@ -79,7 +88,8 @@ def default_steps(project: str | None = None) -> list[Step]:
         _importer("codingcode_jupyter.engine.approval.pipeline"),
         _importer("codingcode_jupyter.engine.runtime"),
         _engine_warm_up(project),
-        _importer("codingcode_jupyter.notebook.view"),
+        *([("kernel tools", session_warm_up)] if session_warm_up is not None else []),
+        ("codingcode_jupyter.notebook.view", _view_warm_up),
         _importer("codingcode_jupyter.notebook.references"),
         ("anthropic SDK", _sdk_warm_up),
     ]
@@ -170,8 +180,8 @@ class Prewarm:
 
     def wait(self, timeout: float | None = MAX_WAIT_S) -> bool:
         """Block until every step ran (True), or ``timeout`` passed (False)."""
-        if self.done:
-            return True
+        if self.done or threading.current_thread() is self._thread:
+            return True  # a step itself asks: what it needs is what it is doing
         self._want()
         try:
             self._done.result(timeout)
@@ -235,13 +245,14 @@ class Prewarm:
 _CURRENT: Prewarm | None = None
 
 
-def start(shell: Any, steps: list[Step] | None = None, *, project: str | None = None) -> Prewarm | None:
+def start(shell: Any, steps: list[Step] | None = None, *, project: str | None = None,
+          session_warm_up: Callable[[], Any] | None = None) -> Prewarm | None:
     """Start loading the engine for ``shell`` (once per process); None when turned off."""
     global _CURRENT
     if os.environ.get(ENV_VAR, "1").strip().lower() in ("0", "false", "no", "off"):
         return None
     if _CURRENT is None:
-        _CURRENT = Prewarm(default_steps(project) if steps is None else steps)
+        _CURRENT = Prewarm(default_steps(project, session_warm_up) if steps is None else steps)
         _CURRENT.attach(shell)
         _CURRENT.start()
     else:

@@ -68,6 +68,10 @@ class SessionRegistry:
             self.kernel_tools = register_kernel_tools(runtime.global_registry(), self.shell)
         return runtime
 
+    def warm_up(self) -> None:
+        """Load the engine and register the kernel tools now (the prewarm thread does, before any cell)."""
+        self._engine()
+
     def open(self, project: Path, **options: Any) -> Entry:
         """A session from the engine; a broken settings, profile or session file is one clear line."""
         try:

@@ -104,6 +104,17 @@ def test_whoever_needs_the_engine_overrides_the_pause():
     assert [name for name, _ in steps.ran] == ["one", "two"]
 
 
+def test_a_step_that_asks_for_the_engine_itself_does_not_wait_for_itself():
+    # The kernel-tools step goes through the same entry point as a cell, which waits first.
+    answers = []
+    holder: list[Prewarm] = []
+    prewarm = Prewarm([("asks", lambda: answers.append(holder[0].wait()))])
+    holder.append(prewarm)
+    prewarm.start()
+    assert prewarm.wait(timeout=10)
+    assert answers == [True]
+
+
 async def test_ready_shows_a_line_for_a_wait_worth_showing_and_clears_it():
     steps = Recorder()
     prewarm = Prewarm([steps.step("one", hold=True)]).start()
