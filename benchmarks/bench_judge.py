@@ -62,8 +62,8 @@ def measure(quick: bool) -> list[Row]:
             rows = gtfobins_attacks(Targets(str(home)))
             commands = [r.command for r in rows][:: 5 if quick else 1]
             rounds = 1 if quick else 3
-            pipeline = ApprovalPipeline(project, mode="bypass", python_hooks=[], audit=False)
-            ctx = context(project)
+            pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
+            ctx = context(project, mode="bypass")  # the mode travels with the call's context
             asyncio.run(_times(pipeline, ctx, call, commands[:50], 1))  # warm caches
             ours = asyncio.run(_times(pipeline, ctx, call, commands, rounds))
             floor = asyncio.run(_times(pipeline, ctx, call, ["ls -la"] * len(commands), rounds))

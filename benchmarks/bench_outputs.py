@@ -12,7 +12,6 @@ the median in-kernel time of one ``display()`` with and without recording.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 from pathlib import Path

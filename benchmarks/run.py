@@ -30,13 +30,18 @@ MODULES = [
     "bench_search",
     "bench_loop",
     "bench_stream",
+    "bench_text_latency",
     "bench_load_ext",
+    "bench_first_cell",
+    "bench_mcp_start",
+    "bench_session_open",
     "bench_parallel",
     "bench_approval",
     "bench_judge",
     "bench_sandbox",
     "bench_outputs",
     "bench_questions",
+    "bench_suite",
 ]
 
 

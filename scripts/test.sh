@@ -39,7 +39,8 @@ fi
   'mcp-server-time==2026.10.19' 'mcp-server-git==2026.10.19' 'mcp-server-fetch==2026.10.24'
 
 # The whole suite, slow end-to-end tests included.
-.venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" "$@"
+# --junitxml: benchmarks/bench_suite.py reports the suite's wall time from it.
+.venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" --junitxml=/tmp/codingcode-test-junit.xml "$@"
 
 # Benchmarks in quick mode: they must keep working; their figures never fail the run.
 if [ -f benchmarks/run.py ]; then

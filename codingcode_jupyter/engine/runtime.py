@@ -7,7 +7,10 @@ and tests) ask it for a :class:`~.session.Session` and never wire parts themselv
 from __future__ import annotations
 
 import asyncio
+import shutil
+import threading
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -18,9 +21,10 @@ from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context import compact, keep_in_window
 from .deps import SessionDeps
+from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager
 from .project_settings import ProjectSettings
-from .sandbox import CommandSandbox
+from .sandbox import CommandSandbox, probe_bwrap
 from .session import Session, new_session_id, sessions_dir
 from .settings import PermissionMode, SandboxSettings, SettingsError
 from .state import SessionState
@@ -33,17 +37,33 @@ if TYPE_CHECKING:
     from .project_settings import EffectiveSettings
     from .sandbox.proxy import ProxyDecision
 
-__all__ = ["global_registry", "SessionParts", "open_session", "compact"]
+__all__ = ["global_registry", "SessionParts", "open_session", "compact", "warm_up"]
 
 _REGISTRY: ToolRegistry | None = None
+# warm_up() may build the registry on another thread while a cell registers a custom tool.
+_REGISTRY_LOCK = threading.Lock()
 
 
 def global_registry() -> ToolRegistry:
     """The process's tools: the built-ins, then custom tools registered from cells."""
     global _REGISTRY
     if _REGISTRY is None:
-        _REGISTRY = ToolRegistry(builtin_tools())
+        with _REGISTRY_LOCK:
+            if _REGISTRY is None:
+                _REGISTRY = ToolRegistry(builtin_tools())
     return _REGISTRY
+
+
+def warm_up(project: Path | str | None = None) -> None:
+    """Do ahead, on any thread, what the first session of the process would: build the built-in
+    tools' schemas, probe bubblewrap (a subprocess; both are kept for the process) and, when
+    ``project`` configures MCP servers, import the MCP client its session will start them with."""
+    global_registry()
+    path = shutil.which("bwrap")
+    if path is not None:
+        probe_bwrap(path)
+    if project is not None and (Path(project) / MCP_CONFIG_FILE).is_file():
+        import_module(f"{__package__}.mcp.client")
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:

@@ -2,15 +2,17 @@
 
 The cell transformer (:mod:`.async_cell`) rewrites a ``%%agent`` cell into an awaited
 call; the line transformer here does the same for a line that is exactly ``%agent ...``.
-Loading stays cheap: the engine, the SDKs and MCP are imported by the first ``%%agent``
-cell, not here.
+Loading stays cheap: the engine and the SDK are imported after this returns, by a
+background thread (:mod:`.prewarm`) that gives way to the person's cells; the first
+``%%agent`` cell waits only for what it has not finished.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from . import async_cell
+from . import async_cell, prewarm
 from .config import CodingCode
 from .magics import AgentMagics
 
@@ -52,6 +54,7 @@ def load(ip: Any) -> None:
 
     install_recorders(ip)
     setattr(ip, _STATE_KEY, magics)
+    prewarm.start(ip, project=os.path.expanduser(config.project or os.getcwd()), session_warm_up=magics.registry.warm_up)
 
 
 def unload(ip: Any) -> None:
@@ -60,6 +63,8 @@ def unload(ip: Any) -> None:
     if magics is None:
         return
     async_cell.uninstall_transformer(ip)
+    prewarm.stop_pausing(ip)
+    prewarm.wait()  # its last steps may still be registering the kernel tools removed below
     while _line_transformer in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(_line_transformer)
     ip.user_ns.pop(LINE_FUNCTION, None)

@@ -17,6 +17,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import Pretty, display
 
+from . import prewarm
 from .agent_cell import APPROVAL_POLICIES, NO_REQUEST, AgentCellRunner
 from .config import CodingCode
 from .sessions import SessionRegistry
@@ -83,6 +84,7 @@ class AgentMagics(Magics):
         ``{name}`` in the body becomes a description of that live variable (``{{`` escapes).
         """
         args = parse_argstring(self.agent_cell, line)
+        await prewarm.ready()  # the engine, if %load_ext's background loading is not done yet
         await self.runner.run(args, body, expand=expand)
 
     # -- %agent ----------------------------------------------------------------------------
@@ -119,7 +121,8 @@ class AgentMagics(Magics):
         if words[:1] == ["mcp"] and words[1:2] in (["add"], ["remove"], ["restart"], ["login"]):
             coro.close()
             raise UsageError(f"Put `%agent mcp {words[1]} ...` on a line of its own (it must be awaited).")
-        # Every other subcommand completes without awaiting anything.
+        # Every other subcommand completes without awaiting anything (once the engine is loaded).
+        prewarm.wait()
         try:
             coro.send(None)
         except StopIteration as stop:
@@ -136,6 +139,7 @@ class AgentMagics(Magics):
         handler = self.subcommands.handler(words[0])
         if handler is None:
             raise UsageError(f"Unknown subcommand {words[0]!r}. Try: {', '.join(COMMANDS)}")
+        await prewarm.ready(show=False)  # a subcommand's own output follows at once
         result = handler(words[1:])
         if asyncio.iscoroutine(result):
             result = await result

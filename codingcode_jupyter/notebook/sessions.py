@@ -78,6 +78,11 @@ class SessionRegistry:
 
     def _engine(self) -> Any:
         """The engine's runtime, imported on first use; the kernel tools join its registry then."""
+        from . import prewarm
+
+        # Callers wait (without blocking) first; this covers any that does not: importing
+        # the engine here while the thread is halfway through it would race its imports.
+        prewarm.wait()
         from ..engine import runtime
 
         if not self.kernel_tools:
@@ -85,6 +90,10 @@ class SessionRegistry:
 
             self.kernel_tools = register_kernel_tools(runtime.global_registry(), self.shell)
         return runtime
+
+    def warm_up(self) -> None:
+        """Load the engine and register the kernel tools now (the prewarm thread does, before any cell)."""
+        self._engine()
 
     def open(self, project: Path, **options: Any) -> Entry:
         """A session from the engine; a broken settings, profile or session file is one clear line."""

@@ -78,6 +78,9 @@ class FakeAnthropic:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.count_token_requests: list[dict[str, Any]] = []
+        # Called with (event name, data) right after each SSE event is written and flushed
+        # (benchmarks time what the client shows against it).
+        self.on_sent: Callable[[str, dict[str, Any]], None] | None = None
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -156,6 +159,8 @@ class FakeAnthropic:
                     time.sleep(delay)
                 self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
+                if fake.on_sent is not None:
+                    fake.on_sent(event, data)
 
             def _stream(self, body: dict[str, Any], reply: Reply) -> None:
                 self._start_sse()

@@ -36,6 +36,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..events import McpProgress
+from .common import McpCallError
 from .config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .elicitation import ElicitationRequest, ElicitationResponse, ElicitationSchemaError, check_answer, parse_form
 from .oauth import LoginFlow, LoginPending, default_token_dir, make_oauth
@@ -67,10 +68,6 @@ _NO_SDK_TIMEOUT = 7 * 24 * 3600.0
 _LOG_LEVEL: types.LoggingLevel = "info"
 # The JSON-RPC code servers expect when the user rejects a sampling request.
 _USER_REJECTED = -1
-
-
-class McpCallError(Exception):
-    """A call that could not get a result from the server (not started, crashed, timed out)."""
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,13 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from pydantic import BaseModel
 
 from ..events import McpLog, McpLoginRequired, McpServerChanged, Notice
 from ..tools.base import AnyArgs, ToolContext, ToolDefinition, ToolResult
-from .client import ConnectionState, McpCallError, McpToolInfo, ServerConnection
+from .common import McpCallError, default_token_dir
 from .config import (
     CONFIG_FILE,
     HttpServerConfig,
@@ -36,13 +36,16 @@ from .config import (
 )
 from .elicitation import ElicitationRequest, ElicitationResponse, Elicitor
 from .naming import assign_wire_names, display_name
-from .oauth import default_token_dir
 from .origin import CallOrigin
 from .prompts import PromptError, check_arguments, parse_invocation, prompt_content
 from .resources import LIST_TOOL, READ_TOOL, resource_tools
 from .results import to_tool_result
 from .sampling import Sampler, SamplingRequest, SamplingResult, TurnSampler
 from .server_log import LogEntry, is_alarming
+
+if TYPE_CHECKING:
+    # The client half imports the mcp SDK: it is loaded when a server is first registered.
+    from .client import ConnectionState, McpToolInfo, ServerConnection
 
 __all__ = ["McpManager", "ServerStatus", "McpFront"]
 
@@ -160,6 +163,8 @@ class McpManager:
                 pass  # recorded for status(); the valid servers still count
 
     def _connection(self, name: str, config: AnyConfig) -> ServerConnection:
+        from .client import ServerConnection
+
         return ServerConnection(
             name=name,
             config=config,

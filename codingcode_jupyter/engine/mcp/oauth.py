@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlparse
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from .common import default_token_dir
 from .config import OAuthOptions
 
 __all__ = ["FileTokenStorage", "LoginFlow", "LoginPending", "LoginError", "make_oauth", "default_token_dir"]
@@ -35,10 +36,6 @@ __all__ = ["FileTokenStorage", "LoginFlow", "LoginPending", "LoginError", "make_
 CALLBACK_PATH = "/callback"
 # How long a login link stays good for: a person may take a while, but not forever.
 LOGIN_WAIT = 15 * 60
-
-
-def default_token_dir() -> Path:
-    return Path.home() / ".codingcode" / "mcp-tokens"
 
 
 class LoginError(Exception):

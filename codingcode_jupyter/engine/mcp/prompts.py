@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from ..tools.base import text_block
 from .results import MODEL_IMAGE_TYPES, resource_blocks
+
+if TYPE_CHECKING:
+    # The SDK's types are imported where content is converted (a server is running by then).
+    import mcp_types as types
 
 __all__ = [
     "PromptArgument",
@@ -124,6 +126,8 @@ def check_arguments(server: str, info: PromptInfo, invocation: PromptInvocation)
 
 
 def _content_blocks(content: Any) -> list[dict[str, Any]]:
+    import mcp_types as types
+
     if isinstance(content, types.TextContent):
         return [text_block(content.text)]
     if isinstance(content, types.ImageContent) and content.mime_type in MODEL_IMAGE_TYPES:

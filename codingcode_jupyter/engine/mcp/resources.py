@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tools.base import ToolContext, ToolDefinition, ToolError, ToolResult, text_block
-from .client import McpCallError
+from .common import McpCallError
 from .origin import CallOrigin
 from .results import READ_TOOL, resource_blocks
 

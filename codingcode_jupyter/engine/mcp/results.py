@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, Iterable
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..tools.base import ToolResult, text_block
+
+if TYPE_CHECKING:
+    # The SDK's types are imported where content is converted (a server is running by then).
+    import mcp_types as types
 
 __all__ = ["MODEL_IMAGE_TYPES", "to_tool_result", "resource_blocks", "is_textual", "decode_text_blob", "READ_TOOL"]
 
@@ -78,6 +80,8 @@ def resource_blocks(
     contents: Iterable[types.TextResourceContents | types.BlobResourceContents],
 ) -> list[dict[str, Any]]:
     """The contents of a resource (read, or embedded in a result) as content blocks."""
+    import mcp_types as types
+
     blocks: list[dict[str, Any]] = []
     for item in contents:
         mime = item.mime_type or "unknown type"
@@ -108,6 +112,8 @@ def _link_text(item: types.ResourceLink, server: str | None) -> str:
 
 
 def _content_blocks(item: Any, server: str | None) -> list[dict[str, Any]]:
+    import mcp_types as types
+
     if isinstance(item, types.TextContent):
         return [text_block(item.text)]
     if isinstance(item, types.ImageContent):

@@ -13,9 +13,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..approval.audit import AuditLog
 from ..approval.types import ApprovalRequest
@@ -24,6 +22,10 @@ from ..models.base import ModelError, ModelRequest
 from ..models.pricing import cost_usd
 from .origin import CallOrigin
 from .results import MODEL_IMAGE_TYPES
+
+if TYPE_CHECKING:
+    # The SDK's types are imported where content is converted (a server is running by then).
+    import mcp_types as types
 
 __all__ = [
     "SamplingRequest", "SamplingResult", "SamplingDeclined", "Sampler", "TurnSampler", "sampling_request", "result_for_server",
@@ -64,6 +66,8 @@ Sampler = Callable[[SamplingRequest], Awaitable[SamplingResult]]
 
 
 def _block(item: Any) -> dict[str, Any]:
+    import mcp_types as types
+
     if isinstance(item, types.TextContent):
         return {"type": "text", "text": item.text}
     if isinstance(item, types.ImageContent) and item.mime_type in MODEL_IMAGE_TYPES:
@@ -196,6 +200,8 @@ class TurnSampler:
 
 def result_for_server(result: SamplingResult) -> types.CreateMessageResult:
     """The SDK's answer to the server."""
+    import mcp_types as types
+
     return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text=result.text),
                                      model=result.model, stop_reason=result.stop_reason)
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..events import Usage
 from .base import ModelError, ModelRequest, ModelResponse, TextCallback
 
-__all__ = ["AnthropicModel", "DEFAULT_MODEL"]
+__all__ = ["AnthropicModel", "DEFAULT_MODEL", "warm_up"]
 
 DEFAULT_MODEL = "claude-sonnet-5"
 
@@ -127,3 +127,52 @@ def _map_error(error: Exception) -> ModelError:
             return ModelError(f"The Anthropic API rejected the request (400): {message}", kind="bad_request")
         return ModelError(f"The Anthropic API failed ({error.status_code} {kind_name or 'error'}): {message}", kind="other")
     return ModelError(f"Model request failed: {type(error).__name__}: {error}", kind="other")
+
+
+# One streamed reply, as the Messages API sends it: what warm_up() feeds the SDK.
+_WARM_UP_EVENTS = (
+    ("message_start", {"type": "message_start", "message": {
+        "id": "msg_warm_up", "type": "message", "role": "assistant", "model": "warm-up", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ("content_block_start", {"type": "content_block_start", "index": 1, "content_block": {
+        "type": "tool_use", "id": "toolu_warm_up", "name": "warm_up", "input": {}}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {
+        "type": "input_json_delta", "partial_json": "{}"}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                       "usage": {"output_tokens": 1}}),
+    ("message_stop", {"type": "message_stop"}),
+)
+
+
+def warm_up() -> None:
+    """Stream one canned reply through the SDK, in memory (nothing leaves the process); any thread.
+
+    The SDK builds much of itself on first use: the validators of its stream events and
+    messages, its HTTP client's TLS context, a few imports. Done here ahead of time (the
+    notebook does it while the person types) the first real request costs what later ones do.
+    """
+    import asyncio
+    import json
+
+    import httpx2
+    from anthropic import AsyncAnthropic
+
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _WARM_UP_EVENTS).encode()
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async def stream_once() -> None:
+        # A default client as AnthropicModel makes one (its TLS context is kept for the process).
+        await AsyncAnthropic(api_key="warm-up", max_retries=0).close()
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as http:
+            client = AsyncAnthropic(api_key="warm-up", base_url="http://warm-up.invalid", http_client=http, max_retries=0)
+            model = AnthropicModel("warm-up", client=client)
+            await model.stream(ModelRequest(model="warm-up", max_tokens=1, messages=[{"role": "user", "content": "hi"}]),
+                               lambda text: None)
+
+    asyncio.run(stream_once())

@@ -1,4 +1,13 @@
-"""The OS-level sandbox for commands: bubblewrap confinement and the network allowlist proxy."""
+"""The OS-level sandbox for commands: bubblewrap confinement and the network allowlist proxy.
+
+The proxy module is imported when one of its names is first asked for (or a command needs
+the proxy): a project without a network allowlist never loads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .bwrap import (
     HOME_SECRETS,
@@ -8,12 +17,10 @@ from .bwrap import (
     SandboxUnavailable,
     probe_bwrap,
 )
-from .proxy import (
-    AllowlistProxy,
-    ProxyDecision,
-    domain_allowed,
-    validate_domain_patterns,
-)
+from ..domains import domain_allowed, validate_domain_patterns
+
+if TYPE_CHECKING:
+    from .proxy import AllowlistProxy, ProxyDecision
 
 __all__ = [
     "CommandSandbox",
@@ -27,3 +34,11 @@ __all__ = [
     "SYSTEM_SECRETS",
     "PROTECTED_PATHS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("AllowlistProxy", "ProxyDecision"):
+        value = getattr(importlib.import_module(f"{__name__}.proxy"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

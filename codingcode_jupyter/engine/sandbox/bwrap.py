@@ -55,13 +55,17 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
 from ..secret_files import is_env_file
 from ..settings import SandboxSettings
 from .launcher import PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
-from .proxy import FORWARDER_SOURCE, AllowlistProxy, validate_domain_patterns
+from ..domains import validate_domain_patterns
 from .seccomp import sandbox_filter
+
+if TYPE_CHECKING:
+    # The allowlist proxy is imported by the first command that needs it (an allowlist is set).
+    from .proxy import AllowlistProxy
 
 __all__ = [
     "CommandSandbox",
@@ -357,6 +361,8 @@ class CommandSandbox:
         url = f"http://127.0.0.1:{PROXY_PORT}"
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
             args += ["--setenv", name, url]
+        from .proxy import FORWARDER_SOURCE
+
         forwarder = os.path.realpath(sys.executable)
         return [*args, "--", forwarder, "-I", "-S", "-c", FORWARDER_SOURCE, str(PROXY_PORT), str(PROXY_FD), *argv]
 
@@ -529,6 +535,8 @@ class CommandSandbox:
         return cached
 
     def _ensure_proxy(self) -> AllowlistProxy:
+        from .proxy import AllowlistProxy
+
         with self._proxy_lock:
             if self._proxy is None or not self._proxy.running:
                 proxy = AllowlistProxy(self.allowed_domains, on_decision=self.on_network)

@@ -13,7 +13,6 @@ import re
 from typing import Callable
 
 from pydantic import BaseModel, Field
-from rank_bm25 import BM25Plus
 
 from ..state import SessionState
 from .access import ToolAccess
@@ -61,6 +60,9 @@ def _document(tool: ToolDefinition) -> list[str]:
 
 def rank_tools(query: str, tools: list[ToolDefinition], limit: int) -> list[ToolDefinition]:
     """The tools that share a word with the query, best first (ties keep the given order)."""
+    # Imported on the first search: rank_bm25 loads numpy, which most sessions never need.
+    from rank_bm25 import BM25Plus
+
     words = tokenize(query)
     if not words or not tools:
         return []

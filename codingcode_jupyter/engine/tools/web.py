@@ -17,16 +17,16 @@ import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-import httpx
-from bs4 import BeautifulSoup
-from markdownify import MarkdownConverter
 from pydantic import BaseModel, Field
 
 from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
 
-
+# httpx and the HTML parsers (bs4, markdownify) are imported by the first fetch or search:
+# together they are most of this module's import time, and most sessions never go online.
 if TYPE_CHECKING:
+    import httpx
+
     from ..settings import Settings, WebSearchSettings
 
 __all__ = [
@@ -46,7 +46,8 @@ FETCH_DEFAULT, FETCH_MAX = 100_000, 500_000
 MAX_REDIRECTS = 5
 # HTML shrinks a lot on conversion, so the byte cap is well above the character cap.
 MAX_BODY_BYTES = 10 * 1024 * 1024
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+# Seconds per read and to connect (each client gets an httpx.Timeout of these).
+TIMEOUT_S, CONNECT_TIMEOUT_S = 30.0, 10.0
 # A server that drips bytes slowly never trips the per-read timeout; this bounds the whole call.
 OVERALL_TIMEOUT_S = 90.0
 USER_AGENT = "codingcode-jupyter/0.1 (+fetch_url)"
@@ -98,12 +99,14 @@ def _redirect_judge(ctx: ToolContext, first: httpx.URL) -> Callable[[httpx.Reque
 
 def _client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
     # Tests and embedders may hand in a transport (e.g. httpx.MockTransport) with the session's deps.
+    import httpx
+
     transport = ctx.deps.http_transport if ctx.deps is not None else None
     return httpx.AsyncClient(
         verify=_tls(),
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
-        timeout=TIMEOUT,
+        timeout=httpx.Timeout(TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
         headers={"User-Agent": USER_AGENT},
         transport=transport,
         **kwargs,
@@ -112,6 +115,9 @@ def _client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
 
 def html_to_markdown(html: str) -> tuple[str, str]:
     """(title, Markdown body) of an HTML page, without scripts, styles and other non-content."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(strip=True) if soup.title else ""
     for tag in soup.find_all(DROP_TAGS):
@@ -133,6 +139,8 @@ class FetchUrlArgs(BaseModel):
 
 
 def _check_url(raw: str) -> httpx.URL:
+    import httpx
+
     try:
         url = httpx.URL(raw.strip())
     except (httpx.InvalidURL, ValueError) as error:
@@ -158,6 +166,8 @@ def _kind(content_type: str) -> str:
 
 
 async def _fetch_url(args: FetchUrlArgs, ctx: ToolContext) -> ToolResult:
+    import httpx
+
     url = _check_url(args.url)
     notes: list[str] = []
     max_length = args.max_length
@@ -225,6 +235,8 @@ async def _fetch_url(args: FetchUrlArgs, ctx: ToolContext) -> ToolResult:
 
 async def _fetch_preview(args: FetchUrlArgs, ctx: ToolContext) -> str:
     """The request, with what it carries off the machine (the query and fragment) set apart."""
+    import httpx
+
     try:
         url = httpx.URL(args.url.strip())
     except (httpx.InvalidURL, ValueError):
@@ -266,6 +278,8 @@ class WebSearchArgs(BaseModel):
 
 
 async def _get_json(ctx: ToolContext, url: str, params: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    import httpx
+
     try:
         async with _client(ctx) as client:
             response = await client.get(url, params=params, headers=headers)

@@ -1,0 +1,309 @@
+"""Loading the engine in the background once ``%load_ext`` returns, so the first ``%%agent``
+cell does not have to.
+
+``%load_ext`` stays cheap by deferring the engine; without this the deferred cost (the
+engine, the widgets, the anthropic SDK: 2 to 3 s measured) lands on the first ``%%agent`` cell. A
+daemon thread does that work while the person reads or types, one step at a time:
+
+* A step is one import (or one warm-up the engine offers). Imports are thread-safe: a cell
+  that imports a module the thread is loading waits for that module, nothing more.
+* The person's own cells come first. While one runs, the thread stops before its next
+  step and goes on once the kernel has been idle for :data:`IDLE_S`, so a cell competes
+  for the interpreter with one step at most, and cells queued by Run All with none. It
+  never stops inside a step: an import cannot pause halfway without holding a module lock
+  the cell might need.
+* Whoever needs the engine (the first ``%%agent`` cell, an ``%agent`` line) asks for it
+  with :meth:`Prewarm.ready` or :meth:`Prewarm.wait`: the thread then no longer stops for
+  cells, and the caller waits only for the steps not done yet.
+
+A step that fails is skipped, and a wait gives up after :data:`MAX_WAIT_S` (a step that
+hangs must not hang every cell): the cell then imports what it needs itself and shows the
+real error, if any, there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import importlib
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["Prewarm", "default_steps", "start", "stop_pausing", "current", "ready", "wait", "WAITING_TEXT", "ENV_VAR"]
+
+# Set to 0 to keep the engine for the first %%agent cell (as before prewarming existed).
+ENV_VAR = "CODINGCODE_PREWARM"
+WAITING_TEXT = "⏳ Loading the agent (it started loading with %load_ext)…"
+# A wait shorter than this is not worth a line in the cell.
+QUIET_WAIT_S = 0.1
+# The thread takes its next step once no cell ran for this long. Queued cells (Run All)
+# follow each other within milliseconds, so it does not slip in between them.
+IDLE_S = 0.1
+# The longest anyone waits for the thread; the steps take seconds, this is for one that hangs.
+MAX_WAIT_S = 60.0
+
+Step = tuple[str, Callable[[], Any]]
+
+
+def _importer(name: str) -> Step:
+    return name, lambda: importlib.import_module(name)
+
+
+def _engine_warm_up(project: str | None) -> Step:
+    def run() -> None:
+        from ..engine.runtime import warm_up
+
+        warm_up(project)
+
+    return "engine warm-up", run
+
+
+def _sdk_warm_up() -> None:
+    from ..engine.models import has_api_key
+
+    if has_api_key():  # without a key the session runs the demo model and never loads the SDK
+        from ..engine.models.anthropic import warm_up
+
+        warm_up()
+
+
+def _view_warm_up() -> None:
+    from .view import render_markdown
+
+    render_markdown("*warm* `up`")  # the Markdown parser compiles its patterns on first use
+
+
+def default_steps(project: str | None = None, session_warm_up: Callable[[], Any] | None = None) -> list[Step]:
+    """What the first ``%%agent`` cell (in ``project``, most likely) needs, in the order it needs it.
+
+    ``session_warm_up`` is the shell's own part (its kernel tools joining the process's tools).
+    """
+    return [
+        # The engine in three steps rather than one, so a cell that starts meanwhile shares
+        # the interpreter for less (0.1 to 0.2 s each).
+        _importer("codingcode_jupyter.engine.project_settings"),
+        _importer("codingcode_jupyter.engine.approval.pipeline"),
+        _importer("codingcode_jupyter.engine.runtime"),
+        _engine_warm_up(project),
+        *([("kernel tools", session_warm_up)] if session_warm_up is not None else []),
+        ("codingcode_jupyter.notebook.view", _view_warm_up),
+        _importer("codingcode_jupyter.notebook.references"),
+        ("anthropic SDK", _sdk_warm_up),
+    ]
+
+
+@dataclass
+class Prewarm:
+    """The background loading of ``steps``; see the module docstring."""
+
+    steps: list[Step]
+    # Seconds each finished step took, and the error of each failed one, by label.
+    timings: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, BaseException] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Condition()
+        self._cells_running = 0
+        # When the kernel last stopped running a cell (monotonic), and since when it was quiet.
+        self._quiet_since = time.monotonic()
+        self._wanted = False
+        self._done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, name="codingcode-prewarm", daemon=True)
+        self._shell: Any = None
+        self.started = 0.0
+        self.finished = 0.0
+
+    def start(self) -> "Prewarm":
+        self.started = time.perf_counter()
+        self._quiet_since = time.monotonic()
+        self._thread.start()
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self._done.done()
+
+    # -- the thread --------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            for label, step in self.steps:
+                self._wait_turn()
+                began = time.perf_counter()
+                try:
+                    step()
+                except Exception as error:  # the cell that needs it will raise it properly
+                    self.errors[label] = error
+                self.timings[label] = time.perf_counter() - began
+        finally:
+            self.finished = time.perf_counter()
+            self._done.set_result(None)  # never cancelled: waiters get futures of their own
+
+    def _wait_turn(self) -> None:
+        """Until nobody's cell runs and none ran for :data:`IDLE_S`, or someone wants the engine."""
+        with self._lock:
+            while not self._wanted:
+                if self._cells_running == 0:
+                    quiet = time.monotonic() - self._quiet_since
+                    if quiet >= IDLE_S:
+                        return
+                    self._lock.wait(IDLE_S - quiet)
+                else:
+                    self._lock.wait()
+
+    # -- the person's cells (IPython events, on the main thread) --------------------------
+
+    def cell_started(self, *_: Any) -> None:
+        with self._lock:
+            self._cells_running += 1
+
+    def cell_finished(self, *_: Any) -> None:
+        with self._lock:
+            # Clamped: IPython skips pre_run_cell for a cell it cannot transform, not post_run_cell.
+            self._cells_running = max(0, self._cells_running - 1)
+            self._quiet_since = time.monotonic()
+            self._lock.notify_all()
+        if self.done and self._shell is not None:
+            # On the main thread, where the hooks are called (IPython iterates over a copy).
+            self.detach(self._shell)
+            self._shell = None
+
+    def _want(self) -> None:
+        with self._lock:
+            self._wanted = True
+            self._lock.notify_all()
+
+    # -- waiting for it ----------------------------------------------------------------
+
+    def wait(self, timeout: float | None = MAX_WAIT_S) -> bool:
+        """Block until every step ran (True), or ``timeout`` passed (False)."""
+        if self.done or threading.current_thread() is self._thread:
+            return True  # a step itself asks: what it needs is what it is doing
+        self._want()
+        try:
+            self._done.result(timeout)
+        except concurrent.futures.TimeoutError:
+            return False
+        return True
+
+    async def ready(self, on_wait: Callable[[], Callable[[], None]] | None = None) -> None:
+        """Wait without blocking the event loop until every step ran (at most :data:`MAX_WAIT_S`).
+
+        ``on_wait`` is called if the wait lasts longer than :data:`QUIET_WAIT_S`; it shows
+        that the cell waits and returns what to call when the wait is over.
+        """
+        if self.done:
+            return
+        self._want()
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+
+        def wake(_: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(lambda: waiter.done() or waiter.set_result(None))
+            except RuntimeError:
+                pass  # that loop is closed: nobody waits any more
+
+        self._done.add_done_callback(wake)
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), QUIET_WAIT_S)
+            return
+        except asyncio.TimeoutError:
+            pass
+        finish = on_wait() if on_wait is not None else None
+        try:
+            await asyncio.wait_for(waiter, MAX_WAIT_S - QUIET_WAIT_S)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if finish is not None:
+                finish()
+
+    def attach(self, shell: Any) -> None:
+        """Stop between steps while the person's cells run on ``shell`` (until every step ran)."""
+        if self.done:
+            return
+        self._shell = shell
+        for event, callback in self._hooks():
+            if callback not in shell.events.callbacks[event]:
+                shell.events.register(event, callback)
+
+    def detach(self, shell: Any) -> None:
+        for event, callback in self._hooks():
+            if callback in shell.events.callbacks[event]:
+                shell.events.unregister(event, callback)
+
+    def _hooks(self) -> list[tuple[str, Callable[..., None]]]:
+        return [("pre_run_cell", self.cell_started), ("post_run_cell", self.cell_finished)]
+
+
+# -- the process's prewarm --------------------------------------------------------------
+
+_CURRENT: Prewarm | None = None
+
+
+def start(shell: Any, steps: list[Step] | None = None, *, project: str | None = None,
+          session_warm_up: Callable[[], Any] | None = None) -> Prewarm | None:
+    """Start loading the engine for ``shell`` (once per process); None when turned off."""
+    global _CURRENT
+    if os.environ.get(ENV_VAR, "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    if _CURRENT is None:
+        _CURRENT = Prewarm(default_steps(project, session_warm_up) if steps is None else steps)
+        _CURRENT.attach(shell)
+        _CURRENT.start()
+    else:
+        _CURRENT.attach(shell)  # loaded again after %unload_ext
+    return _CURRENT
+
+
+def stop_pausing(shell: Any) -> None:
+    """Leave ``shell``'s cells alone (``%unload_ext``): the thread, if still running, no longer waits for them."""
+    if _CURRENT is not None:
+        _CURRENT.detach(shell)
+        _CURRENT.cell_finished()
+
+
+def current() -> Prewarm | None:
+    return _CURRENT
+
+
+def wait(timeout: float | None = MAX_WAIT_S) -> bool:
+    """Block until the process's prewarm (if any) is done; see :meth:`Prewarm.wait`."""
+    prewarm = _CURRENT
+    return True if prewarm is None else prewarm.wait(timeout)
+
+
+async def ready(*, show: bool = True) -> None:
+    """Wait for the process's prewarm (if any), with a line in the cell while it lasts (``show``).
+
+    The interrupt button stops the wait (the thread goes on) as it stops a turn.
+    """
+    prewarm = _CURRENT
+    if prewarm is None or prewarm.done:
+        return
+    from . import async_cell
+    from .agent_cell import AgentInterrupted
+
+    def show_line() -> Callable[[], None]:
+        from IPython.display import display
+
+        handle = display({"text/plain": WAITING_TEXT}, raw=True, display_id=True)
+
+        def clear() -> None:
+            if handle is not None:
+                handle.update({"text/plain": ""}, raw=True)
+
+        return clear
+
+    waiting = asyncio.ensure_future(prewarm.ready(show_line if show else None))
+    try:
+        async with async_cell.cancel_on_interrupt(waiting):
+            await waiting
+    except asyncio.CancelledError:
+        if not waiting.cancelled():
+            raise
+        raise AgentInterrupted() from None

@@ -1,0 +1,170 @@
+"""What importing the package and opening a session load: only what the session needs.
+
+Each check runs in a fresh interpreter, since this process has long since imported
+everything. The heavy modules are named: each costs from tens of milliseconds (numpy, bs4,
+the sandbox proxy) to most of a second (the ``mcp`` SDK with its server side, the anthropic
+SDK), and each has a moment it is needed, which the counterpart tests show.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# Heavy for `import codingcode_jupyter` and its public names (tool, ToolDefinition, ...).
+HEAVY_FOR_IMPORT = (
+    "anthropic", "mcp", "mcp_types", "httpx", "httpx2", "numpy", "rank_bm25", "bs4", "markdownify",
+    "bashlex", "ipywidgets", "IPython",
+)
+# What opening a session on a project with nothing configured must not load, and why each
+# waits: the MCP client (a configured server), httpx and the HTML parsers (the first
+# fetch_url or web_search), rank_bm25 and numpy (the first tool_search), the sandbox proxy
+# (a network allowlist), the anthropic SDK (the first request).
+HEAVY_FOR_EMPTY_SESSION = (
+    "mcp", "mcp_types", "codingcode_jupyter.engine.mcp.client", "codingcode_jupyter.engine.mcp.oauth",
+    "starlette", "uvicorn", "cryptography",
+    "httpx", "bs4", "markdownify",
+    "rank_bm25", "numpy",
+    "codingcode_jupyter.engine.sandbox.proxy",
+    "anthropic", "httpx2",
+    "IPython", "ipywidgets",
+)
+
+OPEN_SESSION = textwrap.dedent('''
+    import asyncio, json, sys
+    from codingcode_jupyter.engine import runtime
+
+    async def main():
+        session, parts = runtime.open_session(sys.argv[1])
+        await parts.start()
+        await parts.aclose()
+
+    asyncio.run(main())
+    print(json.dumps(sorted(sys.modules)))
+''')
+
+
+def _loaded(code: str, *args: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after running ``code`` (which prints them as JSON)."""
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True,
+                         env={**os.environ}).stdout
+    return set(json.loads(out.strip().splitlines()[-1]))
+
+
+def _heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return [name for name in names if name in loaded]
+
+
+def test_the_public_api_imports_without_heavy_modules():
+    loaded = _loaded(
+        "import json, sys\n"
+        "import codingcode_jupyter as c\n"
+        "from codingcode_jupyter import tool, pre_tool_use, on_approval, Image, ToolDefinition, ToolContext, ToolError\n"
+        "assert callable(c.load_ipython_extension) and callable(tool)\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    assert "codingcode_jupyter.engine.tools.custom" in loaded  # the names did resolve
+    assert _heavy(loaded, HEAVY_FOR_IMPORT) == []
+
+
+def test_opening_a_session_on_an_empty_project_loads_none_of_the_heavy_modules(tmp_path: Path):
+    project = tmp_path / "project"
+    project.mkdir()
+    loaded = _loaded(OPEN_SESSION, str(project))
+    assert "codingcode_jupyter.engine.session" in loaded and "codingcode_jupyter.engine.mcp.manager" in loaded
+    assert _heavy(loaded, HEAVY_FOR_EMPTY_SESSION) == []
+
+
+def test_a_configured_mcp_server_loads_the_mcp_client(tmp_path: Path):
+    # The counterpart: the check above would pass vacuously if nothing could load the client.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"t": {"command": sys.executable, "args": ["-c", "pass"]}}}))
+    loaded = _loaded(OPEN_SESSION, str(project))
+    assert {"mcp", "codingcode_jupyter.engine.mcp.client"} <= loaded
+
+
+def test_a_network_allowlist_loads_the_sandbox_proxy_with_the_first_command(tmp_path: Path):
+    project = tmp_path / "project"
+    (project / ".codingcode").mkdir(parents=True)
+    (project / ".codingcode" / "settings.json").write_text(
+        json.dumps({"sandbox": {"network": {"allowedDomains": ["example.org"]}}}))
+    code = textwrap.dedent('''
+        import asyncio, json, sys
+        from pathlib import Path
+        from codingcode_jupyter.engine import runtime
+
+        session, parts = runtime.open_session(sys.argv[1])
+        sandbox = parts.deps.sandbox()
+        before = "codingcode_jupyter.engine.sandbox.proxy" in sys.modules
+        if sandbox is not None and sandbox.active:
+            sandbox.argv_for("true", Path(sys.argv[1]))
+            asyncio.run(sandbox.aclose())
+        print(json.dumps({"active": bool(sandbox and sandbox.active), "before": before,
+                          "after": "codingcode_jupyter.engine.sandbox.proxy" in sys.modules}))
+        print(json.dumps(sorted(sys.modules)))
+    ''')
+    out = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, check=True).stdout
+    state = json.loads(out.strip().splitlines()[0])
+    assert state["before"] is False
+    if not state["active"]:
+        pytest.skip("the bubblewrap sandbox is not available here, so no command needs the proxy")
+    assert state["after"] is True
+
+
+def test_warm_up_imports_the_mcp_client_only_for_a_project_that_configures_servers(tmp_path: Path):
+    empty, configured = tmp_path / "empty", tmp_path / "configured"
+    empty.mkdir()
+    configured.mkdir()
+    (configured / ".mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    code = ("import json, sys\nfrom codingcode_jupyter.engine import runtime\nruntime.warm_up(sys.argv[1])\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    assert "codingcode_jupyter.engine.mcp.client" not in _loaded(code, str(empty))
+    assert "codingcode_jupyter.engine.mcp.client" in _loaded(code, str(configured))
+
+
+def test_the_sdk_warm_up_streams_in_memory_without_opening_a_connection():
+    code = textwrap.dedent('''
+        import json, socket, sys, threading
+        attempts = []
+
+        def refuse(self, address):
+            attempts.append(repr(address))
+            raise OSError("no network in this test")
+
+        socket.socket.connect = refuse
+        socket.socket.connect_ex = refuse
+        from codingcode_jupyter.engine.models.anthropic import warm_up
+
+        errors = []
+        def run():
+            try:
+                warm_up()
+            except BaseException as error:
+                errors.append(repr(error))
+        worker = threading.Thread(target=run)  # as the notebook runs it: off the main thread
+        worker.start()
+        worker.join()
+        print(json.dumps({"errors": errors, "attempts": attempts, "sdk": "anthropic" in sys.modules}))
+    ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == {"errors": [], "attempts": [], "sdk": True}
+
+
+def test_the_mcp_package_resolves_every_public_name_lazily():
+    import importlib
+
+    import codingcode_jupyter.engine.mcp as mcp
+
+    assert set(mcp._HOMES) == set(mcp.__all__)
+    for name in mcp.__all__:
+        home = importlib.import_module(f"codingcode_jupyter.engine.mcp.{mcp._HOMES[name]}")
+        assert getattr(mcp, name) is getattr(home, name)
+    with pytest.raises(AttributeError):
+        mcp.no_such_name  # noqa: B018

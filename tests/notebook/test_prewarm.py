@@ -1,0 +1,243 @@
+"""The background loading that ``%load_ext`` starts: its steps, how it gives way to the
+person's cells, and how ``%%agent`` waits for it.
+
+The unit tests drive a :class:`Prewarm` with steps of their own that block on events, so
+what runs when is decided by the test, not by the clock. The kernel tests run the real
+steps in a real kernel, sending what a browser sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from IPython.core.events import EventManager, available_events
+
+from codingcode_jupyter.notebook import prewarm as prewarm_module
+from codingcode_jupyter.notebook.agent_cell import AgentInterrupted
+from codingcode_jupyter.notebook.prewarm import Prewarm, WAITING_TEXT
+from tests.fakes.anthropic_server import FakeAnthropic, Reply, text
+from tests.notebook.kernel_harness import Kernel
+from tests.notebook.test_kernel import _pythons
+
+
+class FakeShell:
+    def __init__(self) -> None:
+        self.events = EventManager(self, available_events)
+
+
+class Recorder:
+    """Steps that record when they ran, and can be held until the test lets them go."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, str]] = []
+        self.entered = {name: threading.Event() for name in ("one", "two", "three")}
+        self.release = {name: threading.Event() for name in ("one", "two", "three")}
+
+    def step(self, name: str, *, hold: bool = False, fail: bool = False):
+        def run() -> None:
+            self.entered[name].set()
+            if hold:
+                assert self.release[name].wait(30), f"step {name} was never released"
+            self.ran.append((name, threading.current_thread().name))
+            if fail:
+                raise RuntimeError(f"step {name} broke")
+
+        return name, run
+
+
+def _eventually(predicate, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def test_steps_run_in_order_off_the_main_thread_and_a_failing_step_does_not_stop_the_rest():
+    steps = Recorder()
+    prewarm = Prewarm([steps.step("one"), steps.step("two", fail=True), steps.step("three")]).start()
+    assert prewarm.wait(timeout=30)
+    assert [name for name, _ in steps.ran] == ["one", "two", "three"]
+    assert {thread for _, thread in steps.ran} == {"codingcode-prewarm"}
+    assert list(prewarm.errors) == ["two"] and "broke" in str(prewarm.errors["two"])
+    assert set(prewarm.timings) == {"one", "two", "three"}
+
+
+def test_a_running_cell_holds_the_next_step_back_until_the_kernel_is_quiet_again():
+    steps = Recorder()
+    shell = FakeShell()
+    prewarm = Prewarm([steps.step("one", hold=True), steps.step("two")])
+    prewarm.attach(shell)
+    prewarm.start()
+    assert steps.entered["one"].wait(10)
+    shell.events.trigger("pre_run_cell", None)  # the person runs a cell while step one runs
+    steps.release["one"].set()  # a step in progress is never stopped halfway
+    _eventually(lambda: len(steps.ran) == 1, "step one to finish")
+    time.sleep(0.5)
+    assert not steps.entered["two"].is_set(), "step two started while the person's cell ran"
+    shell.events.trigger("post_run_cell", None)
+    _eventually(lambda: prewarm.done, "the rest of the steps once the cell ended")
+    assert [name for name, _ in steps.ran] == ["one", "two"]
+    # Done: it stops listening to the shell at the next cell's end.
+    shell.events.trigger("post_run_cell", None)
+    assert prewarm.cell_started not in shell.events.callbacks["pre_run_cell"]
+
+
+def test_whoever_needs_the_engine_overrides_the_pause():
+    steps = Recorder()
+    shell = FakeShell()
+    prewarm = Prewarm([steps.step("one"), steps.step("two")])
+    prewarm.attach(shell)
+    shell.events.trigger("pre_run_cell", None)  # e.g. the %%agent cell itself
+    prewarm.start()
+    time.sleep(0.3)
+    assert steps.ran == []
+    assert prewarm.wait(timeout=30)  # the cell is still running, yet every step ran
+    assert [name for name, _ in steps.ran] == ["one", "two"]
+
+
+def test_a_step_that_asks_for_the_engine_itself_does_not_wait_for_itself():
+    # The kernel-tools step goes through the same entry point as a cell, which waits first.
+    answers = []
+    holder: list[Prewarm] = []
+    prewarm = Prewarm([("asks", lambda: answers.append(holder[0].wait()))])
+    holder.append(prewarm)
+    prewarm.start()
+    assert prewarm.wait(timeout=10)
+    assert answers == [True]
+
+
+async def test_ready_shows_a_line_for_a_wait_worth_showing_and_clears_it():
+    steps = Recorder()
+    prewarm = Prewarm([steps.step("one", hold=True)]).start()
+    shown, cleared = [], []
+
+    def on_wait():
+        shown.append(True)
+        steps.release["one"].set()  # the wait ends soon after the line appears
+        return lambda: cleared.append(True)
+
+    await asyncio.wait_for(prewarm.ready(on_wait), 30)
+    assert prewarm.done and shown == [True] and cleared == [True]
+
+
+async def test_ready_shows_nothing_once_everything_is_loaded():
+    prewarm = Prewarm([("nothing", lambda: None)]).start()
+    assert prewarm.wait(timeout=30)
+    shown = []
+    await prewarm.ready(lambda: shown.append(True) or (lambda: None))
+    assert shown == []
+
+
+async def test_the_interrupt_button_stops_the_wait_as_it_stops_a_turn(monkeypatch: pytest.MonkeyPatch):
+    steps = Recorder()
+    prewarm = Prewarm([steps.step("one", hold=True)]).start()
+    monkeypatch.setattr(prewarm_module, "_CURRENT", prewarm)
+    monkeypatch.setattr(prewarm_module, "QUIET_WAIT_S", 10.0)  # no line in the cell (there is no cell)
+    sigint_before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(AgentInterrupted):
+            await asyncio.wait_for(prewarm_module.ready(show=False), 30)
+    finally:
+        timer.cancel()
+        steps.release["one"].set()
+    assert signal.getsignal(signal.SIGINT) is sigint_before
+    assert prewarm.wait(timeout=30)  # the thread went on regardless
+
+
+# -- in a real kernel ------------------------------------------------------------------
+
+
+@pytest.fixture(params=_pythons())
+def fresh_kernel(request, tmp_path: Path):
+    python = request.param
+    if "ipykernel6" in request.node.callspec.id:
+        version = subprocess.run([python, "-c", "import ipykernel; print(ipykernel.__version__)"],
+                                 capture_output=True, text=True).stdout.strip()
+        if not version.startswith("6."):
+            pytest.skip(f"{python} has ipykernel {version or 'missing'}, not 6.x")
+    fake = FakeAnthropic().start()
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test"}
+    kernel = Kernel(python, project, env, tmp_path / "jupyter")
+    kernel.fake = fake
+    try:
+        yield kernel
+    finally:
+        kernel.close()
+        fake.stop()
+
+
+STATE = (
+    "import json\nfrom codingcode_jupyter.notebook import prewarm as _p\n"
+    "print(json.dumps([sorted(_p.current().timings), sorted(_p.current().errors), _p.current().done]))"
+)
+
+
+@pytest.mark.kernel
+def test_run_all_the_first_agent_cell_says_it_waits_then_answers(fresh_kernel: Kernel):
+    k = fresh_kernel
+    k.fake.add(Reply([text("The answer after the wait.")]))
+    load_id = k.execute("%load_ext codingcode_jupyter")
+    cell_id = k.execute("%%agent\nhello")  # queued at once, as Run All does
+    assert k.reply(cell_id, timeout=120)["status"] == "ok", k.text_output(cell_id)
+    assert k.reply(load_id)["status"] == "ok"
+    cell = [m for m in k.messages if m["parent_header"].get("msg_id") == cell_id]
+    waiting = [m for m in cell if m["msg_type"] == "display_data" and m["content"]["data"].get("text/plain") == WAITING_TEXT]
+    assert len(waiting) == 1, [m["msg_type"] for m in cell]
+    display_id = waiting[0]["content"]["transient"]["display_id"]
+    cleared = [m for m in cell if m["msg_type"] == "update_display_data"
+               and m["content"]["transient"]["display_id"] == display_id]
+    assert cleared and cleared[-1]["content"]["data"]["text/plain"] == ""
+    assert cell.index(cleared[-1]) < cell.index(next(m for m in cell if m["msg_type"] == "display_data"
+                                                     and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]))
+    assert "The answer after the wait." in str([k.widgets[c].get("value") for c in k.with_class("codingcode-text")])
+    state_id = k.execute(STATE)
+    k.reply(state_id)
+    labels, errors, done = json.loads(k.text_output(state_id).strip())
+    assert done is True and errors == []
+    assert "anthropic SDK" in labels and "codingcode_jupyter.engine.runtime" in labels
+
+
+@pytest.mark.kernel
+def test_a_cell_run_right_after_load_ext_holds_the_loading_back(fresh_kernel: Kernel):
+    k = fresh_kernel
+    load_id = k.execute("%load_ext codingcode_jupyter")
+    cell_id = k.execute(
+        "import time\nfrom codingcode_jupyter.notebook import prewarm as _p\n"
+        "before = len(_p.current().timings)\ntime.sleep(2.0)\nprint(before, len(_p.current().timings))"
+    )
+    assert k.reply(load_id)["status"] == "ok"
+    assert k.reply(cell_id)["status"] == "ok", k.text_output(cell_id)
+    before, after = map(int, k.text_output(cell_id).split())
+    # At most the step that was under way when the cell started finished during it; left
+    # alone, the thread gets through several steps in two seconds.
+    assert after <= before + 1
+    k.fake.add(Reply([text("loaded now")]))
+    agent_id = k.execute("%%agent\nhello")
+    assert k.reply(agent_id, timeout=120)["status"] == "ok", k.text_output(agent_id)
+
+
+async def test_a_step_that_hangs_does_not_hang_the_cell(monkeypatch: pytest.MonkeyPatch):
+    steps = Recorder()
+    prewarm = Prewarm([steps.step("one", hold=True)]).start()
+    monkeypatch.setattr(prewarm_module, "MAX_WAIT_S", 0.5)
+    cleared = []
+    try:
+        await asyncio.wait_for(prewarm.ready(lambda: lambda: cleared.append(True)), 30)
+        assert not prewarm.done and cleared == [True]  # gave up, and took its line away
+        assert prewarm.wait(timeout=0.2) is False
+    finally:
+        steps.release["one"].set()
+    assert prewarm.wait(timeout=30)
