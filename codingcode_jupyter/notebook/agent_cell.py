@@ -55,7 +55,7 @@ class AgentCellRunner:
     # Session id -> what `%agent undo` reverted, told to the model with its next prompt.
     undo_notes: dict[str, list[str]] = field(default_factory=dict)
 
-    async def run(self, args: Any, body: str, *, expand: bool = True) -> None:
+    async def run(self, args: Any, body: str, *, expand: bool = True, reuse: Any = None) -> None:
         """Run the turn a parsed ``%%agent`` line and its body ask for."""
         from ..engine.events import Notice
         from ..engine.session import TurnOptions
@@ -90,7 +90,7 @@ class AgentCellRunner:
         options = TurnOptions(mode=mode, approval_timeout=args.approval_timeout, model=args.model or None)
         timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
         view = self.make_view(session, timeout)
-        view.display()
+        view.display(reuse)
         parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
         await self.review_trust(entry, view)
         if expanded is not None and expanded.unresolved:

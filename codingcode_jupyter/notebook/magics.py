@@ -84,8 +84,10 @@ class AgentMagics(Magics):
         ``{name}`` in the body becomes a description of that live variable (``{{`` escapes).
         """
         args = parse_argstring(self.agent_cell, line)
-        await prewarm.ready()  # the engine, if %load_ext's background loading is not done yet
-        await self.runner.run(args, body, expand=expand)
+        # The engine, if %load_ext's background loading is not done yet; the cell's view takes the place
+        # of the waiting line.
+        line_handle = await prewarm.ready()
+        await self.runner.run(args, body, expand=expand, reuse=line_handle)
 
     # -- %agent ----------------------------------------------------------------------------
 

@@ -277,21 +277,27 @@ def wait(timeout: float | None = MAX_WAIT_S) -> bool:
     return True if prewarm is None else prewarm.wait(timeout)
 
 
-async def ready(*, show: bool = True) -> None:
+async def ready(*, show: bool = True) -> Any:
     """Wait for the process's prewarm (if any), with a line in the cell while it lasts (``show``).
 
-    The interrupt button stops the wait (the thread goes on) as it stops a turn.
+    Returns the line's display handle (None when nothing was shown): the cell's own output
+    takes its place, so the saved notebook keeps no empty output. The interrupt button stops
+    the wait (the thread goes on) as it stops a turn.
     """
     prewarm = _CURRENT
     if prewarm is None or prewarm.done:
-        return
+        return None
     from . import async_cell
     from .agent_cell import AgentInterrupted
+
+    shown: list[Any] = []
 
     def show_line() -> Callable[[], None]:
         from IPython.display import display
 
         handle = display({"text/plain": WAITING_TEXT}, raw=True, display_id=True)
+        if handle is not None:
+            shown.append(handle)
 
         def clear() -> None:
             if handle is not None:
@@ -307,3 +313,4 @@ async def ready(*, show: bool = True) -> None:
         if not waiting.cancelled():
             raise
         raise AgentInterrupted() from None
+    return shown[0] if shown else None

@@ -121,7 +121,7 @@ class TextView:
         # A terminal has no Stop button (Ctrl-C interrupts); kept so every view takes the callback.
         self.on_stop: Any = None
 
-    def display(self) -> None:
+    def display(self, reuse: Any = None) -> None:
         pass
 
     def _write(self, text: str) -> None:

@@ -161,9 +161,14 @@ class TurnView:
     def tools(self) -> dict[str, ToolLine]:
         return self.lines
 
-    def display(self) -> None:
-        """Put the widgets in the cell's output and start the clock of the waiting indicator."""
-        self.handle = display(self.root, display_id=True)
+    def display(self, reuse: Any = None) -> None:
+        """Put the widgets in the cell's output (in place of ``reuse``, a display handle already
+        there) and start the clock of the waiting indicator."""
+        if reuse is not None:
+            reuse.update(self.root)
+            self.handle = reuse
+        else:
+            self.handle = display(self.root, display_id=True)
         self._tick()
 
     # -- frontend presence --------------------------------------------------------------

@@ -165,6 +165,7 @@ class Kernel:
         return [
             m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
             for m in self.messages
-            if m["msg_type"] == "display_data" and m["parent_header"].get("msg_id") == msg_id
+            # A cell's view may take the place of a line shown before it (an update of that display).
+            if m["msg_type"] in ("display_data", "update_display_data") and m["parent_header"].get("msg_id") == msg_id
             and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
         ]
