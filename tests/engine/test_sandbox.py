@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -15,17 +13,9 @@ import pytest
 
 from codingcode_jupyter.engine.sandbox import CommandSandbox, SandboxUnavailable
 from codingcode_jupyter.engine.settings import SandboxSettings
-from tests.engine.sandbox_helpers import SECRET, make_home, make_sandbox, needs_bwrap, run
+from tests.engine.sandbox_helpers import SECRET, make_sandbox, needs_bwrap, run
 
 pytestmark = needs_bwrap
-
-
-@pytest.fixture
-def home():
-    # Not under /tmp: the sandbox's private /tmp would hide it and prove nothing.
-    root = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="codingcode-home-"))
-    yield make_home(root)
-    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
@@ -35,13 +25,6 @@ def project(tmp_path: Path) -> Path:
     (proj / "src").mkdir()
     (proj / "src" / "app.py").write_text("print('hi')\n")
     return proj
-
-
-@pytest.fixture
-async def sb(project: Path, home: Path):
-    sandbox = make_sandbox(project, home)
-    yield sandbox
-    await sandbox.aclose()
 
 
 async def test_is_active_and_says_so(sb: CommandSandbox) -> None:

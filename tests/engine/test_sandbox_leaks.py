@@ -18,33 +18,11 @@ import pytest
 from codingcode_jupyter.engine.sandbox import CommandSandbox
 from codingcode_jupyter.engine.settings import SandboxSettings
 from tests.engine.helpers import make_deps
-from tests.engine.sandbox_helpers import SECRET, make_home, make_sandbox, needs_bwrap, run
+from tests.engine.sandbox_helpers import SECRET, make_sandbox, needs_bwrap, run
 
 pytestmark = needs_bwrap
 
 VISIBLE = "VISIBLE-CONTROL-MARKER-5b21"
-
-
-@pytest.fixture
-def home():
-    # Not under /tmp: the sandbox's private /tmp would hide it and prove nothing.
-    root = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="codingcode-home-"))
-    yield make_home(root)
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    return proj
-
-
-@pytest.fixture
-async def sb(project: Path, home: Path):
-    sandbox = make_sandbox(project, home)
-    yield sandbox
-    await sandbox.aclose()
 
 
 # ----- 1. shadow-like system files ---------------------------------------------------------------

@@ -13,26 +13,17 @@ import os
 import shutil
 import stat
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from codingcode_jupyter.engine.sandbox import CommandSandbox
-from tests.engine.sandbox_helpers import BWRAP, make_home, make_sandbox, needs_bwrap, run
+from tests.engine.sandbox_helpers import BWRAP, needs_bwrap, run
 
 pytestmark = needs_bwrap
 
 IS_ROOT = os.geteuid() == 0
 MARKER = "MARKER-OUTSIDE-THE-PROJECT-0d7e"
-
-
-@pytest.fixture
-def home():
-    # Not under /tmp: the sandbox's private /tmp would hide it and prove nothing.
-    root = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="codingcode-home-"))
-    yield make_home(root)
-    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
@@ -42,13 +33,6 @@ def project(home: Path) -> Path:
     (proj / "src").mkdir()
     (proj / "src" / "app.py").write_text("print('hi')\n")
     return proj
-
-
-@pytest.fixture
-async def sb(project: Path, home: Path):
-    sandbox = make_sandbox(project, home)
-    yield sandbox
-    await sandbox.aclose()
 
 
 def _special_bits(path: Path) -> int:
