@@ -118,6 +118,13 @@ class Kernel:
     def run(self, code: str, timeout: float = 60) -> dict[str, Any]:
         return self.reply(self.execute(code), timeout)
 
+    def ok(self, code: str, timeout: float = 60) -> dict[str, Any]:
+        """Run ``code``, insist it succeeded (the cell's text in the failure), and add that text as ``output``."""
+        msg_id = self.execute(code)
+        reply = self.reply(msg_id, timeout)
+        assert reply["status"] == "ok", self.text_output(msg_id)
+        return {**reply, "output": self.text_output(msg_id)}
+
     def text_output(self, msg_id: str) -> str:
         """The cell's text as a saved notebook keeps it: a display replaced by its latest update."""
         out: list[str] = []

@@ -8,8 +8,6 @@ import io
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from codingcode_jupyter.engine.tools.base import ToolContext
-from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.notebook import kernel as kt
 from codingcode_jupyter.notebook.kernel import outputs as kt_outputs, pictures
 from codingcode_jupyter.notebook.kernel.outputs import Output, OutputHistory
@@ -24,18 +22,6 @@ def ip():
     history.max_cells, history.max_bytes = 200, 64 * 1024 * 1024
     yield shell
     shell.reset(new_session=False)
-
-
-@pytest.fixture
-def tools(ip):
-    registry = ToolRegistry()
-    kt.register_kernel_tools(registry, ip)
-    return registry
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    return ToolContext(session_id="s", turn_id=1, project_path=tmp_path)
 
 
 def run(ip, code: str) -> int:

@@ -32,18 +32,6 @@ def ip():
     shell.reset(new_session=False)
 
 
-@pytest.fixture
-def tools(ip):
-    registry = ToolRegistry()
-    kt.register_kernel_tools(registry, ip)
-    return registry
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    return ToolContext(session_id="s", turn_id=1, project_path=tmp_path)
-
-
 async def call(tools, tool_name, ctx, **args):
     return await tools.get(tool_name).run(args, ctx)
 

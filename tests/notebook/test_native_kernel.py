@@ -31,20 +31,12 @@ def kernel(tmp_path: Path):
     k = Kernel(sys.executable, project, env, tmp_path / "jupyter")
     k.fake = fake
     k.project = project
-    ok(k, SETUP)
+    k.ok(SETUP)
     try:
         yield k
     finally:
         k.close()
         fake.stop()
-
-
-def ok(k: Kernel, code: str, timeout: float = 60) -> dict:
-    msg_id = k.execute(code)
-    reply = k.reply(msg_id, timeout)
-    assert reply["status"] == "ok", k.text_output(msg_id)
-    reply["output"] = k.text_output(msg_id)
-    return reply
 
 
 def click_allow(k: Kernel, clicked: set[str], msg_id: str) -> None:
@@ -70,7 +62,7 @@ def all_html(k: Kernel) -> str:
 
 
 def test_variables_history_run_python_insert_cell_and_fix(kernel):
-    ok(kernel, "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3], 'b': ['x', 'y', 'z']})\ncounter = 0")
+    kernel.ok("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3], 'b': ['x', 'y', 'z']})\ncounter = 0")
     failing = kernel.execute("def divide(a, b):\n    return a / b\n\nresult = divide(1, 0)")
     assert kernel.reply(failing)["status"] == "error"
 
@@ -114,11 +106,11 @@ def test_variables_history_run_python_insert_cell_and_fix(kernel):
     payloads = [p for p in reply.get("payload", []) if p.get("source") == "set_next_input"]
     assert payloads == [{"source": "set_next_input", "text": "result = divide(1, 1)", "replace": False}]
 
-    assert "41" in ok(kernel, "print(counter)")["output"]
+    assert "41" in kernel.ok("print(counter)")["output"]
 
     # %agent fix: the failing cell and its traceback go to the model.
     kernel.fake.add(Reply([text("The divisor is zero.")]))
-    ok(kernel, "%agent fix")
+    kernel.ok("%agent fix")
     fix = json.dumps(kernel.fake.requests[-1]["messages"][-1]["content"], ensure_ascii=False)
     assert "Fix the error in cell" in fix and "divide(1, 0)" in fix and "ZeroDivisionError" in fix
 
@@ -133,19 +125,19 @@ def test_undo_after_kernel_restart_restores_files_and_audits(kernel):
         ]),
         Reply([text("Changed.")]),
     )
-    ok(kernel, "%%agent --mode acceptEdits\nChange the greeting and add notes.")
+    kernel.ok("%%agent --mode acceptEdits\nChange the greeting and add notes.")
     assert "'hello'" in (kernel.project / "app.py").read_text()
     assert (kernel.project / "docs" / "notes.md").exists()
 
     kernel.km.restart_kernel(now=True)
     kernel.kc.wait_for_ready(timeout=60)
-    ok(kernel, SETUP)
+    kernel.ok(SETUP)
 
-    dry = ok(kernel, "%agent undo --dry-run")["output"]
+    dry = kernel.ok("%agent undo --dry-run")["output"]
     assert "-    return 'hello'" in dry and "+    return 'hi'" in dry and "delete" in dry
     assert "'hello'" in (kernel.project / "app.py").read_text()
 
-    done = ok(kernel, "%agent undo")["output"]
+    done = kernel.ok("%agent undo")["output"]
     assert "restored" in done
     assert (kernel.project / "app.py").read_text() == "def greet():\n    return 'hi'\n"
     assert not (kernel.project / "docs" / "notes.md").exists()
@@ -157,11 +149,11 @@ def test_undo_after_kernel_restart_restores_files_and_audits(kernel):
 
     # Undo within the same session: the model hears of it with the next prompt.
     kernel.fake.add(Reply([tool_use("write_file", {"path": "x.txt", "content": "x\n"}, id="w2")]), Reply([text("ok")]))
-    ok(kernel, "%%agent --mode acceptEdits\nWrite x.txt")
-    ok(kernel, "%agent undo")
+    kernel.ok("%%agent --mode acceptEdits\nWrite x.txt")
+    kernel.ok("%agent undo")
     assert not (kernel.project / "x.txt").exists()
     kernel.fake.add(Reply([text("Understood.")]))
-    ok(kernel, "%%agent\nWhat now?")
+    kernel.ok("%%agent\nWhat now?")
     sent = json.dumps(kernel.fake.requests[-1]["messages"][-1]["content"])
     assert "the user undid your file changes" in sent and "x.txt" in sent and "What now?" in sent
 
@@ -177,5 +169,5 @@ def test_interrupt_stops_run_python_and_the_kernel_goes_on(kernel):
     reply = kernel.reply(msg_id, timeout=20)
     assert time.monotonic() - started < 10
     assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted", kernel.text_output(msg_id)
-    out = ok(kernel, "print('slept' in dir())")["output"]
+    out = kernel.ok("print('slept' in dir())")["output"]
     assert "False" in out

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -43,20 +42,12 @@ def kernel(request, tmp_path: Path):
     k.python = python
     try:
         # Cells run before the extension is loaded: IPython keeps some of what they showed.
-        ok(k, "print('before loading'); 6 * 7")
-        ok(k, SETUP)
+        k.ok("print('before loading'); 6 * 7")
+        k.ok(SETUP)
         yield k
     finally:
         k.close()
         fake.stop()
-
-
-def ok(k: Kernel, code: str, timeout: float = 60) -> dict:
-    msg_id = k.execute(code)
-    reply = k.reply(msg_id, timeout)
-    assert reply["status"] == "ok", k.text_output(msg_id)
-    reply["output"] = k.text_output(msg_id)
-    return reply
 
 
 def has_module(k: Kernel, name: str) -> bool:
@@ -91,11 +82,11 @@ def widget_html(k: Kernel) -> str:
 
 
 def test_images_tables_streams_and_tracebacks_reach_the_model(kernel):
-    image = ok(kernel, png_source(320, 240))["execution_count"]
-    table = ok(kernel, "from IPython.display import HTML\n"
+    image = kernel.ok(png_source(320, 240))["execution_count"]
+    table = kernel.ok("from IPython.display import HTML\n"
                "HTML('<style>td {color: red}</style><table><tr><th>city</th><th>temp</th></tr>"
                "<tr><td>Oslo</td><td>3</td></tr></table>')")["execution_count"]
-    printed = ok(kernel, "import threading\nprint('hello from the kernel')\n"
+    printed = kernel.ok("import threading\nprint('hello from the kernel')\n"
                  "t = threading.Thread(target=print, args=('and from a thread',)); t.start(); t.join()")["execution_count"]
     failing = kernel.execute("def ratio(a, b):\n    return a / b\n\nratio(1, 0)")
     assert kernel.reply(failing)["status"] == "error"
@@ -127,7 +118,7 @@ def test_images_tables_streams_and_tracebacks_reach_the_model(kernel):
 
 
 def test_a_prompt_reference_attaches_the_picture_and_a_missing_one_says_so(kernel):
-    ok(kernel, f"from IPython.display import Image\nimport base64\npic = Image({png_expr(96, 64)})")
+    kernel.ok(f"from IPython.display import Image\nimport base64\npic = Image({png_expr(96, 64)})")
     agent(kernel, "Describe {pic} and {nothere}.")
     message = kernel.fake.requests[-1]["messages"][-1]["content"]
     assert isinstance(message, list) and message[0]["type"] == "text"
@@ -142,7 +133,7 @@ def test_agent_fix_sends_the_cell_its_traceback_and_the_image_it_displayed(kerne
     failing = kernel.execute(png_source(50, 40) + "\nraise ValueError('the plot is wrong: {bad}')")
     assert kernel.reply(failing)["status"] == "error"
     kernel.fake.add(Reply([text("Fixed.")]))
-    ok(kernel, "%agent fix")
+    kernel.ok("%agent fix")
     message = kernel.fake.requests[-1]["messages"][-1]["content"]
     sent = json.dumps(message)
     assert "Fix the error in cell" in sent and "ValueError: the plot is wrong: {bad}" in sent
@@ -152,11 +143,11 @@ def test_agent_fix_sends_the_cell_its_traceback_and_the_image_it_displayed(kerne
 def test_a_matplotlib_figure_and_a_dataframe(kernel):
     if not (has_module(kernel, "matplotlib") and has_module(kernel, "pandas")):
         pytest.skip("the kernel's Python has no matplotlib or pandas")
-    figure = ok(kernel, "%matplotlib inline\nimport matplotlib.pyplot as plt\n"
+    figure = kernel.ok("%matplotlib inline\nimport matplotlib.pyplot as plt\n"
                 "fig, ax = plt.subplots(figsize=(5, 4))\nax.plot([1, 4, 2, 3])\nax.set_title('growth')\n"
                 "print(plt.get_backend(), plt.rcParams['figure.dpi'])")
     backend, dpi = figure["output"].split()[:2]
-    frame = ok(kernel, "import pandas as pd\npd.DataFrame({'name': ['ada', 'bo'], 'score': [9.5, 7.25]})")
+    frame = kernel.ok("import pandas as pd\npd.DataFrame({'name': ['ada', 'bo'], 'score': [9.5, 7.25]})")
     agent(
         kernel, "Look at {fig}.",
         tool_use("read_cell_output", {"cell": figure["execution_count"]}, id="fig"),

@@ -10,8 +10,6 @@ import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from codingcode_jupyter.engine.tools.base import ToolContext
-from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.notebook import kernel as kt
 
 
@@ -30,16 +28,6 @@ def ip(monkeypatch):
     kt.install_output_recorder(shell)
     yield shell
     shell.reset(new_session=False)
-
-
-@pytest.fixture
-def tools(ip):
-    return ToolRegistry(kt.kernel_tools(ip))
-
-
-@pytest.fixture
-def ctx(tmp_path):
-    return ToolContext(session_id="s", turn_id=1, project_path=tmp_path)
 
 
 async def read(tools, ctx, **args):
