@@ -226,14 +226,16 @@ def parse_config(
 
 
 def _read(path: Path) -> Any:
+    from ..config_files import read_config_text
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path)
         # An empty file means no servers: the sandbox leaves an empty placeholder while it
         # protects a .mcp.json that does not exist yet.
         return json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
         raise McpConfigError(f"{path}: not valid JSON: {error}") from None
-    except OSError as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise McpConfigError(f"{path}: cannot be read: {error}") from None
 
 

@@ -139,8 +139,10 @@ def settings_items(project: Path, source: str, path: Path, settings: Settings) -
 def mcp_items(project: Path) -> list[TrustItem]:
     """The servers the project's ``.mcp.json`` would start or connect to, as written there."""
     path = Path(project) / ".mcp.json"
+    from ..config_files import read_config_text
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_config_text(path))
     except (OSError, ValueError):
         return []  # a missing or broken file starts nothing (the MCP manager reports a broken one)
     from ..mcp.config import safe_server_name
