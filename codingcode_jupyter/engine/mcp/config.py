@@ -41,6 +41,7 @@ __all__ = [
     "RemoteServerConfig",
     "ServerConfig",
     "expand_vars",
+    "variables_named",
     "parse_server",
     "parse_config",
     "load_mcp_config",
@@ -133,6 +134,17 @@ class SseServerConfig(_Common):
 RemoteServerConfig = Union[HttpServerConfig, SseServerConfig]
 ServerConfig = Annotated[Union[StdioServerConfig, HttpServerConfig, SseServerConfig], Field(discriminator="type")]
 _adapter: TypeAdapter[StdioServerConfig | HttpServerConfig | SseServerConfig] = TypeAdapter(ServerConfig)
+
+
+def variables_named(value: Any) -> list[str]:
+    """The variables ``${VAR}`` names in every string of ``value`` (recursively), in order."""
+    if isinstance(value, str):
+        return [match.group(1) for match in _VAR.finditer(value)]
+    if isinstance(value, list):
+        return [name for item in value for name in variables_named(item)]
+    if isinstance(value, dict):
+        return [name for item in value.values() for name in variables_named(item)]
+    return []
 
 
 def expand_vars(value: Any, environ: Mapping[str, str], *, where: str) -> Any:
