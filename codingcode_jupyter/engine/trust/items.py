@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..approval.display import escape_unicode
-from ..settings import MODE_STRICTNESS, Settings
+from ..settings import MODE_STRICTNESS, PermissionMode, Settings
 
 __all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files", "mcp_items", "profile_items"]
 
@@ -132,13 +132,18 @@ def _hook_items(project: Path, source: str, path: Path, settings: Settings) -> l
     return items
 
 
-def settings_items(project: Path, source: str, path: Path, settings: Settings) -> list[TrustItem]:
-    """The loosening items of one settings file (see the module docstring)."""
+def settings_items(project: Path, source: str, path: Path, settings: Settings,
+                   floor: PermissionMode = "default") -> list[TrustItem]:
+    """The loosening items of one settings file (see the module docstring).
+
+    ``floor`` is the mode a project file may set without trust: ``default``, or the
+    person's own stricter one (their ``plan`` is not undone by a cloned project's ``default``).
+    """
     items: list[TrustItem] = []
     for rule in settings.permissions.allow:
         items.append(make_item("allow", source, path, f"allow rule `{rule}`", {"rule": rule}))
     for key, mode in (("permissions.defaultMode", settings.permissions.defaultMode), ("defaultMode", settings.defaultMode)):
-        if mode is not None and MODE_STRICTNESS[mode] < MODE_STRICTNESS["default"]:
+        if mode is not None and MODE_STRICTNESS[mode] < max(MODE_STRICTNESS["default"], MODE_STRICTNESS[floor]):
             items.append(make_item("mode", source, path, f"default permission mode `{mode}` ({key})",
                                    {"key": key, "mode": mode}))
     items.extend(_hook_items(project, source, path, settings))
