@@ -248,7 +248,7 @@ _REASONS: dict[str, str] = {
     "enabledPlugins": "codingcode has no plugins",
     "extraKnownMarketplaces": "codingcode has no plugins",
     "strictKnownMarketplaces": "codingcode has no plugins",
-    "permissions.additionalDirectories": "files outside the project are asked about, in every mode",
+    "permissions.additionalDirectories": "writing outside the project is asked about, in every mode but bypass",
     "permissions.disableAutoMode": "codingcode has no auto mode",
     "sandbox.autoAllowBashIfSandboxed": "sandboxed commands follow the permission mode and the rules here",
     "sandbox.excludedCommands": "every command runs in the sandbox here",
