@@ -5,7 +5,6 @@ can fail). The format of the data is described at the top of attacks.yaml.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -34,6 +33,8 @@ from tests.engine.helpers import tool_context
 DATA = Path(__file__).resolve().parents[1] / "data" / "trust_attacks" / "attacks.yaml"
 ATTACKS: list[dict[str, Any]] = yaml.safe_load(DATA.read_text(encoding="utf-8"))
 TOOLS = {tool.name: tool for tool in builtin_tools()}
+# /dev/zero and /proc/self/environ are what some attacks aim at.
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux only")
 
 
 @pytest.fixture(autouse=True)
@@ -257,8 +258,3 @@ def test_every_attack_is_well_formed():
     for attack in ATTACKS:
         assert attack["gains"] and ("control" in attack) == bool(attack.get("never")), attack["id"]
         assert not ("change" in attack and attack.get("never")), attack["id"]
-
-
-if sys.platform != "linux":  # /dev/zero and /proc/self/environ are what some attacks aim at
-    pytestmark = pytest.mark.skip("Linux only")
-_ = asyncio  # the tests are coroutines (asyncio mode auto)
