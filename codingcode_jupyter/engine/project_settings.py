@@ -276,6 +276,11 @@ class ProjectSettings:
         trusted_by = "CODINGCODE_TRUST=1" if trusted_by_environment() else (
             "trustedProjects in your user settings" if any(listed_in(p, self.project) for p in own) else None)
         fingerprints = self.store.project(self.project).fingerprints
+        # The person's own mode: a project file may tighten it at once, loosen it only once trusted.
+        floor: PermissionMode = "default"
+        for layer in raw:
+            chosen = _file_mode(layer, []) if layer.level == "user" else None
+            floor = chosen or floor
         layers: list[SettingsLayer] = []
         items: list[TrustItem] = []
         ignored: list[TrustItem] = []
@@ -285,9 +290,9 @@ class ProjectSettings:
                 continue
             if layer.settings.trustedProjects:
                 warnings.append(f"{layer.path}: trustedProjects is read from your user settings only; ignored here.")
-            own_items = settings_items(self.project, layer.source, layer.path, layer.settings)
+            own_items = settings_items(self.project, layer.source, layer.path, layer.settings, floor)
             allowed = fingerprints if trusted_by is None else {item.fingerprint for item in own_items}
-            screened = screen_settings(self.project, layer.source, layer.path, layer.settings, allowed)
+            screened = screen_settings(self.project, layer.source, layer.path, layer.settings, allowed, floor)
             items.extend(screened.items)
             ignored.extend(screened.ignored)
             layers.append(SettingsLayer(layer.source, layer.path, screened.settings, layer.dialect, layer.level,

@@ -9,6 +9,8 @@ project, no file imports a secret. All of it shares one size budget.
 
 from __future__ import annotations
 
+import os
+
 import platform
 from datetime import date
 from pathlib import Path
@@ -61,6 +63,8 @@ class InstructionFile(BaseModel):
 
     def describe(self) -> str:
         """One line for the person."""
+        if not self.chars and self.refused:
+            return f"{self.name} ({self.refused[0]})"
         cut = f", cut to {self.used_chars:,}" if self.truncated else ""
         more = f", {len(self.imports)} import(s)" if self.imports else ""
         refused = f", {len(self.refused)} import(s) refused" if self.refused else ""
@@ -77,12 +81,19 @@ def _instruction_paths(project: Path) -> list[tuple[str, Path, Path | None]]:
 
 
 def _read_instructions(project: Path) -> list[tuple[InstructionFile, str]]:
-    from .claude.instructions import expand_imports
+    from .claude.instructions import expand_imports, refusal
 
     found: list[tuple[InstructionFile, str]] = []
     budget = MAX_INSTRUCTION_CHARS
     for name, path, root in _instruction_paths(project):
         if not path.is_file() or budget <= 0:
+            continue
+        # The file itself is held to what it may import: a project's CLAUDE.md that is a link
+        # to the person's key, or to a dotenv file, is not sent with the system prompt.
+        why = refusal(Path(os.path.realpath(path)), Path(os.path.realpath(root)) if root is not None else None)
+        if why is not None:
+            found.append((InstructionFile(name=name, path=str(path), chars=0, used_chars=0, truncated=False,
+                                          refused=[f"not read: {why}"]), ""))
             continue
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -107,7 +118,7 @@ def _read_instructions(project: Path) -> list[tuple[InstructionFile, str]]:
 
 def project_instructions(project: Path) -> list[tuple[str, str]]:
     """(file name, text) of each instruction file present, each cut to the size limit."""
-    return [(info.name, text) for info, text in _read_instructions(project)]
+    return [(info.name, text) for info, text in _read_instructions(project) if text]
 
 
 def loaded_instructions(project: Path) -> list[InstructionFile]:

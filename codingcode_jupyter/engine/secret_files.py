@@ -16,13 +16,33 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP"]
+__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store"]
+
+# Relative to the home directory: keys, tokens and the files where tools keep them.
+HOME_SECRETS = (
+    ".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube", ".docker", ".netrc",
+    ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".pypirc", ".npmrc",
+    ".yarnrc.yml", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".pgpass",
+    ".my.cnf", ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/containers/auth.json",
+    ".local/share/keyrings", ".password-store", ".claude/.credentials.json", ".codex/auth.json",
+)  # fmt: skip
 
 # Directories never searched for .env files: vendored code, environments, caches.
 ENV_SCAN_SKIP = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
      ".ruff_cache", "site-packages", ".ipynb_checkpoints"}
 )
+
+
+def credential_store(path: Path) -> Path | None:
+    """The credential store of the home directory (:data:`HOME_SECRETS`) that ``path`` (a real
+    path) is or is inside, or None: what the sandbox hides must not be read unasked by a tool either."""
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    for name in HOME_SECRETS:
+        store = home / name
+        if path == store or store in path.parents:
+            return store
+    return None
 
 
 def is_env_file(name: str) -> bool:

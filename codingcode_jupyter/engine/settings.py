@@ -248,7 +248,7 @@ _REASONS: dict[str, str] = {
     "enabledPlugins": "codingcode has no plugins",
     "extraKnownMarketplaces": "codingcode has no plugins",
     "strictKnownMarketplaces": "codingcode has no plugins",
-    "permissions.additionalDirectories": "files outside the project are asked about, in every mode",
+    "permissions.additionalDirectories": "writing outside the project is asked about, in every mode but bypass",
     "permissions.disableAutoMode": "codingcode has no auto mode",
     "sandbox.autoAllowBashIfSandboxed": "sandboxed commands follow the permission mode and the rules here",
     "sandbox.excludedCommands": "every command runs in the sandbox here",
@@ -405,10 +405,14 @@ def read_settings_file(path: Path, dialect: Dialect = "codingcode") -> SettingsF
     """One settings file, validated, with what it holds that does not apply here (see the module docstring)."""
     if not path.exists():
         return SettingsFile(Settings())
+    from .config_files import read_config_text
+
     try:
-        raw = json.loads(path.read_text(encoding="utf-8") or "{}")
+        raw = json.loads(read_config_text(path) or "{}")
     except json.JSONDecodeError as error:
         raise SettingsError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
+    except UnicodeDecodeError as error:
+        raise SettingsError(f"{path}: not UTF-8 text (byte {error.start})") from None
     except OSError as error:
         raise SettingsError(f"{path}: cannot be read: {error.strerror or error}") from None
     if not isinstance(raw, dict):

@@ -350,8 +350,10 @@ def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSo
 
 def load_profile_file(path: Path, source: ProfileSource = "project") -> AgentProfile:
     """Parse one profile file; ProfileError names the file on any problem."""
+    from ..config_files import read_config_bytes
+
     try:
-        data = path.read_bytes()
+        data = read_config_bytes(path, MAX_PROFILE_CHARS * 4 + 1)
     except OSError as error:
         raise ProfileError(f"{path}: cannot be read: {error.strerror or error}") from None
     if len(data) > MAX_PROFILE_CHARS:

@@ -13,7 +13,9 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from ..claude.files import CONFIG_DIR_VAR as CLAUDE_DIR_VAR, claude_dir
 from ..paths import is_within, resolve_path
+from ..user_dir import ENV_VAR as USER_DIR_VAR, user_dir
 
 __all__ = ["canonical", "protected_reason", "protected_roots", "relative_to_project", "same_file"]
 
@@ -61,7 +63,8 @@ def same_file(path: Path, other: str) -> bool:
 def protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
     """(path, whole_tree, what it is) for every protected location."""
     key = (str(project), os.path.expanduser("~"), sys.prefix, os.environ.get("IPYTHONDIR"),
-           os.environ.get("JUPYTER_CONFIG_DIR"), os.environ.get("JUPYTER_DATA_DIR"))
+           os.environ.get("JUPYTER_CONFIG_DIR"), os.environ.get("JUPYTER_DATA_DIR"), os.environ.get(USER_DIR_VAR),
+           os.environ.get(CLAUDE_DIR_VAR))
     return list(_protected_roots(key))
 
 
@@ -79,6 +82,11 @@ def _build_protected_roots(project: Path) -> list[tuple[Path, bool, str]]:
     roots = [
         (root / ".codingcode", True, "the agent's settings, rules, hooks and audit log"),
         (home / ".codingcode", True, "the agent's user settings"),
+        # The person's own settings and trust store are trusted as written: a write there could
+        # trust any project or allow anything, so it is asked even in bypass mode.
+        (Path(os.path.realpath(user_dir())), True, "the agent's user settings and trust store"),
+        (Path(os.path.realpath(claude_dir())), True, "Claude Code's user settings, agents and hooks"),
+        (root / ".claude", True, "Claude Code's project settings, rules, hooks and agents"),
         (root / ".mcp.json", False, "the MCP server configuration"),
         (root / ".git" / "config", False, "the git configuration"),
         (root / ".git" / "config.worktree", False, "the git configuration"),

@@ -30,6 +30,7 @@ from . import hooks as hooks_module
 from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES, check_builtin
 from .display import escape_unicode, escape_value, has_invisible
+from ..secret_files import credential_store
 from .paths import protected_reason, relative_to_project
 from .rules import Rule, RuleError, exact_rules, judge, parse_rule
 from .readonly_commands import read_only_command
@@ -163,7 +164,7 @@ class ApprovalPipeline:
         reads_only = read_only_command(subject) if subject.command is not None else None
         read_only = subject.read_only or reads_only is not None
         # A request to a domain nobody allowed is where data would leave: never read-only enough to run unasked.
-        egress = _unlisted_egress(subject, domains)
+        egress = _unlisted_egress(subject, domains) or _credential_read(subject)
 
         def deny(layer: str, rule: str | None, reason: str, by: str) -> Evaluation:
             return Evaluation(kind="deny", input=subject.input, layer=layer, rule=rule, reason=reason, by=by, layers=layers)
@@ -519,6 +520,16 @@ def _unlisted_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
         return None
     return (f"{subject.tool} would send a request to {host or 'an unknown host'}, which is not an allowed domain "
             "(what the URL carries leaves the machine)")
+
+
+def _credential_read(subject: Subject) -> str | None:
+    """Why a read is asked: it reaches a credential store of the home (what it reads goes to the model)."""
+    for ref in subject.paths:
+        store = credential_store(ref.resolved) if ref.resolved is not None else None
+        if store is not None:
+            return (f"{ref.via} `{ref.raw}` reads {store}, a credential store, which the sandbox hides from commands; "
+                    "what is read is sent to the model")
+    return None
 
 
 def _unresolved(subject: Subject) -> list[str]:

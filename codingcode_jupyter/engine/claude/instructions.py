@@ -17,17 +17,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..secret_files import is_env_file
+from ..secret_files import credential_store, is_env_file
 
-__all__ = ["Imported", "expand_imports", "MAX_DEPTH"]
+__all__ = ["Imported", "expand_imports", "refusal", "MAX_DEPTH"]
 
 MAX_DEPTH = 5
 _IMPORT = re.compile(r"(?<![\w@`/])@((?:~/|\.{1,2}/|/)?[\w.\-~/]*[\w\-~]+(?:\.[\w-]+)?)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
-# Directories of the person's home whose files are credentials, never instructions.
-_CREDENTIALS = (".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials",
-                ".config/gh", ".pypirc", ".npmrc")
 
 
 @dataclass
@@ -56,14 +53,12 @@ def _candidates(text: str) -> list[str]:
     return found
 
 
-def _refusal(target: Path, root: Path | None) -> str | None:
-    home = Path(os.path.realpath(os.path.expanduser("~")))
+def refusal(target: Path, root: Path | None) -> str | None:
+    """Why ``target`` (a real path) may not be read into instructions confined to ``root``, or None."""
     if is_env_file(target.name):
         return "a dotenv file holds secrets"
-    for name in _CREDENTIALS:
-        store = home / name
-        if target == store or store in target.parents:
-            return "a credential store"
+    if credential_store(target) is not None:
+        return "a credential store"
     if root is not None and target != root and root not in target.parents:
         return "outside the project (a project's instructions may import only the project's files)"
     return None
@@ -85,7 +80,7 @@ def expand_imports(path: Path, text: str, *, root: Path | None, depth: int = 0,
         target = Path(os.path.realpath(os.path.join(base, os.path.expanduser(word))))
         if not target.is_file():
             continue
-        why = _refusal(target, Path(os.path.realpath(root)) if root is not None else None)
+        why = refusal(target, Path(os.path.realpath(root)) if root is not None else None)
         if why is not None:
             result.refused.append(f"@{word} in {path}: not imported, {why}")
             continue

@@ -41,6 +41,7 @@ __all__ = [
     "RemoteServerConfig",
     "ServerConfig",
     "expand_vars",
+    "variables_named",
     "parse_server",
     "parse_config",
     "load_mcp_config",
@@ -135,6 +136,17 @@ ServerConfig = Annotated[Union[StdioServerConfig, HttpServerConfig, SseServerCon
 _adapter: TypeAdapter[StdioServerConfig | HttpServerConfig | SseServerConfig] = TypeAdapter(ServerConfig)
 
 
+def variables_named(value: Any) -> list[str]:
+    """The variables ``${VAR}`` names in every string of ``value`` (recursively), in order."""
+    if isinstance(value, str):
+        return [match.group(1) for match in _VAR.finditer(value)]
+    if isinstance(value, list):
+        return [name for item in value for name in variables_named(item)]
+    if isinstance(value, dict):
+        return [name for item in value.values() for name in variables_named(item)]
+    return []
+
+
 def expand_vars(value: Any, environ: Mapping[str, str], *, where: str) -> Any:
     """``${VAR}`` / ``${VAR:-default}`` expanded in every string of ``value`` (recursively)."""
     if isinstance(value, str):
@@ -226,14 +238,16 @@ def parse_config(
 
 
 def _read(path: Path) -> Any:
+    from ..config_files import read_config_text
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path)
         # An empty file means no servers: the sandbox leaves an empty placeholder while it
         # protects a .mcp.json that does not exist yet.
         return json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
         raise McpConfigError(f"{path}: not valid JSON: {error}") from None
-    except OSError as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise McpConfigError(f"{path}: cannot be read: {error}") from None
 
 

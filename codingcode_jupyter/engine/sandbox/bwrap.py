@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
-from ..secret_files import is_env_file
+from ..secret_files import HOME_SECRETS, is_env_file
 from ..settings import SandboxSettings
 from .launcher import PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
 from ..domains import validate_domain_patterns
@@ -78,14 +78,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Relative to the home directory: keys, tokens and the files where tools keep them.
-HOME_SECRETS = (
-    ".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube", ".docker", ".netrc",
-    ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".pypirc", ".npmrc",
-    ".yarnrc.yml", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".pgpass",
-    ".my.cnf", ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/containers/auth.json",
-    ".local/share/keyrings", ".password-store", ".claude/.credentials.json", ".codex/auth.json",
-)  # fmt: skip
 # Glob patterns: password hashes and their backups, sudo's rules, the host's private keys.
 SYSTEM_SECRETS = (
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/passwd-", "/etc/security/opasswd",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..settings import Settings
+from ..settings import PermissionMode, Settings
 from .items import TrustItem, settings_items
 
 __all__ = ["Screened", "screen_settings"]
@@ -66,10 +66,12 @@ def _tidy(data: dict[str, Any]) -> None:
         network.pop("allowedDomains")
 
 
-def screen_settings(project: Path, source: str, path: Path, settings: Settings, trusted: Iterable[str]) -> Screened:
-    """``settings`` without the loosening items whose fingerprints are not in ``trusted``."""
+def screen_settings(project: Path, source: str, path: Path, settings: Settings, trusted: Iterable[str],
+                    floor: PermissionMode = "default") -> Screened:
+    """``settings`` without the loosening items whose fingerprints are not in ``trusted``
+    (``floor``: the mode a file may set untrusted, see :func:`.items.settings_items`)."""
     trusted = set(trusted)
-    items = tuple(settings_items(project, source, path, settings))
+    items = tuple(settings_items(project, source, path, settings, floor))
     ignored = tuple(item for item in items if item.fingerprint not in trusted)
     if not ignored:
         return Screened(settings, (), items)

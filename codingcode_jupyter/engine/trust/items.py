@@ -18,12 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..settings import MODE_STRICTNESS, Settings
+from ..approval.display import escape_unicode
+from ..settings import MODE_STRICTNESS, PermissionMode, Settings
 
 __all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files", "mcp_items", "profile_items"]
 
@@ -46,28 +48,48 @@ class TrustItem:
 
 def file_digest(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return None
 
 
-def referenced_files(project: Path, words: list[str]) -> dict[str, str]:
-    """The project files named by ``words`` (a command line split), with their contents' hashes."""
+# How Claude Code's documentation names a hook script: through the project directory's variable.
+_PROJECT_DIR_VAR = re.compile(r"\$\{CLAUDE_PROJECT_DIR\}|\$CLAUDE_PROJECT_DIR\b")
+# A missing file a command line names is recorded as such: a script added later is a change.
+ABSENT = "absent"
+_PATH_LIKE = re.compile(r"[\w.~+@][\w./~+@-]*")
+
+
+def referenced_files(project: Path, words: list[str], cwd: Path | None = None) -> dict[str, str]:
+    """The project files named by ``words`` (a command line split), with their contents' hashes.
+
+    A word is read as a path from the project (or ``cwd``, where the command runs), with
+    ``$CLAUDE_PROJECT_DIR`` standing for the project; a path-like word (with a ``/`` or a
+    suffix) naming no file yet is recorded as absent, so the file appearing later changes
+    what was trusted.
+    """
     root = Path(os.path.realpath(project))
+    bases = [root] if cwd is None else [Path(os.path.realpath(root / cwd)), root]
     found: dict[str, str] = {}
     for word in words:
-        for piece in (word, word.split("=", 1)[-1]):
-            candidate = Path(os.path.expanduser(piece))
-            if not candidate.is_absolute():
-                candidate = root / candidate
-            try:
-                resolved = Path(os.path.realpath(candidate))
-            except (OSError, ValueError):
-                continue
-            if resolved.is_file() and (resolved == root or root in resolved.parents):
-                digest = file_digest(resolved)
-                if digest is not None:
-                    found[resolved.relative_to(root).as_posix()] = digest
+        word = _PROJECT_DIR_VAR.sub(lambda _: str(root), word)
+        for piece in dict.fromkeys((word, word.split("=", 1)[-1])):
+            expanded = os.path.expanduser(piece)
+            for base in bases:
+                try:
+                    resolved = Path(os.path.realpath(Path(base) / expanded))
+                except (OSError, ValueError):
+                    continue
+                if resolved != root and root not in resolved.parents:
+                    continue
+                name = resolved.relative_to(root).as_posix()
+                if resolved.is_file():
+                    digest = file_digest(resolved)
+                    if digest is not None:
+                        found[name] = digest
+                elif not resolved.exists() and _PATH_LIKE.fullmatch(piece) and ("/" in piece or Path(piece).suffix):
+                    found.setdefault(name, ABSENT)
     return found
 
 
@@ -78,9 +100,20 @@ def _split(command: str) -> list[str]:
         return command.split()
 
 
+def card_text(text: str) -> str:
+    """``text`` as the trust card shows it: one line, every invisible or look-alike character escaped.
+
+    What the card lists is what the person agrees to run; a carriage return, an escape
+    sequence, a right-to-left override or a Cyrillic letter must not make it read as
+    something else.
+    """
+    return escape_unicode(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def make_item(kind: ItemKind, source: str, path: Path, summary: str, detail: dict[str, Any],
               files: dict[str, str] | None = None) -> TrustItem:
     files = dict(files or {})
+    summary = card_text(summary)
     payload = json.dumps([kind, source, detail, files], sort_keys=True, ensure_ascii=False, default=str)
     return TrustItem(kind, source, path, summary, detail, files, hashlib.sha256(payload.encode()).hexdigest())
 
@@ -99,13 +132,18 @@ def _hook_items(project: Path, source: str, path: Path, settings: Settings) -> l
     return items
 
 
-def settings_items(project: Path, source: str, path: Path, settings: Settings) -> list[TrustItem]:
-    """The loosening items of one settings file (see the module docstring)."""
+def settings_items(project: Path, source: str, path: Path, settings: Settings,
+                   floor: PermissionMode = "default") -> list[TrustItem]:
+    """The loosening items of one settings file (see the module docstring).
+
+    ``floor`` is the mode a project file may set without trust: ``default``, or the
+    person's own stricter one (their ``plan`` is not undone by a cloned project's ``default``).
+    """
     items: list[TrustItem] = []
     for rule in settings.permissions.allow:
         items.append(make_item("allow", source, path, f"allow rule `{rule}`", {"rule": rule}))
     for key, mode in (("permissions.defaultMode", settings.permissions.defaultMode), ("defaultMode", settings.defaultMode)):
-        if mode is not None and MODE_STRICTNESS[mode] < MODE_STRICTNESS["default"]:
+        if mode is not None and MODE_STRICTNESS[mode] < max(MODE_STRICTNESS["default"], MODE_STRICTNESS[floor]):
             items.append(make_item("mode", source, path, f"default permission mode `{mode}` ({key})",
                                    {"key": key, "mode": mode}))
     items.extend(_hook_items(project, source, path, settings))
@@ -136,11 +174,21 @@ def settings_items(project: Path, source: str, path: Path, settings: Settings) -
     return items
 
 
+def _variables_used(config: Any) -> list[str]:
+    """The person's environment variables a server entry expands (``${VAR}``), in its URL, headers,
+    command, args or env: their values go to the server, so the card names them."""
+    from ..mcp.config import variables_named
+
+    return sorted(set(variables_named(config)) - {"CLAUDE_PROJECT_DIR"})
+
+
 def mcp_items(project: Path) -> list[TrustItem]:
     """The servers the project's ``.mcp.json`` would start or connect to, as written there."""
     path = Path(project) / ".mcp.json"
+    from ..config_files import read_config_text
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_config_text(path))
     except (OSError, ValueError):
         return []  # a missing or broken file starts nothing (the MCP manager reports a broken one)
     from ..mcp.config import safe_server_name
@@ -151,18 +199,29 @@ def mcp_items(project: Path) -> list[TrustItem]:
         if not isinstance(config, dict) or not isinstance(raw_name, str):
             continue
         name = safe_server_name(raw_name) or raw_name
+        uses = _variables_used(config)
+        sends = f"; with your {', '.join('$' + v for v in uses)}" if uses else ""
         if "url" in config:
             headers = ", ".join(sorted(config.get("headers") or {})) or "none"
-            summary = f"MCP server `{name}`: connects to {config['url']} (headers: {headers})"
+            summary = f"MCP server `{name}`: connects to {config['url']} (headers: {headers}{sends})"
             files: dict[str, str] = {}
         else:
             words = [str(config.get("command", "")), *[str(a) for a in config.get("args") or []]]
             env = ", ".join(sorted(config.get("env") or {})) or "none"
             where = f" in {config['cwd']}" if config.get("cwd") else ""
-            summary = f"MCP server `{name}`: runs `{shlex.join(words)}`{where} (env: {env})"
-            files = referenced_files(project, words)
+            summary = f"MCP server `{name}`: runs `{shlex.join(words)}`{where} (env: {env}{sends})"
+            cwd = config.get("cwd") if isinstance(config.get("cwd"), str) else None
+            files = referenced_files(project, words, Path(_PROJECT_DIR_VAR.sub(lambda _: str(project), cwd))
+                                     if cwd else None)
         items.append(make_item("mcp", ".mcp.json", path, summary, {"name": name, "config": config}, files))
     return items
+
+
+def _relative(project: Path, path: Path) -> str:
+    try:
+        return Path(path).relative_to(project).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def profile_items(project: Path) -> list[TrustItem]:
@@ -184,6 +243,8 @@ def profile_items(project: Path) -> list[TrustItem]:
             if mode is None or MODE_STRICTNESS[mode] >= MODE_STRICTNESS["plan"]:
                 continue
             summary = f"agent profile `{profile.name}` runs in permission mode `{mode}`, even when the session is stricter"
+            # The whole file is what runs in that mode: a new tool or prompt is asked about again.
+            digest = file_digest(path) or ""
             items.append(make_item("agentMode", source, path, summary, {"profile": profile.name, "mode": mode,
-                                                                        "file": str(path)}))
+                                                                        "file": str(path)}, {_relative(project, path): digest}))
     return items
