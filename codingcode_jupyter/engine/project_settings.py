@@ -50,7 +50,7 @@ from .trust.boundary import screen_settings
 from .trust.items import TrustItem, file_digest, make_item, mcp_items, profile_items, settings_items
 from .trust.store import TrustStore, listed_in, trusted_by_environment
 
-__all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings"]
+__all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings", "directory_root"]
 
 _ACTIONS = ("deny", "ask", "allow")
 
@@ -71,6 +71,12 @@ class SettingsLayer:
     @property
     def exists(self) -> bool:
         return self.path.exists()
+
+
+def directory_root(entry: str, project: Path) -> Path:
+    """An ``additionalDirectories`` entry as a real path: absolute, ``~/...``, or relative to the project."""
+    path = Path(os.path.expanduser(entry))
+    return Path(os.path.realpath(path if path.is_absolute() else Path(project) / path))
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,17 @@ class EffectiveSettings:
                 if domain not in domains:
                     domains.append(domain)
         return tuple(domains)
+
+    def read_roots(self, project: Path) -> tuple[Path, ...]:
+        """The directories outside ``project`` that read-only tools read without asking
+        (``permissions.additionalDirectories`` of every file, trusted ones only), as real paths."""
+        roots: list[Path] = []
+        for layer in self.layers:
+            for entry in layer.settings.permissions.additionalDirectories:
+                root = directory_root(entry, project)
+                if root not in roots:
+                    roots.append(root)
+        return tuple(roots)
 
     @property
     def ignored_rules(self) -> tuple[str, ...]:

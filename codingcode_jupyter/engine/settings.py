@@ -89,6 +89,9 @@ class PermissionsSettings(_Model):
     deny: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     defaultMode: PermissionMode | None = None
+    # Directories outside the project that read-only tools may read without asking (Claude
+    # Code's key): absolute, `~/...`, or relative to the project.
+    additionalDirectories: list[str] = Field(default_factory=list)
     # Claude Code's lock on bypass mode; it only tightens, so it applies from any file.
     disableBypassPermissionsMode: Literal["disable"] | None = None
 
@@ -248,7 +251,6 @@ _REASONS: dict[str, str] = {
     "enabledPlugins": "codingcode has no plugins",
     "extraKnownMarketplaces": "codingcode has no plugins",
     "strictKnownMarketplaces": "codingcode has no plugins",
-    "permissions.additionalDirectories": "writing outside the project is asked about, in every mode but bypass",
     "permissions.disableAutoMode": "codingcode has no auto mode",
     "sandbox.autoAllowBashIfSandboxed": "sandboxed commands follow the permission mode and the rules here",
     "sandbox.excludedCommands": "every command runs in the sandbox here",

@@ -65,6 +65,8 @@ class Subcommands:
             + ("; commands it runs are auto-allowed (sandbox.autoAllow)"
                if parts.settings.current().merged.sandbox.autoAllow else "; auto-allow off"),
             "domains   " + (", ".join(parts.settings.current().allowed_domains) or "none allowed (fetch_url asks)"),
+            "reads     the project" + "".join(f", {root}" for root in parts.settings.current().read_roots(session.project))
+            + " (elsewhere asked; permissions.additionalDirectories)",
             f"{context_status(session).describe()}",
             "instructions " + (", ".join(f.describe() for f in loaded_instructions(session.project)) or "none (AGENTS.md, CLAUDE.md)"),
         ]

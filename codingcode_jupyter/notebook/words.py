@@ -138,6 +138,8 @@ def why_asked(layer: str, rule: str | None, reason: str, project: Path | str | N
         return f"A built-in safety rule asks about this: {detail.rstrip('.')}."
     if layer == "rules" and rule:
         return f"Your settings ask before this (rule {_tick(rule)})."
+    if layer == "outside":
+        return "It reads outside the project, and what it reads goes to the model."
     return "Nothing in your settings allows this yet, so you decide."
 
 

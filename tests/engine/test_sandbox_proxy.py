@@ -126,7 +126,10 @@ async def test_proxy_ignores_what_is_not_a_stream_socket(web_server: int, tmp_pa
         datagram, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         socket.send_fds(channel, [b"c"], [read, datagram.fileno()])
         os.close(read)
-        os.write(write, f"GET http://localhost:{web_server}/ HTTP/1.1\r\n\r\n".encode())
+        try:
+            os.write(write, f"GET http://localhost:{web_server}/ HTTP/1.1\r\n\r\n".encode())
+        except BrokenPipeError:
+            pass  # the proxy already dropped the pipe it was sent: not served, as it should be
         # Still serving, and the pipe's request was never read as one.
         ok = await _ask(proxy, f"GET http://localhost:{web_server}/x HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
         assert ok.endswith(BODY)

@@ -153,6 +153,7 @@ def test_a_project_given_once_stays_and_sessions_resume_after_a_restart(kernel):
     kernel.reply(status)
     out = kernel.text_output(status)
     assert f"project   {other}" in out and "after" in out  # displayed though not the cell's last line
+    assert "reads     the project (elsewhere asked; permissions.additionalDirectories)" in out
     sessions = kernel.execute("%agent sessions")
     kernel.reply(sessions)
     listed = kernel.text_output(sessions)

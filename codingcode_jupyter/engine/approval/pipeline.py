@@ -24,8 +24,9 @@ from pydantic import BaseModel, Field
 from ..atomic import atomic_write
 from ..domains import domain_allowed, url_host
 from ..events import ApprovalAnswered, ApprovalRequested, AuditRecorded
-from ..project_settings import EffectiveSettings, ProjectSettings
+from ..project_settings import EffectiveSettings, ProjectSettings, directory_root
 from ..settings import PermissionMode, SettingsError, settings_paths
+from ..trust.items import TrustItem
 from . import hooks as hooks_module
 from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES, check_builtin
@@ -158,13 +159,15 @@ class ApprovalPipeline:
 
     def _layers_1_3(self, subject: Subject, rules: list[Rule], mode: PermissionMode,
                     domains: tuple[str, ...] = (), sandboxed: bool = False, auto_allow: bool = False,
+                    read_roots: tuple[Path, ...] = (),
                     ) -> tuple[Evaluation | None, _Ask | None, list[LayerVerdict]]:
         layers: list[LayerVerdict] = []
         sticky: _Ask | None = None
         reads_only = read_only_command(subject) if subject.command is not None else None
         read_only = subject.read_only or reads_only is not None
-        # A request to a domain nobody allowed is where data would leave: never read-only enough to run unasked.
-        egress = _unlisted_egress(subject, domains) or _credential_read(subject)
+        # A request to a domain nobody allowed is where data would leave, and what a tool reads goes
+        # to the model: neither is read-only enough to run unasked.
+        egress = _unlisted_egress(subject, domains) or _credential_read(subject) or _outside_read(subject, read_roots)
 
         def deny(layer: str, rule: str | None, reason: str, by: str) -> Evaluation:
             return Evaluation(kind="deny", input=subject.input, layer=layer, rule=rule, reason=reason, by=by, layers=layers)
@@ -269,7 +272,9 @@ class ApprovalPipeline:
         subject = build_subject(call.tool, call.input, self.project)
         sandboxed = _runs_sandboxed(subject, ctx)
         auto_allow = settings.merged.sandbox.autoAllow
-        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains, sandboxed, auto_allow)
+        read_roots = settings.read_roots(self.project)
+        final, sticky, layers = self._layers_1_3(subject, rules, mode, settings.allowed_domains, sandboxed, auto_allow,
+                                                 read_roots)
         if final is not None and final.kind == "deny":
             return final
 
@@ -292,7 +297,7 @@ class ApprovalPipeline:
             # The modified input is what will run: judge it afresh (the original no longer matters).
             subject = build_subject(call.tool, result.modified_input, self.project)
             rerun, sticky, again = self._layers_1_3(subject, rules, mode, settings.allowed_domains,
-                                                    _runs_sandboxed(subject, ctx), auto_allow)
+                                                    _runs_sandboxed(subject, ctx), auto_allow, read_roots)
             layers.extend(LayerVerdict(layer=f"{v.layer} (modified input)", verdict=v.verdict, rule=v.rule,
                                        reason=v.reason) for v in again)
             if rerun is not None and rerun.kind == "deny":
@@ -323,6 +328,15 @@ class ApprovalPipeline:
                 sticky = _Ask("trust", untrusted.text, reason, False)
             elif (egress := _unlisted_egress(subject, settings.allowed_domains)) is not None:
                 sticky = _Ask("egress", None, egress, False)
+            elif (outside := _outside_read(subject, read_roots)) is not None:
+                ignored = _untrusted_directory(subject, settings, read_roots)
+                if ignored is not None:
+                    reason = (f"{outside}; the project's permissions.additionalDirectories entry `{ignored.detail['value']}` "
+                              f"in {ignored.path} is ignored until you trust this project (%agent trust)")
+                    layers.append(LayerVerdict(layer="trust", verdict="ask", rule=None, reason=reason))
+                    sticky = _Ask("trust", None, reason, False)
+                else:
+                    sticky = _Ask("outside", None, outside, False)
             else:
                 sticky = _Ask("confirm", None, f"No rule allows {subject.tool} here", False)
         asked = Evaluation(kind="ask", input=subject.input, layer=sticky.layer, rule=sticky.rule, reason=sticky.reason,
@@ -529,6 +543,35 @@ def _credential_read(subject: Subject) -> str | None:
         if store is not None:
             return (f"{ref.via} `{ref.raw}` reads {store}, a credential store, which the sandbox hides from commands; "
                     "what is read is sent to the model")
+    return None
+
+
+def _outside_read(subject: Subject, roots: tuple[Path, ...]) -> str | None:
+    """Why a read-only tool's read is asked: it reaches outside the project and every directory
+    the person added (``additionalDirectories``), and what it reads is sent to the model.
+
+    Commands are left to the read-only command table, which already requires their paths inside.
+    """
+    if subject.command is not None:
+        return None
+    for ref in subject.paths:
+        path = ref.resolved
+        if path is None or relative_to_project(subject.project, path) is not None:
+            continue
+        if any(path == root or root in path.parents for root in roots):
+            continue
+        return (f"{ref.via} `{ref.raw}` reads outside the project ({path}); what is read is sent to the model "
+                "(permissions.additionalDirectories lists directories read without asking)")
+    return None
+
+
+def _untrusted_directory(subject: Subject, settings: EffectiveSettings, roots: tuple[Path, ...]) -> TrustItem | None:
+    """The project's ``additionalDirectories`` entry, ignored until trusted, that would let this read run unasked."""
+    for item in settings.ignored:
+        if item.kind != "directory":
+            continue
+        if _outside_read(subject, (*roots, directory_root(item.detail["value"], subject.project))) is None:
+            return item
     return None
 
 

@@ -32,6 +32,9 @@ def _drop(data: dict[str, Any], item: TrustItem) -> None:
     if item.kind == "allow":
         allow = data.get("permissions", {}).get("allow", [])
         data["permissions"]["allow"] = [rule for rule in allow if rule != detail["rule"]]
+    elif item.kind == "directory":
+        permissions = data.get("permissions", {})
+        permissions["additionalDirectories"] = [e for e in permissions.get("additionalDirectories", []) if e != detail["value"]]
     elif item.kind == "mode":
         owner = data.get("permissions", {}) if detail["key"] == "permissions.defaultMode" else data
         owner.pop("defaultMode", None)

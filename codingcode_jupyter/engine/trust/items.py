@@ -1,7 +1,7 @@
 """What a project's own files ask for that loosens the agent, item by item.
 
-Only a project the person trusted may loosen: allow rules, a default mode looser than
-``default``, hook commands, MCP servers, settings that widen the sandbox (``allowWrite``,
+Only a project the person trusted may loosen: allow rules, directories outside the project
+read without asking (``additionalDirectories``), a default mode looser than ``default``, hook commands, MCP servers, settings that widen the sandbox (``allowWrite``,
 ``allowedDomains``, ``enabled: false``, ``env``), ``env`` for commands and hooks, a
 web-search backend (it receives queries and maybe a key), and an agent profile's permission
 mode looser than ``plan`` (it could loosen the mode of the session that runs it). Claude
@@ -29,7 +29,7 @@ from ..settings import MODE_STRICTNESS, PermissionMode, Settings
 
 __all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files", "mcp_items", "profile_items"]
 
-ItemKind = Literal["allow", "mode", "hook", "mcp", "sandbox", "env", "webSearch", "agentMode"]
+ItemKind = Literal["allow", "directory", "mode", "hook", "mcp", "sandbox", "env", "webSearch", "agentMode"]
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,9 @@ def settings_items(project: Path, source: str, path: Path, settings: Settings,
     items: list[TrustItem] = []
     for rule in settings.permissions.allow:
         items.append(make_item("allow", source, path, f"allow rule `{rule}`", {"rule": rule}))
+    for entry in settings.permissions.additionalDirectories:
+        items.append(make_item("directory", source, path, f"let the agent read `{entry}`, outside the project, without "
+                               "asking (permissions.additionalDirectories)", {"value": entry}))
     for key, mode in (("permissions.defaultMode", settings.permissions.defaultMode), ("defaultMode", settings.defaultMode)):
         if mode is not None and MODE_STRICTNESS[mode] < max(MODE_STRICTNESS["default"], MODE_STRICTNESS[floor]):
             items.append(make_item("mode", source, path, f"default permission mode `{mode}` ({key})",
