@@ -91,6 +91,7 @@ def default_steps(project: str | None = None, session_warm_up: Callable[[], Any]
         *([("kernel tools", session_warm_up)] if session_warm_up is not None else []),
         ("codingcode_jupyter.notebook.view", _view_warm_up),
         _importer("codingcode_jupyter.notebook.references"),
+        _importer("codingcode_jupyter.notebook.login"),
         ("anthropic SDK", _sdk_warm_up),
     ]
 

@@ -56,3 +56,39 @@ def test_a_prepared_client_is_taken_by_the_first_loop_that_asks():
 def test_a_client_given_to_the_model_is_the_one_it_uses():
     own = object()
     assert AnthropicModel("m", client=own).client is own
+
+
+def test_after_the_warm_ups_the_first_turn_imports_nothing(tmp_path):
+    """What the first turn of a process would import, the warm-ups (the notebook runs them in the background) import."""
+    project = tmp_path / "project"
+    project.mkdir()
+    code = textwrap.dedent('''
+        import asyncio, json, sys
+        from codingcode_jupyter.engine import runtime
+        from codingcode_jupyter.engine.models import anthropic
+
+        runtime.warm_up(sys.argv[1])
+        anthropic.warm_up()
+        before = set(sys.modules)
+        session, parts = runtime.open_session(sys.argv[1])
+
+        async def turn():
+            await parts.start()
+            done = await session.run_turn("hello")
+            await parts.aclose()
+            return done.stop_reason
+
+        stop = asyncio.run(turn())
+        print(json.dumps({"stop": stop, "imported": sorted(set(sys.modules) - before)}))
+    ''')
+    with FakeAnthropic() as fake:
+        fake.add(Reply([text("hello back")]))
+        env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test",
+               "CODINGCODE_USER_DIR": str(tmp_path / "user")}
+        env = {**os.environ, **env}
+        out = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, env=env,
+                             cwd=str(project), timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["stop"] == "end_turn"
+    assert result["imported"] == []
