@@ -54,16 +54,27 @@ def global_registry() -> ToolRegistry:
     return _REGISTRY
 
 
+# Imported on first use by a session and its first turn: where the settings files are, the
+# prompt's hooks, the instruction files of the system prompt.
+_FIRST_TURN_MODULES = ("claude.files", "lifecycle_hooks", "claude.instructions")
+
+
 def warm_up(project: Path | str | None = None) -> None:
     """Do ahead, on any thread, what the first session of the process would: build the built-in
-    tools' schemas, probe bubblewrap (a subprocess; both are kept for the process) and, when
-    ``project`` configures MCP servers, import the MCP client its session will start them with."""
+    tools' schemas, probe bubblewrap (a subprocess; both are kept for the process), import what
+    its first turn imports and, when ``project`` configures MCP servers, the MCP client its
+    session will start them with."""
     global_registry()
+    for name in _FIRST_TURN_MODULES:
+        import_module(f"{__package__}.{name}")
     path = shutil.which("bwrap")
     if path is not None:
         probe_bwrap(path)
     if project is not None and (Path(project) / MCP_CONFIG_FILE).is_file():
         import_module(f"{__package__}.mcp.client")
+        import anyio
+
+        anyio.open_process  # noqa: B018 -- what a stdio server is started with, a module anyio loads on first use
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:

@@ -9,6 +9,7 @@ steps in a real kernel, sending what a browser sends.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -69,6 +70,18 @@ def test_steps_run_in_order_off_the_main_thread_and_a_failing_step_does_not_stop
     assert {thread for _, thread in steps.ran} == {"codingcode-prewarm"}
     assert list(prewarm.errors) == ["two"] and "broke" in str(prewarm.errors["two"])
     assert set(prewarm.timings) == {"one", "two", "three"}
+
+
+def test_what_the_steps_loaded_is_left_out_of_later_collections():
+    loaded: list[list[object]] = []
+    prewarm = Prewarm([("load", lambda: loaded.append([object()]))]).start()
+    try:
+        assert prewarm.wait(timeout=30)
+        # Frozen: a full collection (0.1 s and more after the engine loaded) no longer walks it.
+        assert gc.get_freeze_count() > 0
+        assert not any(obj is loaded[0] for obj in gc.get_objects())
+    finally:
+        gc.unfreeze()
 
 
 def test_a_running_cell_holds_the_next_step_back_until_the_kernel_is_quiet_again():

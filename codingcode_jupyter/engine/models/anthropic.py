@@ -34,12 +34,12 @@ class AnthropicModel:
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            # Imported here: the SDK is heavy and `import codingcode_jupyter` must stay fast.
-            from anthropic import AsyncAnthropic
+        if self._client is not None:
+            return self._client
+        # Shared with the other turns: their TLS context and open connection are reused.
+        from .clients import shared_client
 
-            self._client = AsyncAnthropic(max_retries=self._max_retries)
-        return self._client
+        return shared_client(self._max_retries)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -147,17 +147,28 @@ _WARM_UP_EVENTS = (
     ("message_stop", {"type": "message_stop"}),
 )
 
+# Shaped as the agent loop's requests are (a system block and tools with cache breakpoints),
+# so the SDK prepares the parameter types a real turn sends.
+_WARM_UP_REQUEST = ModelRequest(
+    model="warm-up", max_tokens=1,
+    system=[{"type": "text", "text": "warm-up", "cache_control": {"type": "ephemeral"}}],
+    messages=[{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
+    tools=[{"name": "warm_up", "description": "warm-up", "cache_control": {"type": "ephemeral"},
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}],
+)
+
 
 def warm_up() -> None:
     """Stream one canned reply through the SDK, in memory (nothing leaves the process); any thread.
 
     The SDK builds much of itself on first use: the validators of its stream events and
-    messages, its HTTP client's TLS context, a few imports. Done here ahead of time (the
+    messages, its HTTP client's TLS context, a few imports. With a key set, the client the
+    first turn will take (:mod:`.clients`) is made too. Done here ahead of time (the
     notebook does it while the person types) the first real request costs what later ones do.
     """
-    import asyncio
     import json
 
+    import anyio
     import httpx2
     from anthropic import AsyncAnthropic
 
@@ -167,12 +178,16 @@ def warm_up() -> None:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     async def stream_once() -> None:
-        # A default client as AnthropicModel makes one (its TLS context is kept for the process).
-        await AsyncAnthropic(api_key="warm-up", max_retries=0).close()
         async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as http:
             client = AsyncAnthropic(api_key="warm-up", base_url="http://warm-up.invalid", http_client=http, max_retries=0)
             model = AnthropicModel("warm-up", client=client)
-            await model.stream(ModelRequest(model="warm-up", max_tokens=1, messages=[{"role": "user", "content": "hi"}]),
-                               lambda text: None)
+            await model.stream(_WARM_UP_REQUEST, lambda text: None)
 
-    asyncio.run(stream_once())
+    # Run by anyio, as the HTTP transport is: its event loop backend loads here, not in the first turn.
+    anyio.run(stream_once)
+    anyio.connect_tcp  # noqa: B018 -- what the transport connects with, a module anyio loads on first use
+    from . import has_api_key
+    from .clients import prepare
+
+    if has_api_key():
+        prepare()  # the client the first turn sends with: its TLS context is loaded here, not in that turn
