@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -285,9 +286,9 @@ async def test_timeout_kills_everything(sb: CommandSandbox) -> None:
         *sb.argv_for(f"sleep {token} & setsid sleep {token} & sleep {token}", sb.project),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    for _ in range(100):
-        if len(_processes_with(token)) >= 3:
-            break
+    # Wait for all three to start (bwrap takes a while on a loaded machine: 2 s was not always enough).
+    deadline = time.monotonic() + 15
+    while len(_processes_with(token)) < 3 and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert len(_processes_with(token)) >= 3
     os.killpg(proc.pid, signal.SIGKILL)  # what execute_command does on timeout or cancel
