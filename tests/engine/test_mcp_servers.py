@@ -60,7 +60,7 @@ def http_server():
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
         except OSError:
-            time.sleep(0.1)
+            time.sleep(0.02)
     else:
         process.kill()
         pytest.fail("the fake HTTP MCP server did not start")
