@@ -166,10 +166,10 @@ async def test_stdio_concurrent_calls_from_other_tasks_are_bounded(tmp_path):
     try:
         slow = by_display(manager)["fake:slow"]
         started = time.monotonic()
-        results = await asyncio.gather(*(slow.run({"seconds": 0.4}, ctx(tmp_path)) for _ in range(4)))
+        results = await asyncio.gather(*(slow.run({"seconds": 0.2}, ctx(tmp_path)) for _ in range(4)))
         elapsed = time.monotonic() - started
-        assert [r.text_content for r in results] == ["slept 0.4"] * 4
-        assert elapsed >= 0.75  # two rounds of two, not four at once
+        assert [r.text_content for r in results] == ["slept 0.2"] * 4
+        assert elapsed >= 0.38  # two rounds of two, not four at once
     finally:
         await manager.aclose()
 
@@ -201,14 +201,14 @@ async def test_server_that_never_answers_times_out(tmp_path):
     from codingcode_jupyter.engine.mcp import McpCallError, ServerConnection, StdioServerConfig
 
     mute = ServerConnection(
-        name="mute", project=tmp_path, start_timeout=1.0,
+        name="mute", project=tmp_path, start_timeout=0.5,
         # Reads (and ignores) every request; exits only when its stdin closes.
         config=StdioServerConfig(command=sys.executable, args=["-c", "import sys; sys.stdin.read()"]),
     )
     await mute.start()
     try:
-        assert mute.state == "failed" and "did not answer within 1 s" in mute.error
-        with pytest.raises(McpCallError, match="not running: did not answer within 1 s"):
+        assert mute.state == "failed" and "did not answer within 0.5 s" in mute.error
+        with pytest.raises(McpCallError, match="not running: did not answer within 0.5 s"):
             await mute.call("anything", {})
     finally:
         await mute.stop()
