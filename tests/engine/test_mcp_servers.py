@@ -117,12 +117,8 @@ async def check_list_changed(manager: McpManager, tmp_path: Path) -> None:
     assert (await call(manager, "fake:late", {"x": 7}, tmp_path)).text_content == "late 7"
 
 
-async def test_stdio_every_content_type(stdio_manager, tmp_path):
-    await check_every_content_type(stdio_manager, tmp_path)
-
-
-async def test_stdio_tool_definitions(stdio_manager):
-    tools = by_display(stdio_manager)
+def check_tool_definitions(manager: McpManager) -> None:
+    tools = by_display(manager)
     echo = tools["fake:echo"]
     assert echo.name == "fake__echo" and echo.source == "mcp" and echo.mcp_server == "fake"
     assert echo.input_schema["properties"]["text"]["type"] == "string" and echo.input_schema["required"] == ["text"]
@@ -130,14 +126,15 @@ async def test_stdio_tool_definitions(stdio_manager):
     assert echo.annotations == {"readOnlyHint": True} and not echo.read_only
     crash = tools["fake:crash"]
     assert crash.annotations == {"destructiveHint": True} and not crash.read_only
-    assert [t.display_name for t in stdio_manager.tools()] == sorted(tools)
+    assert [t.display_name for t in manager.tools()] == sorted(tools)
 
 
-async def test_stdio_timeout(stdio_manager, tmp_path):
+async def test_stdio_definitions_every_content_type_timeout_and_list_changed(stdio_manager, tmp_path):
+    """One server through all of it, as the HTTP test below (a server start costs ~1 s): what it
+    offers as it starts, each content type, a call past the timeout, then a tool list that changes."""
+    check_tool_definitions(stdio_manager)
+    await check_every_content_type(stdio_manager, tmp_path)
     await check_timeout_then_still_usable(stdio_manager, tmp_path)
-
-
-async def test_stdio_list_changed_reaches_the_resolver(stdio_manager, tmp_path):
     resolver = SessionToolResolver(ToolRegistry(), state=SessionState(), mcp=stdio_manager)
     assert resolver.lookup("fake__late") is None
     await check_list_changed(stdio_manager, tmp_path)
