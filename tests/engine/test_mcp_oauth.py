@@ -28,11 +28,15 @@ from tests.engine.mcp_real import ROOT, by_display, ctx, free_port, wait_port
 SERVER = str(ROOT / "tests" / "fakes" / "oauth_server.py")
 
 
-@pytest.fixture
-def guarded(tmp_path):
-    """The guarded MCP server with its authorization server; tokens live 2 s."""
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory):
+    """The guarded MCP server with its authorization server; tokens live 2 s.
+
+    One for the module (a start costs ~1 s): each test logs in with a token store of its own
+    and counts what it caused on the server as a difference of its statistics.
+    """
     port = free_port()
-    log = open(tmp_path / "oauth-server.log", "w")
+    log = open(tmp_path_factory.mktemp("oauth") / "oauth-server.log", "w")
     process = subprocess.Popen([sys.executable, SERVER, "--port", str(port), "--token-lifetime", "2"], stdout=log, stderr=log)
     try:
         wait_port(port, process)
@@ -56,6 +60,7 @@ async def running(manager: McpManager, name: str, seconds: float = 15) -> None:
 
 async def loopback_login(guarded: str, tmp_path: Path) -> tuple[dict, Path]:
     """Log in once through the loopback callback; returns the entry and the token directory."""
+    before = stats(guarded)
     tokens = tmp_path / "home" / ".codingcode" / "mcp-tokens"
     manager = McpManager(tmp_path, token_dir=tokens, start_timeout=15)
     entry = {"type": "http", "url": f"{guarded}/mcp"}
@@ -79,7 +84,7 @@ async def loopback_login(guarded: str, tmp_path: Path) -> tuple[dict, Path]:
         assert "access_token" in stored.read_text()
     finally:
         await manager.aclose()
-    assert stats(guarded)["logins"] == 1
+    assert stats(guarded)["logins"] == before["logins"] + 1
     return entry, tokens
 
 
@@ -89,6 +94,7 @@ async def test_login_through_the_loopback_callback_is_stored(guarded, tmp_path):
 
 @pytest.mark.slow
 async def test_login_through_the_loopback_callback_then_stored_and_refreshed(guarded, tmp_path):
+    before = stats(guarded)
     entry, tokens = await loopback_login(guarded, tmp_path)
 
     # A new kernel: the stored tokens are used, and refreshed once they expire, with no new login.
@@ -102,7 +108,7 @@ async def test_login_through_the_loopback_callback_then_stored_and_refreshed(gua
         assert (await by_display(again)["guarded:secret"].run({}, ctx(tmp_path))).text_content == "the guarded answer"
     finally:
         await again.aclose()
-    counts = stats(guarded)
+    counts = {key: value - before[key] for key, value in stats(guarded).items()}
     assert counts["logins"] == 1 and counts["refreshes"] >= 2 and counts["registrations"] == 1
 
 
