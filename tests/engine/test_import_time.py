@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -125,8 +126,10 @@ def test_warm_up_imports_the_mcp_client_only_for_a_project_that_configures_serve
     (configured / ".mcp.json").write_text(json.dumps({"mcpServers": {}}))
     code = ("import json, sys\nfrom codingcode_jupyter.engine import runtime\nruntime.warm_up(sys.argv[1])\n"
             "print(json.dumps(sorted(sys.modules)))")
-    assert "codingcode_jupyter.engine.mcp.client" not in _loaded(code, str(empty))
-    assert "codingcode_jupyter.engine.mcp.client" in _loaded(code, str(configured))
+    with ThreadPoolExecutor(2) as pool:  # two fresh interpreters at once: one for each core
+        in_empty, in_configured = pool.map(lambda project: _loaded(code, str(project)), [empty, configured])
+    assert "codingcode_jupyter.engine.mcp.client" not in in_empty
+    assert "codingcode_jupyter.engine.mcp.client" in in_configured
 
 
 def test_the_sdk_warm_up_streams_in_memory_without_opening_a_connection():

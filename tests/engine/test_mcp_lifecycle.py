@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,9 +23,13 @@ from tests.engine.mcp_real import FAKE, STDIO_FAKE, by_display, ctx
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 HUNG = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
-# The fake server, after a pause at start-up (a server that is slow, not broken).
-SLOW = {"command": sys.executable, "args": ["-c", f"import runpy, sys, time; time.sleep(1.5); sys.argv = ['x', 'stdio']; "
-                                                  f"runpy.run_path({FAKE!r}, run_name='__main__')"]}
+
+
+def slow_until(go: Path) -> dict:
+    """The fake server, slow to start (not broken): it starts once the file ``go`` exists."""
+    code = (f"import os, runpy, sys, time\nwhile not os.path.exists({str(go)!r}): time.sleep(0.02)\n"
+            f"sys.argv = ['x', 'stdio']; runpy.run_path({FAKE!r}, run_name='__main__')")
+    return {"command": sys.executable, "args": ["-c", code]}
 
 
 def write_config(project, servers) -> None:
@@ -94,11 +99,13 @@ async def test_a_hung_server_does_not_delay_the_first_request(fake_api, tmp_path
 
 
 async def test_a_slow_servers_tools_join_when_it_is_ready(fake_api, tmp_path):
-    write_config(tmp_path, {"slow": SLOW})
+    go = tmp_path / "go"
+    write_config(tmp_path, {"slow": slow_until(go)})
     states = []
 
     def wait_for_slow(body):
         states.append(parts.mcp.connection("slow").state)
+        go.touch()  # the first request went out while the server was starting: now it may finish
         deadline = time.monotonic() + 20
         while parts.mcp.connection("slow").state != "running" and time.monotonic() < deadline:
             time.sleep(0.05)  # the fake API server's thread; the loop keeps running

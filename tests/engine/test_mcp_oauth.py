@@ -4,6 +4,9 @@ The "browser" is an HTTP client on this machine: it opens the login link the man
 reported; the authorization server consents at once and redirects to the loopback
 callback (same machine) — or, for the paste path, the test reads the redirect address and
 hands it to ``complete_login`` as a person would paste it.
+
+Using the stored tokens and refreshing them waits twice for a token to expire (5 s): that
+test is marked slow (CI runs it); the default run keeps both logins and the 401.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -24,11 +28,15 @@ from tests.engine.mcp_real import ROOT, by_display, ctx, free_port, wait_port
 SERVER = str(ROOT / "tests" / "fakes" / "oauth_server.py")
 
 
-@pytest.fixture
-def guarded(tmp_path):
-    """The guarded MCP server with its authorization server; tokens live 2 s."""
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory):
+    """The guarded MCP server with its authorization server; tokens live 2 s.
+
+    One for the module (a start costs ~1 s): each test logs in with a token store of its own
+    and counts what it caused on the server as a difference of its statistics.
+    """
     port = free_port()
-    log = open(tmp_path / "oauth-server.log", "w")
+    log = open(tmp_path_factory.mktemp("oauth") / "oauth-server.log", "w")
     process = subprocess.Popen([sys.executable, SERVER, "--port", str(port), "--token-lifetime", "2"], stdout=log, stderr=log)
     try:
         wait_port(port, process)
@@ -50,7 +58,9 @@ async def running(manager: McpManager, name: str, seconds: float = 15) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_login_through_the_loopback_callback_then_stored_and_refreshed(guarded, tmp_path):
+async def loopback_login(guarded: str, tmp_path: Path) -> tuple[dict, Path]:
+    """Log in once through the loopback callback; returns the entry and the token directory."""
+    before = stats(guarded)
     tokens = tmp_path / "home" / ".codingcode" / "mcp-tokens"
     manager = McpManager(tmp_path, token_dir=tokens, start_timeout=15)
     entry = {"type": "http", "url": f"{guarded}/mcp"}
@@ -74,7 +84,18 @@ async def test_login_through_the_loopback_callback_then_stored_and_refreshed(gua
         assert "access_token" in stored.read_text()
     finally:
         await manager.aclose()
-    assert stats(guarded)["logins"] == 1
+    assert stats(guarded)["logins"] == before["logins"] + 1
+    return entry, tokens
+
+
+async def test_login_through_the_loopback_callback_is_stored(guarded, tmp_path):
+    await loopback_login(guarded, tmp_path)
+
+
+@pytest.mark.slow
+async def test_login_through_the_loopback_callback_then_stored_and_refreshed(guarded, tmp_path):
+    before = stats(guarded)
+    entry, tokens = await loopback_login(guarded, tmp_path)
 
     # A new kernel: the stored tokens are used, and refreshed once they expire, with no new login.
     await asyncio.sleep(2.5)
@@ -87,7 +108,7 @@ async def test_login_through_the_loopback_callback_then_stored_and_refreshed(gua
         assert (await by_display(again)["guarded:secret"].run({}, ctx(tmp_path))).text_content == "the guarded answer"
     finally:
         await again.aclose()
-    counts = stats(guarded)
+    counts = {key: value - before[key] for key, value in stats(guarded).items()}
     assert counts["logins"] == 1 and counts["refreshes"] >= 2 and counts["registrations"] == 1
 
 

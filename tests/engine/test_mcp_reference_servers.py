@@ -4,6 +4,10 @@ project, server-everything over the legacy SSE transport.
 
 The PyPI servers declare no list-change notifications and have no listen method: a client
 that subscribed anyway marked them failed and restarted them on every call.
+
+The default run keeps one PyPI server (time: twenty calls in about a second), the npm
+filesystem server and the SSE transport (tested nowhere else); git and fetch are marked slow
+(CI runs them): fetch alone takes 15-25 s, the server rendering every page through Node.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ async def test_time_twenty_calls(tmp_path):
         await manager.aclose()
 
 
+@pytest.mark.slow
 @needs(PY_SERVERS / "mcp-server-git", "mcp-server-git")
 async def test_git_twenty_calls(tmp_path):
     repo = tmp_path / "repo"
@@ -89,13 +94,14 @@ def local_site():
             self.wfile.write(body)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/page"
     server.shutdown()
     server.server_close()
 
 
+@pytest.mark.slow
 @needs(PY_SERVERS / "mcp-server-fetch", "mcp-server-fetch")
 async def test_fetch_twenty_calls_on_a_local_page(tmp_path, local_site):
     manager = McpManager(tmp_path, start_timeout=30)

@@ -60,7 +60,7 @@ def http_server():
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
         except OSError:
-            time.sleep(0.1)
+            time.sleep(0.02)
     else:
         process.kill()
         pytest.fail("the fake HTTP MCP server did not start")
@@ -117,12 +117,8 @@ async def check_list_changed(manager: McpManager, tmp_path: Path) -> None:
     assert (await call(manager, "fake:late", {"x": 7}, tmp_path)).text_content == "late 7"
 
 
-async def test_stdio_every_content_type(stdio_manager, tmp_path):
-    await check_every_content_type(stdio_manager, tmp_path)
-
-
-async def test_stdio_tool_definitions(stdio_manager):
-    tools = by_display(stdio_manager)
+def check_tool_definitions(manager: McpManager) -> None:
+    tools = by_display(manager)
     echo = tools["fake:echo"]
     assert echo.name == "fake__echo" and echo.source == "mcp" and echo.mcp_server == "fake"
     assert echo.input_schema["properties"]["text"]["type"] == "string" and echo.input_schema["required"] == ["text"]
@@ -130,14 +126,15 @@ async def test_stdio_tool_definitions(stdio_manager):
     assert echo.annotations == {"readOnlyHint": True} and not echo.read_only
     crash = tools["fake:crash"]
     assert crash.annotations == {"destructiveHint": True} and not crash.read_only
-    assert [t.display_name for t in stdio_manager.tools()] == sorted(tools)
+    assert [t.display_name for t in manager.tools()] == sorted(tools)
 
 
-async def test_stdio_timeout(stdio_manager, tmp_path):
+async def test_stdio_definitions_every_content_type_timeout_and_list_changed(stdio_manager, tmp_path):
+    """One server through all of it, as the HTTP test below (a server start costs ~1 s): what it
+    offers as it starts, each content type, a call past the timeout, then a tool list that changes."""
+    check_tool_definitions(stdio_manager)
+    await check_every_content_type(stdio_manager, tmp_path)
     await check_timeout_then_still_usable(stdio_manager, tmp_path)
-
-
-async def test_stdio_list_changed_reaches_the_resolver(stdio_manager, tmp_path):
     resolver = SessionToolResolver(ToolRegistry(), state=SessionState(), mcp=stdio_manager)
     assert resolver.lookup("fake__late") is None
     await check_list_changed(stdio_manager, tmp_path)
@@ -166,10 +163,10 @@ async def test_stdio_concurrent_calls_from_other_tasks_are_bounded(tmp_path):
     try:
         slow = by_display(manager)["fake:slow"]
         started = time.monotonic()
-        results = await asyncio.gather(*(slow.run({"seconds": 0.4}, ctx(tmp_path)) for _ in range(4)))
+        results = await asyncio.gather(*(slow.run({"seconds": 0.2}, ctx(tmp_path)) for _ in range(4)))
         elapsed = time.monotonic() - started
-        assert [r.text_content for r in results] == ["slept 0.4"] * 4
-        assert elapsed >= 0.75  # two rounds of two, not four at once
+        assert [r.text_content for r in results] == ["slept 0.2"] * 4
+        assert elapsed >= 0.38  # two rounds of two, not four at once
     finally:
         await manager.aclose()
 
@@ -201,14 +198,14 @@ async def test_server_that_never_answers_times_out(tmp_path):
     from codingcode_jupyter.engine.mcp import McpCallError, ServerConnection, StdioServerConfig
 
     mute = ServerConnection(
-        name="mute", project=tmp_path, start_timeout=1.0,
+        name="mute", project=tmp_path, start_timeout=0.5,
         # Reads (and ignores) every request; exits only when its stdin closes.
         config=StdioServerConfig(command=sys.executable, args=["-c", "import sys; sys.stdin.read()"]),
     )
     await mute.start()
     try:
-        assert mute.state == "failed" and "did not answer within 1 s" in mute.error
-        with pytest.raises(McpCallError, match="not running: did not answer within 1 s"):
+        assert mute.state == "failed" and "did not answer within 0.5 s" in mute.error
+        with pytest.raises(McpCallError, match="not running: did not answer within 0.5 s"):
             await mute.call("anything", {})
     finally:
         await mute.stop()

@@ -1,21 +1,26 @@
 """The small pieces of the MCP client on their own: forms, prompt invocations, result blocks,
-token storage, and call clocks that stop while a person answers."""
+token storage, call clocks that stop while a person answers, and where a server's log
+messages are shown."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import stat
 
 import mcp_types as types
 import pytest
 from mcp.shared.auth import OAuthToken
 
+from codingcode_jupyter.engine.events import McpLog
+from codingcode_jupyter.engine.mcp import CallOrigin, McpManager
 from codingcode_jupyter.engine.mcp.client import _CallClocks
 from codingcode_jupyter.engine.mcp.elicitation import ElicitationSchemaError, check_answer, parse_form
 from codingcode_jupyter.engine.mcp.oauth import FileTokenStorage
 from codingcode_jupyter.engine.mcp.prompts import PromptArgument, PromptError, PromptInfo, check_arguments, parse_invocation
 from codingcode_jupyter.engine.mcp.results import resource_blocks, to_tool_result
+from codingcode_jupyter.engine.mcp.server_log import LogEntry
 
 
 def test_forms_reject_what_they_cannot_show_and_check_answers():
@@ -84,3 +89,20 @@ async def test_call_clocks_stop_while_a_person_answers():
     with pytest.raises(TimeoutError):
         async with clocks.limit(0.1):
             await asyncio.sleep(0.3)
+
+
+async def test_warnings_become_notices_on_the_calls_line(tmp_path):
+    # What a server logs reaches the manager the same way from any server: none needs to run.
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "true"}}}))
+    manager = McpManager(tmp_path)
+    server = manager.connection("srv")
+    seen = []
+    origin = CallOrigin(session_id="s", turn_id=3, agent="main", tool_use_id="t9", emit=seen.append)
+    manager.server_logged(server, LogEntry(0.0, "info", None, "fine"), origin)
+    manager.server_logged(server, LogEntry(0.0, "error", "db", "disk full"), origin)
+    manager.server_logged(server, LogEntry(0.0, "warning", None, "slow disk"), None)
+    [shown] = seen
+    assert isinstance(shown, McpLog) and shown.level == "error" and "disk full" in shown.text and shown.turn_id == 3
+    assert "srv (error)" in shown.text
+    kept = [e for e in manager.take_events() if isinstance(e, McpLog)]
+    assert [e.level for e in kept] == ["warning"] and "slow disk" in kept[0].text

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from codingcode_jupyter.engine.agent import AgentLoop, Conversation
 from codingcode_jupyter.engine.mcp import McpManager
@@ -36,11 +37,17 @@ def tool_names(request: dict) -> list[str]:
     return names
 
 
-@pytest.fixture
-async def manager(tmp_path):
+# Both tests use the servers of one manager (each start costs ~1 s), so they run in its loop.
+# The first adds a tool to `fake`; the second's policy offers none that name could match.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def manager(tmp_path_factory):
+    project = tmp_path_factory.mktemp("servers")
     stdio = {"command": sys.executable, "args": [FAKE, "stdio"]}
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"fake": stdio, "lazy": {**stdio, "deferred": True}}}))
-    manager = McpManager(tmp_path)
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"fake": stdio, "lazy": {**stdio, "deferred": True}}}))
+    manager = McpManager(project)
     await manager.start()
     yield manager
     await manager.aclose()

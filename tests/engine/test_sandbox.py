@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -268,9 +269,9 @@ async def test_timeout_kills_everything(sb: CommandSandbox) -> None:
         *sb.argv_for(f"sleep {token} & setsid sleep {token} & sleep {token}", sb.project),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    for _ in range(100):
-        if len(_processes_with(token)) >= 3:
-            break
+    # Wait for all three to start (bwrap takes a while on a loaded machine: 2 s was not always enough).
+    deadline = time.monotonic() + 15
+    while len(_processes_with(token)) < 3 and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert len(_processes_with(token)) >= 3
     os.killpg(proc.pid, signal.SIGKILL)  # what execute_command does on timeout or cancel

@@ -59,7 +59,7 @@ class _Listener:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(address)
         self.sock.listen(8)
-        self.sock.settimeout(0.2)
+        self.sock.settimeout(0.02)  # how soon close() is noticed: each listener is joined in turn
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()

@@ -55,6 +55,8 @@ class HTTPError:
     status: int
     type: str = "api_error"
     message: str = "scripted failure"
+    # Sent as ``retry-after-ms``: the SDK waits that long before retrying instead of its backoff.
+    retry_after_ms: int | None = None
 
 
 @dataclass
@@ -127,7 +129,8 @@ class FakeAnthropic:
                 item = fake._next(body)
                 if isinstance(item, HTTPError):
                     return self._json(
-                        item.status, {"type": "error", "error": {"type": item.type, "message": item.message}}
+                        item.status, {"type": "error", "error": {"type": item.type, "message": item.message}},
+                        retry_after_ms=item.retry_after_ms,
                     )
                 if isinstance(item, StreamError):
                     return self._stream_error(body, item)
@@ -136,13 +139,15 @@ class FakeAnthropic:
                     return self._stream(body, item)
                 return self._json(200, _message_json(body, item))
 
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
+            def _json(self, status: int, payload: dict[str, Any], retry_after_ms: int | None = None) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 if status == 529 or status >= 500:
                     self.send_header("x-should-retry", "true")
+                if retry_after_ms is not None:
+                    self.send_header("retry-after-ms", str(retry_after_ms))
                 self.end_headers()
                 self.wfile.write(data)
 
