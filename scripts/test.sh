@@ -38,9 +38,10 @@ fi
 .venv-mcp-servers/bin/pip install -q --disable-pip-version-check \
   'mcp-server-time==2026.10.19' 'mcp-server-git==2026.10.19' 'mcp-server-fetch==2026.10.24'
 
-# The whole suite, slow end-to-end tests included.
+# The whole suite, slow end-to-end tests included, one test at a time (the browser and kernel
+# tests measure what a person waits for; they are not shared with other workers).
 # --junitxml: benchmarks/bench_suite.py reports the suite's wall time from it.
-.venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" --junitxml=/tmp/codingcode-test-junit.xml "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 0 --junitxml=/tmp/codingcode-test-junit.xml "$@"
 
 # Benchmarks in quick mode: they must keep working; their figures never fail the run.
 if [ -f benchmarks/run.py ]; then

@@ -309,7 +309,7 @@ class ProjectSettings:
                 warnings.append(f"{layer.path}: trustedProjects is read from your user settings only; ignored here.")
             own_items = settings_items(self.project, layer.source, layer.path, layer.settings, floor)
             allowed = fingerprints if trusted_by is None else {item.fingerprint for item in own_items}
-            screened = screen_settings(self.project, layer.source, layer.path, layer.settings, allowed, floor)
+            screened = screen_settings(self.project, layer.source, layer.path, layer.settings, allowed, floor, own_items)
             items.extend(screened.items)
             ignored.extend(screened.ignored)
             layers.append(SettingsLayer(layer.source, layer.path, screened.settings, layer.dialect, layer.level,

@@ -13,6 +13,7 @@ would reach a dotenv file the sandbox hides.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -34,13 +35,19 @@ ENV_SCAN_SKIP = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=8)
+def _stores(home: str | None) -> tuple[tuple[str, Path], ...]:
+    # Keyed by $HOME: the real home directory, resolved once per value rather than once per path judged.
+    root = Path(os.path.realpath(os.path.expanduser("~")))
+    return tuple((str(root / name), root / name) for name in HOME_SECRETS)
+
+
 def credential_store(path: Path) -> Path | None:
     """The credential store of the home directory (:data:`HOME_SECRETS`) that ``path`` (a real
     path) is or is inside, or None: what the sandbox hides must not be read unasked by a tool either."""
-    home = Path(os.path.realpath(os.path.expanduser("~")))
-    for name in HOME_SECRETS:
-        store = home / name
-        if path == store or store in path.parents:
+    text = str(path)
+    for prefix, store in _stores(os.environ.get("HOME")):
+        if text == prefix or text.startswith(prefix + "/"):
             return store
     return None
 

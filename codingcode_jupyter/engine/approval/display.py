@@ -43,6 +43,8 @@ def _escape(ch: str) -> str:
 
 def escape_unicode(text: str) -> str:
     """``text`` with invisible characters and look-alike letters shown as ``\\u{XXXX}``."""
+    if text.isascii() and text.isprintable():
+        return text  # nothing to escape: no control character, no other script (most text, checked fast)
     out = []
     for ch in text:
         out.append(_escape(ch) if _invisible(ch) else ch)

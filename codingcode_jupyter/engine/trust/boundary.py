@@ -70,11 +70,12 @@ def _tidy(data: dict[str, Any]) -> None:
 
 
 def screen_settings(project: Path, source: str, path: Path, settings: Settings, trusted: Iterable[str],
-                    floor: PermissionMode = "default") -> Screened:
+                    floor: PermissionMode = "default", items: Iterable[TrustItem] | None = None) -> Screened:
     """``settings`` without the loosening items whose fingerprints are not in ``trusted``
-    (``floor``: the mode a file may set untrusted, see :func:`.items.settings_items`)."""
+    (``floor``: the mode a file may set untrusted, see :func:`.items.settings_items`;
+    ``items``: those items, when the caller already listed them)."""
     trusted = set(trusted)
-    items = tuple(settings_items(project, source, path, settings, floor))
+    items = tuple(settings_items(project, source, path, settings, floor) if items is None else items)
     ignored = tuple(item for item in items if item.fingerprint not in trusted)
     if not ignored:
         return Screened(settings, (), items)
