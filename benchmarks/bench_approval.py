@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from common import Row, spread, start_kernel
+from kernel_clock import next_message
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 
@@ -50,19 +51,6 @@ async def __bench_click():
 '''
 
 
-def _next_message(kernel, deadline: float) -> tuple[dict, float]:
-    """One IOPub message and the time it was received."""
-    while True:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out; last messages: {[m['msg_type'] for m in kernel.messages[-15:]]}")
-        try:
-            msg = kernel.kc.get_iopub_msg(timeout=0.5)
-        except Exception:
-            continue
-        received = time.time()
-        kernel._take(msg)
-        return msg, received
-
 
 def _last_started(kernel) -> float:
     msg_id = kernel.execute("print(repr(bench_started[-1]))")
@@ -79,7 +67,7 @@ def _card_sample(kernel, fake: FakeAnthropic) -> tuple[float, float]:
     deadline = time.monotonic() + 60
     rendered = False
     while True:
-        msg, received = _next_message(kernel, deadline)
+        msg, received = next_message(kernel, deadline)
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         if not rendered and kernel.displayed_models(msg_id):
@@ -122,7 +110,7 @@ def _baseline_sample(kernel) -> tuple[float, float]:
     msg_id = kernel.execute("await __bench_click()")
     deadline = time.monotonic() + 60
     while True:
-        msg, received = _next_message(kernel, deadline)
+        msg, received = next_message(kernel, deadline)
         if msg["parent_header"].get("msg_id") == msg_id and kernel.displayed_models(msg_id):
             break
     button = kernel.displayed_models(msg_id)[0]
