@@ -25,13 +25,13 @@ from ..atomic import atomic_write
 from ..domains import domain_allowed, url_host
 from ..events import ApprovalAnswered, ApprovalRequested, AuditRecorded
 from ..project_settings import EffectiveSettings, ProjectSettings, directory_root
+from ..secret_files import credential_store
 from ..settings import PermissionMode, SettingsError, settings_paths
 from ..trust.items import TrustItem
 from . import hooks as hooks_module
 from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES, check_builtin
 from .display import escape_unicode, escape_value, has_invisible
-from ..secret_files import credential_store
 from .paths import protected_reason, relative_to_project
 from .rules import Rule, RuleError, exact_rules, judge, parse_rule
 from .readonly_commands import read_only_command
@@ -558,7 +558,7 @@ def _outside_read(subject: Subject, roots: tuple[Path, ...]) -> str | None:
         path = ref.resolved
         if path is None or relative_to_project(subject.project, path) is not None:
             continue
-        if any(path == root or root in path.parents for root in roots):
+        if any(path.is_relative_to(root) for root in roots):
             continue
         return (f"{ref.via} `{ref.raw}` reads outside the project ({path}); what is read is sent to the model "
                 "(permissions.additionalDirectories lists directories read without asking)")
