@@ -21,7 +21,6 @@ from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context import compact, keep_in_window
 from .deps import SessionDeps
-from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager
 from .project_settings import ProjectSettings
 from .sandbox import CommandSandbox, probe_bwrap
@@ -62,19 +61,21 @@ _FIRST_TURN_MODULES = ("claude.files", "lifecycle_hooks", "claude.instructions",
 def warm_up(project: Path | str | None = None) -> None:
     """Do ahead, on any thread, what the first session of the process would: build the built-in
     tools' schemas, probe bubblewrap (a subprocess; both are kept for the process), import what
-    its first turn imports and, when ``project`` configures MCP servers, the MCP client its
-    session will start them with."""
+    its first turn imports. Not the MCP client: a session loads it on a worker thread once the
+    model first answers (see mcp.manager), and the prewarm would only compete with the first
+    cell for the interpreter."""
     global_registry()
     for name in _FIRST_TURN_MODULES:
         import_module(f"{__package__}.{name}")
     path = shutil.which("bwrap")
     if path is not None:
         probe_bwrap(path)
-    if project is not None and (Path(project) / MCP_CONFIG_FILE).is_file():
-        import_module(f"{__package__}.mcp.client")
-        import anyio
 
-        anyio.open_process  # noqa: B018 -- what a stdio server is started with, a module anyio loads on first use
+
+# The servers start this long after the model's first answer arrived: its first text is
+# shown at once, the next update one display interval (50 ms) later, and spawning processes
+# in between would hold that first text back.
+SERVERS_AFTER_FIRST_ANSWER_S = 0.05
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:
@@ -235,8 +236,9 @@ def open_session(
                        checkpoints=CheckpointStore(project))
     sandbox = deps.sandbox()
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
-                          admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env))
-    # All at once, as the session opens (when an event loop runs; else SessionParts.start does it).
+                          admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
+                          hold=True)
+    # All at once, once the model first answers (when an event loop runs; else SessionParts.start asks).
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
                              agent_profile=agent_profile, model=model, settings=settings)
@@ -250,6 +252,7 @@ def open_session(
         profile_name=profile.name if profile else None, profile_mode_trusted=bool(profile and profile.mode_trusted),
     )
     keep_in_window(session)
+    session.on_first_answer.append(lambda: deps.mcp.release(SERVERS_AFTER_FIRST_ANSWER_S) if deps.mcp else None)
     if resume:
         session.load()
     if sandbox is not None and sandbox.enabled and not sandbox.active:

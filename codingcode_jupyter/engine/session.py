@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from pydantic import BaseModel
 
 from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_message
 from .approval.types import Approver, Asker
-from .events import EventSink, Notice, TodoItem, TodoUpdated, TurnDone, Usage
+from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoItem, TodoUpdated, ToolCallStarted, TurnDone, Usage
 from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
@@ -29,6 +30,11 @@ from .state import SessionState
 
 if TYPE_CHECKING:
     from .deps import SessionDeps
+
+log = logging.getLogger(__name__)
+
+# The events that say the model has answered (the first of them ends the first request's wait).
+_ANSWERS = (TextDelta, ToolCallStarted, TurnDone, ErrorEvent)
 
 __all__ = ["Session", "SessionInfo", "TurnOptions", "Transcript", "list_sessions", "sessions_dir", "new_session_id"]
 
@@ -145,6 +151,11 @@ class Session:
     context: ContextKeeper | None = None
     # Whether the SessionStart hooks ran (at the session's first turn in this kernel).
     started_hooks: bool = False
+    # Called once, when the model first answers in this session (text, a tool call, the end of
+    # its response, an error): work that may wait until then (starting MCP servers) waits, so
+    # it does not compete with the first request for the interpreter.
+    on_first_answer: list[Callable[[], object]] = field(default_factory=list)
+    answered: bool = False
 
     def __post_init__(self) -> None:
         self.project = Path(self.project).resolve()
@@ -232,6 +243,8 @@ class Session:
                 recorded = True
                 self._record_turn(turn_id, name, event)
             emit(event)
+            if not self.answered and event.agent == "main" and isinstance(event, _ANSWERS):
+                self._first_answer()
 
         for text in ([notice] if notice else []) + self.pending_notices:
             sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
@@ -268,6 +281,14 @@ class Session:
             if store is not None:
                 # What the turn left, so that undo can tell a later edit by someone else from the turn's own.
                 await asyncio.shield(asyncio.to_thread(store.after_turn, self.id, turn_id))
+
+    def _first_answer(self) -> None:
+        self.answered = True
+        for callback in self.on_first_answer:
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 -- what waited for the answer must not break the turn
+                log.exception("a first-answer callback failed")
 
     async def _prompt_hooks(self, prompt: str | list[dict[str, Any]], mode: PermissionMode,
                             tell: Callable[[str], None]) -> str | list[dict[str, Any]] | None:

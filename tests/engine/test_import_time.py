@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -82,13 +81,46 @@ def test_opening_a_session_on_an_empty_project_loads_none_of_the_heavy_modules(t
     assert _heavy(loaded, HEAVY_FOR_EMPTY_SESSION) == []
 
 
-def test_a_configured_mcp_server_loads_the_mcp_client(tmp_path: Path):
-    # The counterpart: the check above would pass vacuously if nothing could load the client.
+FIRST_ANSWER = textwrap.dedent('''
+    import asyncio, json, sys, threading
+
+    class Watch:
+        """Which thread imports the MCP client."""
+        threads = []
+
+        def find_spec(self, name, path=None, target=None):
+            if name == "codingcode_jupyter.engine.mcp.client":
+                self.threads.append(threading.current_thread() is threading.main_thread())
+            return None
+
+    sys.meta_path.insert(0, Watch())
+    from codingcode_jupyter.engine import runtime
+
+    async def main():
+        session, parts = runtime.open_session(sys.argv[1], model="demo")
+        await parts.start()
+        opened = "codingcode_jupyter.engine.mcp.client" in sys.modules
+        await session.run_turn("hello")
+        await parts.mcp.wait_ready(30)
+        await parts.aclose()
+        return opened
+
+    opened = asyncio.run(main())
+    print(json.dumps({"at_open": opened, "on_main_thread": Watch.threads}))
+    print(json.dumps(sorted(sys.modules)))
+''')
+
+
+def test_a_configured_mcp_server_loads_the_mcp_client_off_the_event_loop_after_the_first_answer(tmp_path: Path):
+    # The counterpart of the empty-project check: it would pass vacuously if nothing could load the client.
     project = tmp_path / "project"
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"t": {"command": sys.executable, "args": ["-c", "pass"]}}}))
-    loaded = _loaded(OPEN_SESSION, str(project))
-    assert {"mcp", "codingcode_jupyter.engine.mcp.client"} <= loaded
+    out = subprocess.run([sys.executable, "-c", FIRST_ANSWER, str(project)], capture_output=True, text=True, check=True,
+                         env={**os.environ, "CODINGCODE_TRUST": "1"}).stdout
+    state, loaded = (json.loads(line) for line in out.strip().splitlines()[-2:])
+    assert {"mcp", "codingcode_jupyter.engine.mcp.client"} <= set(loaded)
+    assert state == {"at_open": False, "on_main_thread": [False]}
 
 
 def test_a_network_allowlist_loads_the_sandbox_proxy_with_the_first_command(tmp_path: Path):
@@ -119,17 +151,15 @@ def test_a_network_allowlist_loads_the_sandbox_proxy_with_the_first_command(tmp_
     assert state["after"] is True
 
 
-def test_warm_up_imports_the_mcp_client_only_for_a_project_that_configures_servers(tmp_path: Path):
-    empty, configured = tmp_path / "empty", tmp_path / "configured"
-    empty.mkdir()
+def test_warm_up_does_not_import_the_mcp_client_even_for_a_project_that_configures_servers(tmp_path: Path):
+    configured = tmp_path / "configured"
     configured.mkdir()
-    (configured / ".mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    (configured / ".mcp.json").write_text(json.dumps({"mcpServers": {"t": {"command": "true"}}}))
     code = ("import json, sys\nfrom codingcode_jupyter.engine import runtime\nruntime.warm_up(sys.argv[1])\n"
             "print(json.dumps(sorted(sys.modules)))")
-    with ThreadPoolExecutor(2) as pool:  # two fresh interpreters at once: one for each core
-        in_empty, in_configured = pool.map(lambda project: _loaded(code, str(project)), [empty, configured])
-    assert "codingcode_jupyter.engine.mcp.client" not in in_empty
-    assert "codingcode_jupyter.engine.mcp.client" in in_configured
+    loaded = _loaded(code, str(configured))
+    assert "codingcode_jupyter.engine.runtime" in loaded
+    assert "codingcode_jupyter.engine.mcp.client" not in loaded and "mcp" not in loaded
 
 
 def test_the_sdk_warm_up_streams_in_memory_without_opening_a_connection():

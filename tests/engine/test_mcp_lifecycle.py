@@ -74,12 +74,20 @@ async def test_a_killed_server_is_noticed_then_one_clear_error_then_it_works(tmp
 
 
 @pytest.mark.slow
-async def test_a_hung_server_does_not_delay_the_first_request(fake_api, tmp_path, monkeypatch):
-    write_config(tmp_path, {"hung": HUNG, "fake": STDIO_FAKE})
+def hung_with_marker(marker: Path) -> dict:
+    """A server that starts (it writes ``marker``) and then never answers."""
+    code = f"import sys; open({str(marker)!r}, 'w').close(); sys.stdin.read()"
+    return {"command": sys.executable, "args": ["-c", code]}
+
+
+async def test_servers_start_once_the_model_first_answers_and_a_hung_one_delays_nothing(fake_api, tmp_path):
+    marker = tmp_path.parent / f"{tmp_path.name}-hung-started"
+    write_config(tmp_path, {"hung": hung_with_marker(marker), "fake": STDIO_FAKE})
     seen = {}
 
     def first(body):
-        seen["hung"] = parts.mcp.connection("hung").state
+        seen["spawned"] = marker.exists()
+        seen["states"] = [parts.mcp.connection(name).state for name in ("fake", "hung")]
         seen["tools"] = [t["name"] for t in body["tools"]]
         return Reply([text("hello")])
 
@@ -87,31 +95,46 @@ async def test_a_hung_server_does_not_delay_the_first_request(fake_api, tmp_path
     session, parts = open_session(tmp_path, model="claude-sonnet-5")
     try:
         await parts.start()
+        assert parts.mcp.take_model_notes() == [
+            "(Note: MCP server fake is still starting; its tools will be offered when it is ready.)",
+            "(Note: MCP server hung is still starting; its tools will be offered when it is ready.)"]
+        assert [s.state for s in parts.mcp.status()] == ["stopped", "stopped"]
         started = time.monotonic()
         done = await session.run_turn("hi")
-        assert done.stop_reason == "end_turn"
-        # The request went out while the hung server was still starting (its start timeout is 30 s).
-        assert seen["hung"] == "starting" and time.monotonic() - started < 25
-        notes = parts.mcp.take_model_notes()
-        assert any("hung is still starting" in note for note in notes)
+        assert done.stop_reason == "end_turn" and time.monotonic() - started < 10
+        # The first request went out before any server process was spawned, without their tools...
+        assert seen["spawned"] is False and seen["states"] == ["stopped", "stopped"]
+        assert not any("echo" in t for t in seen["tools"])
+        # ...and the answer started them: the hung one is started and still starting (its timeout is 30 s).
+        await eventually(marker.exists)
+        await eventually(lambda: parts.mcp.connection("fake").state == "running")
+        assert parts.mcp.connection("hung").state == "starting"
+        [note] = parts.mcp.take_model_notes()
+        assert note.startswith("(Note: MCP server fake is now running; its tools are offered: fake:")
     finally:
         await parts.aclose()
 
 
-async def test_a_slow_servers_tools_join_when_it_is_ready(fake_api, tmp_path):
+async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp_path):
     go = tmp_path / "go"
     write_config(tmp_path, {"slow": slow_until(go)})
+    (tmp_path / "notes.txt").write_text("a note\n")
     states = []
 
+    def read_something(body):
+        states.append(parts.mcp.status()[0].state)
+        return Reply([tool_use("read_file", {"path": "notes.txt"}, id="r1")])
+
     def wait_for_slow(body):
-        states.append(parts.mcp.connection("slow").state)
-        go.touch()  # the first request went out while the server was starting: now it may finish
+        # The model answered once: the server is starting. Let it finish, then ask once more.
+        go.touch()
         deadline = time.monotonic() + 20
         while parts.mcp.connection("slow").state != "running" and time.monotonic() < deadline:
             time.sleep(0.05)  # the fake API server's thread; the loop keeps running
-        return Reply([tool_use("slow__echo", {"text": "ready now"}, id="e1")])
+        return Reply([tool_use("read_file", {"path": "notes.txt"}, id="r2")])
 
-    fake_api.add(wait_for_slow, Reply([text("done")]))
+    fake_api.add(read_something, wait_for_slow, Reply([tool_use("slow__echo", {"text": "ready now"}, id="e1")]),
+                 Reply([text("done")]))
     session, parts = open_session(tmp_path, model="claude-sonnet-5")
     shown = []
     parts.mcp.attach_front(shown.append)
@@ -121,9 +144,10 @@ async def test_a_slow_servers_tools_join_when_it_is_ready(fake_api, tmp_path):
                                                 "when it is ready.)"]
         done = await session.run_turn("echo something", ask=None)
         assert done.stop_reason == "end_turn"
-        first, second = fake_api.requests
-        assert states == ["starting"] and "slow__echo" not in [t["name"] for t in first["tools"]]
-        assert "slow__echo" in [t["name"] for t in second["tools"]]
+        first, second, third, _ = fake_api.requests
+        assert states == ["stopped"]  # held until the model's first answer
+        assert "slow__echo" not in [t["name"] for t in first["tools"]] + [t["name"] for t in second["tools"]]
+        assert "slow__echo" in [t["name"] for t in third["tools"]]
         assert any(isinstance(e, McpServerChanged) and e.state == "running" and e.server == "slow" for e in shown)
         [note] = parts.mcp.take_model_notes()
         assert note.startswith("(Note: MCP server slow is now running; its tools are offered: slow:echo")

@@ -80,6 +80,8 @@ class McpToolInfo:
     annotations: dict[str, Any] | None = None
     title: str | None = None
     task_support: str | None = None
+    # Its results are checked against an output schema (by the SDK, with jsonschema).
+    has_output_schema: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ def _tool_info(tool: types.Tool) -> McpToolInfo:
         annotations=annotations or None,
         title=tool.title,
         task_support=tool.execution.task_support if tool.execution else None,
+        has_output_schema=tool.output_schema is not None,
     )
 
 

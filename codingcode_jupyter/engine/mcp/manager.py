@@ -3,7 +3,11 @@ added and removed at will, their tools offered as :class:`ToolDefinition` s.
 
 Servers start all at once and nobody waits for them: the model's first request goes out
 with the tools of the servers that are ready, and a slow server's tools join when it is
-(the model is told in its next prompt, the person by a notice). A server that fails to
+(the model is told in its next prompt, the person by a notice). A session's manager is
+*held* until the model first answers (:meth:`release`): the first request never carries a
+server's tools anyway (none starts in the milliseconds before it goes out), and spawning
+processes and importing the MCP client (about 0.8 s of CPU, done on a worker thread) would
+only delay it. A server that fails to
 start, crashes or times out never stops the session: its status says what happened and a
 call to it returns a clear ``is_error`` result.
 
@@ -15,9 +19,12 @@ callbacks the session and the front provide (``sampler``, ``elicitor``, :meth:`a
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from pydantic import BaseModel
@@ -48,6 +55,12 @@ if TYPE_CHECKING:
     from .client import ConnectionState, McpToolInfo, ServerConnection
 
 __all__ = ["McpManager", "ServerStatus", "McpFront"]
+
+log = logging.getLogger(__name__)
+
+# The module that imports the mcp SDK (see _connection).
+_CLIENT = f"{__package__}.client"
+_VALIDATION = "jsonschema.validators"
 
 AnyConfig = StdioServerConfig | HttpServerConfig | SseServerConfig
 # Events kept for a front that is not attached yet; older ones are dropped.
@@ -101,6 +114,7 @@ class McpManager:
         token_dir: Path | None = None,
         admit: Callable[[str], str | None] | None = None,
         env: Callable[[], dict[str, str]] | None = None,
+        hold: bool = False,
     ) -> None:
         self.project = Path(project)
         self.sandbox = sandbox
@@ -121,8 +135,16 @@ class McpManager:
         # Wire names MCP tools must not take (the built-ins'), asked for at naming time.
         self._name_providers: list[Callable[[], set[str]]] = [reserved_names] if reserved_names else []
         self._servers: dict[str, ServerConnection] = {}
+        # .mcp.json as read (without the SDK), and whether its servers became connections.
+        self._configs: dict[str, AnyConfig] = {}
         self._config_errors: dict[str, str] = {}
         self._config_loaded = False
+        self._connected = False
+        # Held: start_background() is remembered, and done at release() (see the module docstring).
+        self._held = hold
+        self._start_wanted = False
+        self._loading: asyncio.Future[None] | None = None
+        self._validation: asyncio.Future[Any] | None = None
         self._front: McpFront | None = None
         self._pending: list[Notice] = []
         # What the model was last told about each server ("starting", "running", "failed").
@@ -139,28 +161,45 @@ class McpManager:
         Raises McpConfigError naming every unusable entry, after registering the good ones;
         the errors also show in :meth:`status`.
         """
+        self._read_config()
+        self._connected = True
+        for name, config in self._configs.items():
+            if name not in self._servers:
+                self._servers[name] = self._connection(name, config)
+        if CONFIG_FILE in self._config_errors:
+            raise McpConfigError(self._config_errors[CONFIG_FILE])
+        if self._config_errors:
+            raise McpConfigError("\n".join(self._config_errors.values()))
+        return dict(self._configs)
+
+    def _read_config(self) -> None:
+        """``.mcp.json`` into ``_configs`` and ``_config_errors``; needs no part of the mcp SDK."""
         self._config_loaded = True
         self._config_errors.clear()
         try:
             configs, errors = load_mcp_config_partial(self.project)
         except McpConfigError as error:
+            self._configs = {}
             self._config_errors[CONFIG_FILE] = str(error)
-            raise
-        for name, config in configs.items():
-            if name not in self._servers:
-                self._servers[name] = self._connection(name, config)
+            return
+        self._configs = configs
         self._config_errors.update(errors)
-        if errors:
-            raise McpConfigError("\n".join(errors.values()))
-        return configs
 
     def _ensure_config(self) -> None:
         # Reading .mcp.json starts nothing, so status can list servers before any cell ran.
-        if not self._config_loaded:
+        if not self._connected:
             try:
                 self.load_config()
             except McpConfigError:
                 pass  # recorded for status(); the valid servers still count
+
+    def _configured(self) -> list[str]:
+        """The names of the servers, known without making connections (so without the SDK)."""
+        if self._connected:
+            return sorted(self._servers)
+        if not self._config_loaded:
+            self._read_config()
+        return sorted(set(self._servers) | set(self._configs))
 
     def _connection(self, name: str, config: AnyConfig) -> ServerConnection:
         from .client import ServerConnection
@@ -197,25 +236,88 @@ class McpManager:
 
     async def start(self) -> None:
         """Start every configured server at once and wait for each to answer or fail."""
+        self._held = False
+        await self._client_loaded()
         self._ensure_config()
         await asyncio.gather(*(server.start() for server in self._servers.values() if server.state != "running"))
         self._tools_changed()
 
     def start_background(self) -> bool:
-        """Start every configured server at once without waiting; False when no event loop runs."""
+        """Start every configured server at once without waiting; False when no event loop runs.
+
+        While the manager is held this is remembered and done at :meth:`release`.
+        """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return False
+        if self._held:
+            self._start_wanted = True
+            return True
+        if _CLIENT in sys.modules:
+            self._start_connections()
+        elif self._configured() and (self._loading is None or self._loading.done()):
+            self._loading = asyncio.ensure_future(self._load_then_start())
+        return True
+
+    async def start_now(self) -> None:
+        """Start every server now, held or not, without waiting for them (their client loaded off the loop)."""
+        self._held = False
+        await self._client_loaded()
+        self._start_connections()
+
+    def release(self, delay: float = 0.0) -> None:
+        """No longer held: what :meth:`start_background` was asked for starts, ``delay`` s from now."""
+        if not self._held:
+            return
+        self._held = False
+        if not self._start_wanted:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_later(delay, self.start_background)
+
+    def _start_connections(self) -> None:
         self._ensure_config()
         for server in self._servers.values():
             if server.state in ("stopped", "untrusted"):  # a failed one is restarted by a call or %agent mcp restart
                 server.start_background()
-        return True
+
+    async def _client_loaded(self) -> None:
+        # On a worker thread: imports are thread-safe, and the event loop (the cell's stream,
+        # its widgets) keeps running meanwhile instead of stopping for the SDK's ~0.8 s.
+        if _CLIENT not in sys.modules:
+            await asyncio.to_thread(import_module, _CLIENT)
+
+    def _warm_validation(self) -> None:
+        # The SDK checks a structured result with jsonschema, imported at the first such result:
+        # 1 to 2 s of CPU (it builds its URI parsers) that would freeze that call's cell. Loaded
+        # ahead on a worker thread once a running server has a tool with an output schema.
+        if _VALIDATION in sys.modules or self._validation is not None:
+            return
+        self._validation = asyncio.ensure_future(asyncio.to_thread(import_module, _VALIDATION))
+        self._validation.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _load_then_start(self) -> None:
+        try:
+            await self._client_loaded()
+        except Exception as error:  # noqa: BLE001 -- a broken install must not end the session
+            log.exception("the MCP client cannot be loaded")
+            self._config_errors["mcp client"] = f"the MCP client cannot be loaded: {type(error).__name__}: {error}"
+            self._show(Notice(text=f"MCP servers cannot start: {self._config_errors['mcp client']}"))
+            return
+        self._start_connections()
 
     async def wait_ready(self, timeout: float | None = None) -> None:
-        """Wait until no server is starting (tests, scripts)."""
+        """Start what was asked for and wait until no server is starting (tests, scripts)."""
         async def settled() -> None:
+            if self._held:
+                self.release()
+                await asyncio.sleep(0)  # release() starts them in the next slice
+            if self._loading is not None:
+                await self._loading
             while any(s.state == "starting" for s in self._servers.values()):
                 await asyncio.sleep(0.05)
 
@@ -265,9 +367,12 @@ class McpManager:
 
     def refusal(self, server: ServerConnection) -> str | None:
         """Why ``server`` may not start: a project server the person has not trusted (see ``admit``)."""
-        if server.name in self._added or self.admit is None:
+        return self._refusal(server.name)
+
+    def _refusal(self, name: str) -> str | None:
+        if name in self._added or self.admit is None:
             return None
-        return self.admit(server.name)
+        return self.admit(name)
 
     def _get(self, name: str) -> ServerConnection:
         self._ensure_config()
@@ -317,12 +422,15 @@ class McpManager:
         The tools block already changes when a server's tools join; these lines say why,
         so the model neither gives up on a tool that is on its way nor calls a dead one.
         """
-        self._ensure_config()
         notes, self._notes = self._notes, []
-        for name in sorted(self._servers):
-            server = self._servers[name]
+        for name in self._configured():
+            server = self._servers.get(name)
             told = self._told.get(name)
-            state = "starting" if server.state == "needs_login" else server.state
+            if server is None:  # not a connection yet: held, or its client is loading
+                wanted = self._start_wanted or self._loading is not None
+                state = "stopped" if not wanted else "untrusted" if self._refusal(name) else "starting"
+            else:
+                state = "starting" if server.state == "needs_login" else server.state
             if state == told or state == "stopped":
                 continue
             if state == "starting":
@@ -370,6 +478,8 @@ class McpManager:
                      f"afterwards does not load (the browser runs elsewhere), copy its address into "
                      f"%agent mcp login {server.name} ADDRESS"))
         elif change == "state" and server.state == "running":
+            if any(tool.has_output_schema for tool in server.tools):
+                self._warm_validation()
             self._show(McpServerChanged(server=server.name, state="running", tool_count=len(server.tools),
                                         text=f"MCP server {server.name} is ready: {len(server.tools)} tool(s)."))
         elif change == "state" and server.state == "failed":
@@ -380,8 +490,7 @@ class McpManager:
 
     def servers(self) -> list[str]:
         """The configured server names, sorted."""
-        self._ensure_config()
-        return sorted(self._servers)
+        return self._configured()
 
     def connection(self, name: str) -> ServerConnection | None:
         """The connection of one server (for status and tests)."""
