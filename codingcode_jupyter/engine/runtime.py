@@ -14,6 +14,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from .agents.dispatch import dispatch_agent_tool
 from .agents.profiles import AgentProfile
 from .agents.setup import main_agent_setup
 from .approval.audit import AuditLog
@@ -30,6 +31,7 @@ from .state import SessionState
 from .tools.builtin import builtin_tools
 from .tools.registry import ToolRegistry
 from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
+from .tools.tool_search import make_tool_search
 from .trust import TrustItem, record_trust
 
 if TYPE_CHECKING:
@@ -60,11 +62,15 @@ _FIRST_TURN_MODULES = ("claude.files", "lifecycle_hooks", "claude.instructions",
 
 def warm_up(project: Path | str | None = None) -> None:
     """Do ahead, on any thread, what the first session of the process would: build the built-in
-    tools' schemas, probe bubblewrap (a subprocess; both are kept for the process), import what
-    its first turn imports. Not the MCP client: a session loads it on a worker thread once the
+    tools' schemas (and those of the tools each session makes), probe bubblewrap (a subprocess;
+    both are kept for the process), import what its first turn imports. Not the MCP client: a session loads it on a worker thread once the
     model first answers (see mcp.manager), and the prewarm would only compete with the first
     cell for the interpreter."""
     global_registry()
+    # Tools each session makes anew: their schemas are built once, here.
+    dispatch_agent_tool()
+    make_tool_search(list)
+    import_module("concurrent.futures.thread")  # asyncio.to_thread's pool, which the session's start uses
     for name in _FIRST_TURN_MODULES:
         import_module(f"{__package__}.{name}")
     path = shutil.which("bwrap")

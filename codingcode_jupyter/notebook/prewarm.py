@@ -19,6 +19,11 @@ daemon thread does that work while the person reads or types, one step at a time
 A step that fails is skipped, and a wait gives up after :data:`MAX_WAIT_S` (a step that
 hangs must not hang every cell): the cell then imports what it needs itself and shows the
 real error, if any, there.
+
+Some steps load what only a later moment needs (the command parser, for the first command
+judged): those come last, nobody waits for them, and they run only while no cell runs at
+all, a wanted engine or not, so that they never compete with a first ``%%agent`` cell. If a
+cell needs one first, it imports it itself.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Prewarm", "default_steps", "start", "stop_pausing", "current", "ready", "wait", "WAITING_TEXT", "ENV_VAR"]
+__all__ = ["Prewarm", "default_steps", "later_steps", "start", "stop_pausing", "current", "ready", "wait", "WAITING_TEXT", "ENV_VAR"]
 
 # Set to 0 to keep the engine for the first %%agent cell (as before prewarming existed).
 ENV_VAR = "CODINGCODE_PREWARM"
@@ -84,6 +89,23 @@ def _view_warm_up() -> None:
     render_markdown("*warm* `up`")  # the Markdown parser compiles its patterns on first use
 
 
+def _tables_checked() -> None:
+    from ..engine.approval import builtin_rules, readonly_commands
+
+    builtin_rules.examples_checked()
+    readonly_commands.examples_checked()
+
+
+def later_steps() -> list[Step]:
+    """What the first cell does not need before its first answer (see the module docstring)."""
+    return [
+        # The shell parser builds its parse tables at import; the rule tables' examples are
+        # checked with it. The first command judged needs both, a session's opening neither.
+        _importer("bashlex"),
+        ("approval tables' examples", _tables_checked),
+    ]
+
+
 def default_steps(project: str | None = None, session_warm_up: Callable[[], Any] | None = None) -> list[Step]:
     """What the first ``%%agent`` cell (in ``project``, most likely) needs, in the order it needs it.
 
@@ -110,6 +132,8 @@ class Prewarm:
     """The background loading of ``steps``; see the module docstring."""
 
     steps: list[Step]
+    # Run after ``steps``, only while no cell runs; nobody waits for them.
+    later: list[Step] = field(default_factory=list)
     # Seconds each finished step took, and the error of each failed one, by label.
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, BaseException] = field(default_factory=dict)
@@ -125,6 +149,8 @@ class Prewarm:
         self._shell: Any = None
         self.started = 0.0
         self.finished = 0.0
+        # Every step, the later ones too, has run (the hooks on the shell are no longer needed).
+        self.all_done = False
 
     def start(self) -> "Prewarm":
         self.started = time.perf_counter()
@@ -142,25 +168,35 @@ class Prewarm:
         try:
             for label, step in self.steps:
                 self._wait_turn()
-                began = time.perf_counter()
-                try:
-                    step()
-                except Exception as error:  # the cell that needs it will raise it properly
-                    self.errors[label] = error
-                # What a step loaded (modules, classes, schemas: some 200,000 objects in all)
-                # lives as long as the process. Left to the collector, each full pass over it
-                # costs 0.1 to 0.25 s, several during the loading and the next one in the first
-                # or second turn; frozen, no pass looks at it again.
-                gc.freeze()
-                self.timings[label] = time.perf_counter() - began
+                self._step(label, step)
         finally:
             self.finished = time.perf_counter()
             self._done.set_result(None)  # never cancelled: waiters get futures of their own
+        try:
+            for label, step in self.later:
+                self._wait_turn(wanted_or_not=True)
+                self._step(label, step)
+        finally:
+            self.all_done = True
 
-    def _wait_turn(self) -> None:
-        """Until nobody's cell runs and none ran for :data:`IDLE_S`, or someone wants the engine."""
+    def _step(self, label: str, step: Callable[[], Any]) -> None:
+        began = time.perf_counter()
+        try:
+            step()
+        except Exception as error:  # the cell that needs it will raise it properly
+            self.errors[label] = error
+        # What a step loaded (modules, classes, schemas: some 200,000 objects in all)
+        # lives as long as the process. Left to the collector, each full pass over it
+        # costs 0.1 to 0.25 s, several during the loading and the next one in the first
+        # or second turn; frozen, no pass looks at it again.
+        gc.freeze()
+        self.timings[label] = time.perf_counter() - began
+
+    def _wait_turn(self, wanted_or_not: bool = False) -> None:
+        """Until nobody's cell runs and none ran for :data:`IDLE_S`, or someone wants the engine
+        (unless ``wanted_or_not``)."""
         with self._lock:
-            while not self._wanted:
+            while wanted_or_not or not self._wanted:
                 if self._cells_running == 0:
                     quiet = time.monotonic() - self._quiet_since
                     if quiet >= IDLE_S:
@@ -181,7 +217,7 @@ class Prewarm:
             self._cells_running = max(0, self._cells_running - 1)
             self._quiet_since = time.monotonic()
             self._lock.notify_all()
-        if self.done and self._shell is not None:
+        if self.all_done and self._shell is not None:
             # On the main thread, where the hooks are called (IPython iterates over a copy).
             self.detach(self._shell)
             self._shell = None
@@ -239,7 +275,7 @@ class Prewarm:
 
     def attach(self, shell: Any) -> None:
         """Stop between steps while the person's cells run on ``shell`` (until every step ran)."""
-        if self.done:
+        if self.all_done:
             return
         self._shell = shell
         for event, callback in self._hooks():
@@ -267,7 +303,8 @@ def start(shell: Any, steps: list[Step] | None = None, *, project: str | None = 
     if os.environ.get(ENV_VAR, "1").strip().lower() in ("0", "false", "no", "off"):
         return None
     if _CURRENT is None:
-        _CURRENT = Prewarm(default_steps(project, session_warm_up) if steps is None else steps)
+        _CURRENT = (Prewarm(default_steps(project, session_warm_up), later_steps()) if steps is None
+                    else Prewarm(steps))
         _CURRENT.attach(shell)
         _CURRENT.start()
     else:

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -115,6 +116,32 @@ def test_whoever_needs_the_engine_overrides_the_pause():
     assert steps.ran == []
     assert prewarm.wait(timeout=30)  # the cell is still running, yet every step ran
     assert [name for name, _ in steps.ran] == ["one", "two"]
+
+
+def test_later_steps_wait_for_nobody_and_never_run_beside_a_cell_even_a_wanted_one():
+    steps = Recorder()
+    shell = FakeShell()
+    prewarm = Prewarm([steps.step("one")], [steps.step("two"), steps.step("three")])
+    prewarm.attach(shell)
+    shell.events.trigger("pre_run_cell", None)  # the first %%agent cell, which wants the engine
+    prewarm.start()
+    assert prewarm.wait(timeout=30) and prewarm.done  # it waited for step one only
+    time.sleep(0.3)
+    assert [name for name, _ in steps.ran] == ["one"] and not prewarm.all_done
+    shell.events.trigger("post_run_cell", None)
+    _eventually(lambda: prewarm.all_done, "the later steps once no cell runs")
+    assert [name for name, _ in steps.ran] == ["one", "two", "three"]
+    shell.events.trigger("post_run_cell", None)
+    assert prewarm.cell_started not in shell.events.callbacks["pre_run_cell"]
+
+
+def test_the_default_later_steps_hold_the_command_parser_and_the_engine_loads_without_it():
+    assert [label for label, _ in prewarm_module.later_steps()] == ["bashlex", "approval tables' examples"]
+    code = ("import json, sys\nfrom codingcode_jupyter.notebook.prewarm import default_steps\n"
+            "for label, step in default_steps():\n    step()\nprint(json.dumps('bashlex' in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "ANTHROPIC_API_KEY": ""}).stdout
+    assert json.loads(out.strip().splitlines()[-1]) is False
 
 
 def test_a_step_that_asks_for_the_engine_itself_does_not_wait_for_itself():

@@ -2,7 +2,8 @@
 
 Each rule judges every tool that can reach what it guards (``read_file /etc/shadow`` and
 ``cat /etc/shadow`` alike) and carries examples that must and must not match; they are
-checked when this module loads, so a rule that stops working fails at import, by name.
+checked before the rules first judge anything (see :mod:`.examples`), so a rule that stops
+working fails by name.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..secret_files import find_env_files, is_env_file
+from .examples import CheckedOnce
 from .python_code import CodeCall
 from .shell_parse import DOWNLOADERS, INTERPRETERS, SHELLS, SimpleCommand
 from .subject import Subject, build_subject
 
-__all__ = ["Hit", "BuiltinRule", "BUILTIN_RULES", "check_builtin", "BuiltinRuleError"]
+__all__ = ["Hit", "BuiltinRule", "BUILTIN_RULES", "check_builtin", "BuiltinRuleError", "examples_checked"]
 
 
 @dataclass(frozen=True)
@@ -659,6 +661,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
 
 def check_builtin(subject: Subject) -> list[Hit]:
     """Every built-in rule's hits on ``subject``, denials first."""
+    examples_checked()
     hits = [hit for rule in BUILTIN_RULES for hit in rule.check(subject)]
     return sorted(hits, key=lambda hit: hit.action != "deny")
 
@@ -679,4 +682,4 @@ def _check_examples() -> None:
                     raise BuiltinRuleError(f"built-in rule {rule.name!r} {verb} {tool} {args!r}")
 
 
-_check_examples()
+examples_checked = CheckedOnce(_check_examples)

@@ -6,8 +6,8 @@ known only at run time; no redirect writes anywhere but /dev/null; and every pat
 is read (or walked) inside the project. Secrets inside the project are still the built-in
 rules' business: they ask, and that ask outranks this layer.
 
-Each entry carries examples that must and must not be read-only; they are checked when this
-module loads, so a table entry that stops working fails at import, by name.
+Each entry carries examples that must and must not be read-only; they are checked before the
+table first judges anything (see :mod:`.examples`), so an entry that stops working fails by name.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .examples import CheckedOnce
 from .paths import relative_to_project
 from .shell_parse import SimpleCommand, parse_command
 from .subject import Subject
@@ -128,6 +129,11 @@ def _redirects_read(command: SimpleCommand) -> bool:
 
 def read_only_command(subject: Subject) -> str | None:
     """Why the call's command only reads inside the project, or None when it may do more."""
+    examples_checked()
+    return _read_only(subject)
+
+
+def _read_only(subject: Subject) -> str | None:
     parsed = subject.command
     if parsed is None or parsed.unresolved or not parsed.commands:
         return None
@@ -152,7 +158,7 @@ def _check_examples() -> None:
     for entry in READ_ONLY_PROGRAMS:
         for expected, examples in ((True, entry.must), (False, entry.must_not)):
             for text in examples:
-                found = read_only_command(build_subject(tool, {"command": text}, project)) is not None
+                found = _read_only(build_subject(tool, {"command": text}, project)) is not None
                 if found != expected:
                     verb = "must" if expected else "must not"
                     raise ReadOnlyTableError(f"read-only command {entry.name!r}: {text!r} {verb} be read-only")
@@ -160,4 +166,4 @@ def _check_examples() -> None:
     assert parse_command("ls && cat README.md", cwd=str(project)).commands
 
 
-_check_examples()
+examples_checked = CheckedOnce(_check_examples)

@@ -16,7 +16,6 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-import bashlex
 
 from .python_code import CodeCall, analyse_python
 from . import programs
@@ -447,6 +446,10 @@ class _Walker:
             return []
         saved = self.cwd
         self.cwd = cwd
+        # Imported at the first command judged, not with the module: it builds its parse
+        # tables at import (0.15 s), which a session's opening and first request do not need.
+        import bashlex
+
         try:
             trees = bashlex.parse(_blank_time(source))
         except Exception as error:  # bashlex raises several types for syntax it cannot read

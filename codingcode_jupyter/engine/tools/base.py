@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import threading
 from dataclasses import dataclass, field
@@ -179,6 +180,14 @@ def canonical_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return _sort_keys(cleaned)
 
 
+@functools.lru_cache(maxsize=512)
+def _model_schema(parameters: type[BaseModel]) -> dict[str, Any]:
+    # pydantic builds the schema anew at each call (1 to 2 ms for a tool); every session makes
+    # its own dispatch_agent definition, so its opening would pay it each time. Never handed
+    # out as is: canonical_json_schema copies it.
+    return parameters.model_json_schema()
+
+
 def format_validation_error(tool: str, error: ValidationError) -> str:
     problems = []
     for item in error.errors(include_url=False):
@@ -227,7 +236,7 @@ class ToolDefinition:
     _schema: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        raw = self.json_schema if self.json_schema is not None else self.parameters.model_json_schema()
+        raw = self.json_schema if self.json_schema is not None else _model_schema(self.parameters)
         self._schema = canonical_json_schema(raw)
         if self.short_description is None:
             first = self.description.strip().splitlines()[0] if self.description.strip() else self.name
