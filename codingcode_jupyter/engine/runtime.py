@@ -78,10 +78,10 @@ def warm_up(project: Path | str | None = None) -> None:
         probe_bwrap(path)
 
 
-# The servers start this long after the model's first answer arrived: its first text is
-# shown at once, the next update one display interval (50 ms) later, and spawning processes
-# in between would hold that first text back.
-SERVERS_AFTER_FIRST_ANSWER_S = 0.05
+# What waits for the model's first answer (MCP servers, the project's first snapshot) starts
+# this long after it arrived: its first text is shown at once, the next update one display
+# interval (50 ms) later, and spawning processes in between would hold that first text back.
+AFTER_FIRST_ANSWER_S = 0.05
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:
@@ -145,6 +145,7 @@ class SessionParts:
     # The session these parts run, for its SessionEnd hooks.
     session_id: str = ""
     _warming: "asyncio.Future[None] | None" = field(default=None, init=False, repr=False)
+    _warm_timer: "asyncio.TimerHandle | None" = field(default=None, init=False, repr=False)
 
     @property
     def settings(self) -> ProjectSettings:
@@ -191,13 +192,24 @@ class SessionParts:
         record_trust(self.deps.project, "revoke", trusted, by=by, session_id=session_id)
 
     async def start(self) -> None:
-        """Start what needs the event loop: MCP servers, in the background (nobody waits for them)."""
+        """Ask for what needs the event loop: MCP servers, in the background (nobody waits for them),
+        once the model first answers."""
         if not self.started:
             self.started = True
             self.mcp.start_background()
-            if self.deps.checkpoints is not None:
-                # The first snapshot of a big project takes seconds: taken now, a turn's own is quick.
-                self._warming = asyncio.ensure_future(asyncio.to_thread(self.deps.checkpoints.warm))
+
+    def first_answer(self) -> None:
+        """The model answered for the first time: what waited so as not to compete with its first
+        request starts (see :data:`AFTER_FIRST_ANSWER_S`)."""
+        self.mcp.release(AFTER_FIRST_ANSWER_S)
+        if self.deps.checkpoints is not None and self._warm_timer is None:
+            # The first snapshot of a project takes seconds when it is big (git processes, a worker
+            # thread): taken now, the turn's own snapshot before its first edit is quick.
+            self._warm_timer = asyncio.get_running_loop().call_later(AFTER_FIRST_ANSWER_S, self._warm)
+
+    def _warm(self) -> None:
+        if self.deps.checkpoints is not None:
+            self._warming = asyncio.ensure_future(asyncio.to_thread(self.deps.checkpoints.warm))
 
     async def aclose(self, reason: str = "other") -> None:
         """Close the session: its SessionEnd hooks (``reason``: "clear" for a new session, else "other"), its parts."""
@@ -205,6 +217,8 @@ class SessionParts:
             if self.session_id:
                 await self.deps.hooks.session_end(session_id=self.session_id, reason=reason)
         finally:
+            if self._warm_timer is not None:
+                self._warm_timer.cancel()
             if self._warming is not None:
                 await asyncio.gather(self._warming, return_exceptions=True)
             await self.mcp.aclose()
@@ -258,7 +272,6 @@ def open_session(
         profile_name=profile.name if profile else None, profile_mode_trusted=bool(profile and profile.mode_trusted),
     )
     keep_in_window(session)
-    session.on_first_answer.append(lambda: deps.mcp.release(SERVERS_AFTER_FIRST_ANSWER_S) if deps.mcp else None)
     if resume:
         session.load()
     if sandbox is not None and sandbox.enabled and not sandbox.active:
@@ -266,4 +279,6 @@ def open_session(
         session.pending_notices.append(f"Command sandbox {sandbox.describe()}")
     session.pending_notices.extend(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
-    return session, SessionParts(deps, agent.resolver, pipeline, profile, session_id=session.id)
+    parts = SessionParts(deps, agent.resolver, pipeline, profile, session_id=session.id)
+    session.on_first_answer.append(parts.first_answer)
+    return session, parts

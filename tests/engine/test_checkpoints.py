@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -351,3 +352,34 @@ async def test_a_file_run_python_created_is_removed_by_undo(project):
     assert (project / "made_by_code.txt").exists()
     store.undo(store.plan_undo())
     assert not (project / "made_by_code.txt").exists()
+
+
+async def test_the_projects_first_snapshot_is_taken_after_the_models_first_answer_not_before_its_request(
+        fake_api, project: Path):
+    import asyncio
+
+    from codingcode_jupyter.engine.runtime import open_session
+    from tests.fakes.anthropic_server import Reply, text
+
+    (project / "big.txt").write_text("x\n")
+    seen = {}
+
+    def first(body):
+        time.sleep(0.5)  # time enough for a snapshot started with the session (the fake API's own thread)
+        seen["head"] = (parts.deps.checkpoints.shadow.git_dir / "HEAD").exists()
+        return Reply([text("hello")])
+
+    fake_api.add(first)
+    session, parts = open_session(project, model="claude-sonnet-5")
+    try:
+        await parts.start()
+        await session.run_turn("hi")
+        assert seen == {"head": False}  # nothing snapshotted while the first request went out
+        head = parts.deps.checkpoints.shadow.git_dir / "HEAD"
+        for _ in range(200):  # then it is taken in the background
+            if head.exists() and parts._warming is not None and parts._warming.done():
+                break
+            await asyncio.sleep(0.05)
+        assert head.exists()
+    finally:
+        await parts.aclose()
