@@ -170,11 +170,13 @@ def _why(label: str, firsts: list[float], tenths: list[float], loadings: list[fl
     )
     return (
         f"The background loading took {loading:.2f} s median ({sdk:.2f} s of it the anthropic SDK) {waited}"
-        "What the first cell still does that the tenth does not, measured with timers around its steps in a "
-        "kernel: opening the session (settings, tools, system prompt; about 6 ms), the first connection to "
-        f"the API and the first view's widgets (a few ms each), against a tenth cell of {tenth * 1000:.0f} ms. "
+        "What the first cell still does that the tenth does not, measured with a profiler in a kernel: "
+        "opening the session (settings, tools, system prompt; about 2 ms once the loading built the tools' "
+        "schemas) and the first connection to the API, against a tenth cell of "
+        f"{tenth * 1000:.0f} ms; the servers and the project's first snapshot wait for the first answer. "
         "Opening the session ahead, in the background, would read the notebook's settings (model, mode, "
-        "project) before the person set them; not done."
+        "project) before the person set them; not done. Single cells vary by ±20 ms on this machine, so the "
+        "ratio moves by about ±0.1 between runs."
     )
 
 
