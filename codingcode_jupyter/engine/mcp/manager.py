@@ -23,8 +23,8 @@ import logging
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from pydantic import BaseModel
@@ -166,8 +166,6 @@ class McpManager:
         for name, config in self._configs.items():
             if name not in self._servers:
                 self._servers[name] = self._connection(name, config)
-        if CONFIG_FILE in self._config_errors:
-            raise McpConfigError(self._config_errors[CONFIG_FILE])
         if self._config_errors:
             raise McpConfigError("\n".join(self._config_errors.values()))
         return dict(self._configs)
@@ -273,6 +271,9 @@ class McpManager:
         self._held = False
         if not self._start_wanted:
             return
+        if delay <= 0:
+            self.start_background()
+            return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -313,9 +314,7 @@ class McpManager:
     async def wait_ready(self, timeout: float | None = None) -> None:
         """Start what was asked for and wait until no server is starting (tests, scripts)."""
         async def settled() -> None:
-            if self._held:
-                self.release()
-                await asyncio.sleep(0)  # release() starts them in the next slice
+            self.release()
             if self._loading is not None:
                 await self._loading
             while any(s.state == "starting" for s in self._servers.values()):
