@@ -85,6 +85,37 @@ def test_what_the_steps_loaded_is_left_out_of_later_collections():
         gc.unfreeze()
 
 
+def test_the_collector_rests_during_a_step_nobody_runs_beside_and_a_cell_turns_it_back_on():
+    seen: dict[str, bool] = {}
+    entered, release = threading.Event(), threading.Event()
+
+    def alone() -> None:
+        seen["alone"] = gc.isenabled()
+
+    def beside_a_cell() -> None:
+        seen["before the cell"] = gc.isenabled()
+        entered.set()
+        assert release.wait(30)
+        seen["once the cell started"] = gc.isenabled()
+
+    shell = FakeShell()
+    prewarm = Prewarm([("alone", alone), ("beside", beside_a_cell)])
+    prewarm.attach(shell)
+    assert gc.isenabled()
+    try:
+        prewarm.start()
+        assert entered.wait(10)
+        shell.events.trigger("pre_run_cell", None)  # the person's cell starts in the middle of a step
+        release.set()
+        assert prewarm.wait(timeout=30)
+        assert seen == {"alone": False, "before the cell": False, "once the cell started": True}
+        assert gc.isenabled()  # and on after every step, whatever ran beside it
+        shell.events.trigger("post_run_cell", None)
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
 def test_a_running_cell_holds_the_next_step_back_until_the_kernel_is_quiet_again():
     steps = Recorder()
     shell = FakeShell()
