@@ -175,6 +175,22 @@ def test_the_default_later_steps_hold_the_command_parser_and_the_engine_loads_wi
     assert json.loads(out.strip().splitlines()[-1]) is False
 
 
+def test_load_ext_itself_imports_neither_the_engine_nor_pydantic():
+    # Everything heavy is the background loading's (turned off here, to see %load_ext alone);
+    # the output recorders it installs must not pull in the kernel tools.
+    code = ("import json, sys\nfrom IPython.core.interactiveshell import InteractiveShell\n"
+            "ip = InteractiveShell.instance()\nbefore = set(sys.modules)\n"
+            "ip.run_line_magic('load_ext', 'codingcode_jupyter')\n"
+            "assert 'agent' in ip.magics_manager.magics['cell']\n"
+            "print(json.dumps(sorted(set(sys.modules) - before)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "CODINGCODE_PREWARM": "0"}).stdout
+    loaded = json.loads(out.strip().splitlines()[-1])
+    heavy = [name for name in loaded if name.split(".")[0] in ("pydantic", "anthropic", "ipywidgets", "yaml")
+             or name.startswith("codingcode_jupyter.engine")]
+    assert heavy == []
+
+
 def test_a_step_that_asks_for_the_engine_itself_does_not_wait_for_itself():
     # The kernel-tools step goes through the same entry point as a cell, which waits first.
     answers = []

@@ -37,11 +37,10 @@ the proposals of one agent cell travel as one cell (see :mod:`.insert_cell` for 
 several cells and markdown are carried).
 """
 
+from importlib import import_module
+
 from .errors import LastError, format_exception, install_error_recorder, last_error
-from .namespace import KernelAccess
 from .outputs import OutputHistory, install_output_recorder, output_history
-from .tools import kernel_tools, register_kernel_tools
-from .values import describe_value
 
 __all__ = [
     "KernelAccess",
@@ -57,6 +56,19 @@ __all__ = [
     "output_history",
     "register_kernel_tools",
 ]
+
+
+# Where the rest is, imported on first use: the tools and the values' descriptions are built
+# on the engine (pydantic and the rest), which %load_ext must not import; it only installs
+# the recorders, and the first session registers the tools.
+_LAZY = {"KernelAccess": "namespace", "describe_value": "values", "kernel_tools": "tools",
+         "register_kernel_tools": "tools"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def install_recorders(shell) -> None:
