@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -e '.[lab]'
+# pip writes an installed package's bytecode at install time, but an editable one only on
+# first import, which PYTHONDONTWRITEBYTECODE (set on some machines) forbids: every kernel
+# would then compile the whole package again. Write it here, as pip would.
+.venv/bin/python -m compileall -q codingcode_jupyter >/dev/null
 
 args=()
 # JupyterLab refuses to run as root unless told; containers and CI machines often are root.

@@ -17,6 +17,10 @@ fi
 # The project and its test tools.
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+# pip writes an installed package's bytecode at install time, but an editable one only on
+# first import, which PYTHONDONTWRITEBYTECODE (set on some machines) forbids: every kernel
+# would then compile the whole package again. Write it here, as pip would.
+.venv/bin/python -m compileall -q codingcode_jupyter >/dev/null
 
 # A second kernel environment with ipykernel 6.29, for the kernel tests that must pass on 6.x too.
 if [ ! -x .venv-ipykernel6/bin/python ]; then
