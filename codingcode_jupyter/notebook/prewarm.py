@@ -8,10 +8,13 @@ daemon thread does that work while the person reads or types, one step at a time
 * A step is one import (or one warm-up the engine offers). Imports are thread-safe: a cell
   that imports a module the thread is loading waits for that module, nothing more.
 * The person's own cells come first. While one runs, the thread stops before its next
-  step and goes on once the kernel has been idle for :data:`IDLE_S`, so a cell competes
-  for the interpreter with one step at most, and cells queued by Run All with none. It
-  never stops inside a step: an import cannot pause halfway without holding a module lock
-  the cell might need.
+  step and goes on once the kernel has been idle for :data:`IDLE_S`, so cells queued by
+  Run All never compete with it. Inside a step (the SDK's import alone is one step of a
+  second or more) it also steps aside, between two of the step's imports, while a cell
+  computes: see :meth:`Prewarm._give_way`. A cell that waits (for I/O, a sleep, a lock)
+  does not need the interpreter, so the step goes on meanwhile; that is also what keeps a
+  cell that needs a module the paused step is halfway through importing from waiting for
+  good.
 * Whoever needs the engine (the first ``%%agent`` cell, an ``%agent`` line) asks for it
   with :meth:`Prewarm.ready` or :meth:`Prewarm.wait`: the thread then no longer stops for
   cells, and the caller waits only for the steps not done yet.
@@ -28,7 +31,9 @@ cell needs one first, it imports it itself.
 
 from __future__ import annotations
 
+import _imp
 import asyncio
+import builtins
 import concurrent.futures
 import gc
 import importlib
@@ -50,6 +55,12 @@ QUIET_WAIT_S = 0.1
 IDLE_S = 0.1
 # The longest anyone waits for the thread; the steps take seconds, this is for one that hangs.
 MAX_WAIT_S = 60.0
+# Inside a step, whether a cell computes is looked at no more often than this, by watching
+# the CPU time of the cell's thread for SAMPLE_S: the step waits while the cell used at
+# least half of it. (A thread's CPU clock is Linux's; elsewhere a step is never paused.)
+CHECK_EVERY_S = 0.05
+SAMPLE_S = 0.01
+_THREAD_CLOCK = getattr(time, "pthread_getcpuclockid", None)
 
 Step = tuple[str, Callable[[], Any]]
 
@@ -140,7 +151,11 @@ class Prewarm:
 
     def __post_init__(self) -> None:
         self._lock = threading.Condition()
-        self._cells_running = 0
+        # The threads of the cells running now (a thread once per cell it runs).
+        self._cell_threads: list[int] = []
+        # The later steps run (they step aside for any cell, a wanted engine or not).
+        self._later = False
+        self._next_check = 0.0
         # The collector was turned off by a step (see _collector_paused) and is still off.
         self._paused_collector = False
         # When the kernel last stopped running a cell (monotonic), and since when it was quiet.
@@ -167,19 +182,24 @@ class Prewarm:
     # -- the thread --------------------------------------------------------------------
 
     def _run(self) -> None:
+        restore = self._hook_imports()
         try:
-            for label, step in self.steps:
-                self._wait_turn()
-                self._step(label, step)
+            try:
+                for label, step in self.steps:
+                    self._wait_turn()
+                    self._step(label, step)
+            finally:
+                self.finished = time.perf_counter()
+                self._done.set_result(None)  # never cancelled: waiters get futures of their own
+            self._later = True
+            try:
+                for label, step in self.later:
+                    self._wait_turn(wanted_or_not=True)
+                    self._step(label, step)
+            finally:
+                self.all_done = True
         finally:
-            self.finished = time.perf_counter()
-            self._done.set_result(None)  # never cancelled: waiters get futures of their own
-        try:
-            for label, step in self.later:
-                self._wait_turn(wanted_or_not=True)
-                self._step(label, step)
-        finally:
-            self.all_done = True
+            restore()
 
     def _step(self, label: str, step: Callable[[], Any]) -> None:
         began = time.perf_counter()
@@ -206,7 +226,7 @@ class Prewarm:
 
     def _collector_paused(self) -> None:
         with self._lock:
-            if (self._cells_running == 0 or self._wanted) and gc.isenabled():
+            if (not self._cell_threads or self._wanted) and gc.isenabled():
                 gc.disable()
                 self._paused_collector = True
 
@@ -221,7 +241,7 @@ class Prewarm:
         (unless ``wanted_or_not``)."""
         with self._lock:
             while wanted_or_not or not self._wanted:
-                if self._cells_running == 0:
+                if not self._cell_threads:
                     quiet = time.monotonic() - self._quiet_since
                     if quiet >= IDLE_S:
                         return
@@ -229,19 +249,65 @@ class Prewarm:
                 else:
                     self._lock.wait()
 
+    # -- stepping aside inside a step ------------------------------------------------------
+
+    def _hook_imports(self) -> Callable[[], None]:
+        """Have the thread's every import statement look first whether to give way (see
+        :meth:`_give_way`) for as long as the steps run; returns what undoes it."""
+        if _THREAD_CLOCK is None:
+            return lambda: None
+        original = builtins.__import__
+        me = threading.get_ident()
+
+        def hooked(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+            if self._cell_threads and threading.get_ident() == me:
+                self._give_way()
+            return original(name, globals, locals, fromlist, level)
+
+        builtins.__import__ = hooked
+
+        def restore() -> None:
+            if builtins.__import__ is hooked:  # unless someone hooked it after us
+                builtins.__import__ = original
+
+        return restore
+
+    def _give_way(self) -> None:
+        """Wait while a person's cell computes, in the middle of a step, at an import statement.
+
+        No import lock of this statement is taken yet; the thread holds the locks of the
+        modules it is halfway through, and a cell that imports one of those waits for it: that
+        cell no longer computes, so the step goes on. Never inside an import finder (the global
+        import lock would make every other thread's import wait), nor for a wanted engine
+        (except in the later steps).
+        """
+        if time.monotonic() < self._next_check or _imp.lock_held():
+            return
+        with self._lock:
+            while self._cell_threads and (self._later or not self._wanted):
+                threads = list(self._cell_threads)
+                before = _cpu_times(threads)
+                self._lock.wait(SAMPLE_S)
+                after = _cpu_times(threads)
+                if sum(after[t] - before[t] for t in after if t in before) < SAMPLE_S / 2:
+                    break
+        self._next_check = time.monotonic() + CHECK_EVERY_S
+
     # -- the person's cells (IPython events, on the main thread) --------------------------
 
     def cell_started(self, *_: Any) -> None:
         with self._lock:
-            self._cells_running += 1
+            self._cell_threads.append(threading.get_ident())
             if self._paused_collector:
                 self._paused_collector = False
                 gc.enable()
 
     def cell_finished(self, *_: Any) -> None:
         with self._lock:
-            # Clamped: IPython skips pre_run_cell for a cell it cannot transform, not post_run_cell.
-            self._cells_running = max(0, self._cells_running - 1)
+            # IPython skips pre_run_cell for a cell it cannot transform, not post_run_cell.
+            me = threading.get_ident()
+            if me in self._cell_threads:
+                self._cell_threads.remove(me)
             self._quiet_since = time.monotonic()
             self._lock.notify_all()
         if self.all_done and self._shell is not None:
@@ -316,6 +382,17 @@ class Prewarm:
 
     def _hooks(self) -> list[tuple[str, Callable[..., None]]]:
         return [("pre_run_cell", self.cell_started), ("post_run_cell", self.cell_finished)]
+
+
+def _cpu_times(threads: list[int]) -> dict[int, float]:
+    """CPU seconds each of ``threads`` used so far (those still alive)."""
+    times: dict[int, float] = {}
+    for ident in threads:
+        try:
+            times[ident] = time.clock_gettime(_THREAD_CLOCK(ident))  # type: ignore[misc]
+        except (OSError, OverflowError):
+            pass  # the thread ended
+    return times
 
 
 # -- the process's prewarm --------------------------------------------------------------

@@ -136,6 +136,95 @@ def test_a_running_cell_holds_the_next_step_back_until_the_kernel_is_quiet_again
     assert prewarm.cell_started not in shell.events.callbacks["pre_run_cell"]
 
 
+needs_thread_clock = pytest.mark.skipif(not hasattr(time, "pthread_getcpuclockid"),
+                                        reason="a thread's CPU clock is what tells a computing cell (Linux)")
+
+
+def _slow_package(root: Path, name: str, modules: int, seconds: float) -> list[float]:
+    """A package whose import is one long step, as the SDK's is: ``modules`` submodules, each
+    computing for ``seconds``; returns the list each appends its end time to."""
+    package = root / name
+    package.mkdir()
+    body = ("import sys, time\nstart = time.perf_counter()\nwhile time.perf_counter() - start < {s}:\n    pass\n"
+            "sys.modules[{n!r}].done.append(time.monotonic())\n").format(s=seconds, n=name)
+    for index in range(modules):
+        (package / f"m{index}.py").write_text(body)
+    (package / "__init__.py").write_text("done = []\n" + "".join(f"from . import m{i}\n" for i in range(modules)))
+    return []
+
+
+def _busy(seconds: float) -> None:
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        pass
+
+
+@pytest.fixture
+def on_path(tmp_path: Path):
+    sys.path.insert(0, str(tmp_path))
+    before = set(sys.modules)
+    yield tmp_path
+    sys.path.remove(str(tmp_path))
+    for name in set(sys.modules) - before:
+        if name.startswith("slowpkg"):
+            del sys.modules[name]
+
+
+@needs_thread_clock
+def test_inside_a_step_the_thread_gives_way_while_a_cell_computes_and_goes_on_while_it_waits(on_path: Path):
+    import builtins
+
+    _slow_package(on_path, "slowpkg_a", modules=300, seconds=0.005)
+    original_import = builtins.__import__
+    shell = FakeShell()
+    prewarm = Prewarm([("one long import", lambda: __import__("slowpkg_a"))])
+    prewarm.attach(shell)
+    prewarm.start()
+    _eventually(lambda: "slowpkg_a" in sys.modules and len(sys.modules["slowpkg_a"].done) >= 3, "the import to start")
+    done = sys.modules["slowpkg_a"].done
+    shell.events.trigger("pre_run_cell", None)  # the person's cell, computing in pure Python
+    _busy(0.15)  # the thread looks at most every CHECK_EVERY_S whether to give way
+    computing_from = len(done)
+    _busy(0.5)
+    computed_beside = len(done) - computing_from
+    waiting_from = len(done)
+    time.sleep(0.5)  # the same cell now waits (I/O, a sleep): it does not need the interpreter
+    waited_beside = len(done) - waiting_from
+    shell.events.trigger("post_run_cell", None)
+    assert prewarm.wait(timeout=60)
+    # Left to share the interpreter, the step gets through dozens of its 5 ms modules in 0.5 s.
+    assert computed_beside <= 2, f"{computed_beside} modules imported beside a computing cell"
+    assert waited_beside >= 20, f"only {waited_beside} modules imported beside a waiting cell"
+    assert builtins.__import__ is original_import  # the hook is gone with the loading
+
+
+@needs_thread_clock
+def test_a_cell_that_imports_what_the_paused_step_is_importing_is_not_left_waiting(on_path: Path):
+    _slow_package(on_path, "slowpkg_b", modules=200, seconds=0.005)
+    shell = FakeShell()
+    prewarm = Prewarm([("one long import", lambda: __import__("slowpkg_b"))])
+    prewarm.attach(shell)
+    prewarm.start()
+    _eventually(lambda: "slowpkg_b" in sys.modules and len(sys.modules["slowpkg_b"].done) >= 3, "the import to start")
+    seen: dict[str, int] = {}
+
+    def cell() -> None:  # on a thread of its own, so that a cell left waiting fails the test, not hangs it
+        shell.events.trigger("pre_run_cell", None)
+        _busy(0.3)  # the step has given way by now, holding the package's import lock
+        seen["before"] = len(sys.modules["slowpkg_b"].done)
+        import slowpkg_b  # waits for the package's lock: the cell no longer computes, the step goes on
+
+        seen["after"] = len(slowpkg_b.done)
+        shell.events.trigger("post_run_cell", None)
+
+    thread = threading.Thread(target=cell, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the cell waited for the paused step for good"
+    assert seen["before"] < 200 and seen["after"] == 200
+    assert prewarm.wait(timeout=60)
+
+
 def test_whoever_needs_the_engine_overrides_the_pause():
     steps = Recorder()
     shell = FakeShell()
