@@ -23,6 +23,10 @@ A step that fails is skipped, and a wait gives up after :data:`MAX_WAIT_S` (a st
 hangs must not hang every cell): the cell then imports what it needs itself and shows the
 real error, if any, there.
 
+With an API key set, the last step opens the connection to the API the first turn will
+send on (a TLS handshake, tens of milliseconds or more away from the API), on the kernel's
+event loop where turns run; ``CODINGCODE_PRECONNECT=0`` leaves it to the first turn.
+
 Some steps load what only a later moment needs (the command parser, for the first command
 judged): those come last, nobody waits for them, and they run only while no cell runs at
 all, a wanted engine or not, so that they never compete with a first ``%%agent`` cell. If a
@@ -43,10 +47,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Prewarm", "default_steps", "later_steps", "start", "stop_pausing", "current", "ready", "wait", "WAITING_TEXT", "ENV_VAR"]
+__all__ = ["Prewarm", "default_steps", "later_steps", "start", "stop_pausing", "current", "ready", "wait", "WAITING_TEXT", "ENV_VAR", "PRECONNECT_ENV_VAR"]
 
 # Set to 0 to keep the engine for the first %%agent cell (as before prewarming existed).
 ENV_VAR = "CODINGCODE_PREWARM"
+# Set to 0 to let the first turn open its own connection to the API.
+PRECONNECT_ENV_VAR = "CODINGCODE_PRECONNECT"
 WAITING_TEXT = "⏳ Loading the agent (it started loading with %load_ext)…"
 # A wait shorter than this is not worth a line in the cell.
 QUIET_WAIT_S = 0.1
@@ -94,6 +100,25 @@ def _sdk_warm_up() -> None:
         warm_up()
 
 
+def _off(name: str) -> bool:
+    return os.environ.get(name, "1").strip().lower() in ("0", "false", "no", "off")
+
+
+def _preconnect(loop: asyncio.AbstractEventLoop | None) -> Step:
+    def run() -> None:
+        from ..engine.models import has_api_key
+
+        # Without a loop (a terminal runs each turn in a loop of its own) a connection would not outlive it.
+        if loop is None or loop.is_closed() or not has_api_key() or _off(PRECONNECT_ENV_VAR):
+            return
+        from ..engine.models.clients import preconnect
+
+        # Not awaited: the connection opens whenever the loop is free, a turn that comes first opens its own.
+        asyncio.run_coroutine_threadsafe(preconnect(), loop)
+
+    return "API connection", run
+
+
 def _view_warm_up() -> None:
     from .view import render_markdown
 
@@ -117,10 +142,12 @@ def later_steps() -> list[Step]:
     ]
 
 
-def default_steps(project: str | None = None, session_warm_up: Callable[[], Any] | None = None) -> list[Step]:
+def default_steps(project: str | None = None, session_warm_up: Callable[[], Any] | None = None,
+                  loop: asyncio.AbstractEventLoop | None = None) -> list[Step]:
     """What the first ``%%agent`` cell (in ``project``, most likely) needs, in the order it needs it.
 
-    ``session_warm_up`` is the shell's own part (its kernel tools joining the process's tools).
+    ``session_warm_up`` is the shell's own part (its kernel tools joining the process's tools);
+    ``loop`` the event loop the cells' turns run on.
     """
     return [
         # The engine in three steps rather than one, so a cell that starts meanwhile shares
@@ -135,6 +162,7 @@ def default_steps(project: str | None = None, session_warm_up: Callable[[], Any]
         _importer("codingcode_jupyter.notebook.login"),
         ("anthropic SDK", _sdk_import),
         ("anthropic SDK warm-up", _sdk_warm_up),
+        _preconnect(loop),
     ]
 
 
@@ -404,10 +432,14 @@ def start(shell: Any, steps: list[Step] | None = None, *, project: str | None = 
           session_warm_up: Callable[[], Any] | None = None) -> Prewarm | None:
     """Start loading the engine for ``shell`` (once per process); None when turned off."""
     global _CURRENT
-    if os.environ.get(ENV_VAR, "1").strip().lower() in ("0", "false", "no", "off"):
+    if _off(ENV_VAR):
         return None
     if _CURRENT is None:
-        _CURRENT = (Prewarm(default_steps(project, session_warm_up), later_steps()) if steps is None
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()  # a kernel's, running the cell
+        except RuntimeError:
+            loop = None
+        _CURRENT = (Prewarm(default_steps(project, session_warm_up, loop), later_steps()) if steps is None
                     else Prewarm(steps))
         _CURRENT.attach(shell)
         _CURRENT.start()

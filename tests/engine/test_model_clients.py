@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
 import subprocess
@@ -92,3 +93,89 @@ def test_after_the_warm_ups_the_first_turn_imports_nothing(tmp_path):
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["stop"] == "end_turn"
     assert result["imported"] == []
+
+
+# -- the connection: opened ahead of time, kept between turns ----------------------------
+
+
+def _ports(fake: FakeAnthropic, method: str) -> list[int]:
+    return [port for seen_method, _, port in fake.seen if seen_method == method]
+
+
+async def _turn(model: AnthropicModel) -> None:
+    from codingcode_jupyter.engine.models.base import ModelRequest
+
+    request = ModelRequest(model="claude-test", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    await model.stream(request, lambda text: None)
+
+
+def test_the_first_turn_sends_on_the_connection_preconnect_opened_and_the_key_never_went_with_it(monkeypatch):
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        fake.add(Reply([text("one")]), Reply([text("two")]))
+
+        async def run() -> bool:
+            opened = await clients.preconnect()
+            await _turn(AnthropicModel("claude-test"))
+            await _turn(AnthropicModel("claude-test"))
+            return opened
+
+        assert asyncio.run(run()) is True
+    heads, posts = _ports(fake, "HEAD"), _ports(fake, "POST")
+    assert len(heads) == 1 and posts == [heads[0], heads[0]]  # one connection for all three
+    assert not any(name.lower() in ("x-api-key", "authorization") for name in fake.head_headers[0])
+
+
+def test_without_preconnect_the_first_turn_opens_its_own_connection(monkeypatch):
+    """The control: the preconnect test's port equality does not come for free."""
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        fake.add(Reply([text("one")]))
+
+        other = http.client.HTTPConnection(fake.base_url.split("//", 1)[1])
+        other.request("HEAD", "/")  # a connection that is not the client's
+        other.getresponse().read()
+        asyncio.run(_turn(AnthropicModel("claude-test")))
+        other.close()
+    heads, posts = _ports(fake, "HEAD"), _ports(fake, "POST")
+    assert len(posts) == 1 and posts[0] not in heads
+
+
+def test_preconnect_to_nothing_is_quiet_and_says_so(monkeypatch):
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # bound, never listening: the connection is refused
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+        assert asyncio.run(clients.preconnect()) is False
+
+
+def _idle_then_turn(fake: FakeAnthropic, idle: float) -> tuple[int, int]:
+    fake.add(Reply([text("one")]), Reply([text("two")]))
+
+    async def run() -> None:
+        await _turn(AnthropicModel("claude-test"))
+        await asyncio.sleep(idle)
+        await _turn(AnthropicModel("claude-test"))
+
+    asyncio.run(run())
+    first, second = _ports(fake, "POST")
+    return first, second
+
+
+def test_a_connection_idle_past_its_keepalive_is_not_reused(monkeypatch):
+    """The control for the slow test below: the pool does drop an idle connection once it expires."""
+    monkeypatch.setattr(clients, "KEEPALIVE_S", 0.2)
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        first, second = _idle_then_turn(fake, 0.6)
+    assert first != second
+
+
+@pytest.mark.slow
+def test_a_connection_outlives_a_pause_longer_than_the_http_clients_default_five_seconds(monkeypatch):
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        first, second = _idle_then_turn(fake, 6.0)
+    assert first == second

@@ -80,6 +80,9 @@ class FakeAnthropic:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.count_token_requests: list[dict[str, Any]] = []
+        # Every request as (method, path, the client's port): one port per connection it came on.
+        self.seen: list[tuple[str, str, int]] = []
+        self.head_headers: list[dict[str, str]] = []
         # Called with (event name, data) right after each SSE event is written and flushed
         # (benchmarks time what the client shows against it).
         self.on_sent: Callable[[str, dict[str, Any]], None] | None = None
@@ -113,7 +116,16 @@ class FakeAnthropic:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_HEAD(self) -> None:  # noqa: N802
+                # As the API answers a path it does not serve, the connection kept.
+                fake.seen.append(("HEAD", self.path, self.client_address[1]))
+                fake.head_headers.append(dict(self.headers))
+                self.send_response(404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                fake.seen.append(("POST", self.path, self.client_address[1]))
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 path = self.path.split("?")[0]
@@ -152,17 +164,22 @@ class FakeAnthropic:
                 self.wfile.write(data)
 
             def _start_sse(self) -> None:
+                # As the API streams over HTTP/1.1: chunked, the connection kept for the next request.
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
+                self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
-                self.close_connection = True
+
+            def _end_sse(self) -> None:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
 
             def _send(self, event: str, data: dict[str, Any], delay: float = 0.0) -> None:
                 if delay:
                     time.sleep(delay)
-                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+                payload = f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
                 self.wfile.flush()
                 if fake.on_sent is not None:
                     fake.on_sent(event, data)
@@ -172,6 +189,7 @@ class FakeAnthropic:
                 try:
                     for event, data in _sse_events(body, reply):
                         self._send(event, data, reply.delay)
+                    self._end_sse()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client went away (an interrupt): that is the point of the test
 
@@ -182,6 +200,7 @@ class FakeAnthropic:
                 for event, data in events[:-3] if item.text_before else events[:1]:
                     self._send(event, data)
                 self._send("error", {"type": "error", "error": {"type": item.type, "message": item.message}})
+                self._end_sse()
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

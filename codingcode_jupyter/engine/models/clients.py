@@ -9,18 +9,32 @@ by ``%agent login`` makes a new one) and only on the event loop it first sent on
 pooled connections belong to that loop, and a console runs each turn in a loop of its own.
 A client made ahead of time (:func:`prepare`, on any thread) is taken by the first loop
 that asks.
+
+Its idle connections are kept for minutes, not the HTTP client's default 5 s: a person
+reads an answer and writes the next cell for longer than that, and each new connection to
+the API is a TCP and TLS handshake the next turn waits for. A connection the server closed
+meanwhile is seen as closed before it is reused. :func:`preconnect` opens the first one
+ahead of time (the notebook does it while the person writes the first cell).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["shared_client", "prepare", "forget"]
+__all__ = ["shared_client", "prepare", "preconnect", "forget", "KEEPALIVE_S"]
+
+log = logging.getLogger(__name__)
+
+# How long an idle connection to the API stays open for the next turn.
+KEEPALIVE_S = 300.0
+# The longest the connection made ahead of time may take; it is only a head start.
+PRECONNECT_TIMEOUT_S = 10.0
 
 # What the SDK and its HTTP client read from the environment when a client is made.
 _ENV_PREFIXES = ("ANTHROPIC_", "SSL_CERT_")
@@ -30,6 +44,8 @@ _ENV_NAMES = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"})
 @dataclass
 class _Entry:
     client: Any
+    # The client's connection pool (the SDK's default HTTP client, made here so it is ours to use).
+    http: Any
     # The loop the client sent its first request on; None until then.
     loop: "weakref.ref[asyncio.AbstractEventLoop] | None" = None
 
@@ -44,31 +60,42 @@ def _key(max_retries: int) -> tuple[Any, ...]:
     return (max_retries, env)
 
 
-def _make(max_retries: int) -> Any:
+def _make(max_retries: int) -> _Entry:
     # Imported here: the SDK is heavy and `import codingcode_jupyter` must stay fast.
-    from anthropic import AsyncAnthropic
+    from anthropic import DEFAULT_CONNECTION_LIMITS, AsyncAnthropic, DefaultAsyncHttpxClient
 
-    return AsyncAnthropic(max_retries=max_retries)
+    limits = type(DEFAULT_CONNECTION_LIMITS)(
+        max_connections=DEFAULT_CONNECTION_LIMITS.max_connections,
+        max_keepalive_connections=DEFAULT_CONNECTION_LIMITS.max_keepalive_connections,
+        keepalive_expiry=KEEPALIVE_S,
+    )
+    http = DefaultAsyncHttpxClient(limits=limits)  # the SDK's own defaults otherwise (timeouts, proxies)
+    return _Entry(AsyncAnthropic(max_retries=max_retries, http_client=http), http)
 
 
-def shared_client(max_retries: int = 2) -> Any:
-    """The client for the current environment on the running loop (made now if there is none)."""
+def _entry(max_retries: int) -> _Entry:
+    """The entry for the current environment on the running loop (made now if there is none)."""
     loop = asyncio.get_running_loop()
     key = _key(max_retries)
     with _LOCK:
         entry = _CLIENTS.get(key)
         if entry is not None:
-            owner = entry.loop() if entry.loop is not None else None
             if entry.loop is None:
                 entry.loop = weakref.ref(loop)
-                return entry.client
-            if owner is loop:
-                return entry.client
+                return entry
+            if entry.loop() is loop:
+                return entry
     # Made outside the lock (tens of milliseconds); a race makes one client too many, never a wrong one.
-    client = _make(max_retries)
+    entry = _make(max_retries)
+    entry.loop = weakref.ref(loop)
     with _LOCK:
-        _CLIENTS[key] = _Entry(client, weakref.ref(loop))
-    return client
+        _CLIENTS[key] = entry
+    return entry
+
+
+def shared_client(max_retries: int = 2) -> Any:
+    """The client for the current environment on the running loop (made now if there is none)."""
+    return _entry(max_retries).client
 
 
 def prepare(max_retries: int = 2) -> None:
@@ -77,9 +104,25 @@ def prepare(max_retries: int = 2) -> None:
     with _LOCK:
         if key in _CLIENTS:
             return
-    client = _make(max_retries)
+    entry = _make(max_retries)
     with _LOCK:
-        _CLIENTS.setdefault(key, _Entry(client))
+        _CLIENTS.setdefault(key, entry)
+
+
+async def preconnect(max_retries: int = 2) -> bool:
+    """Open the connection the first turn on this loop will send on; True if one is open.
+
+    A ``HEAD`` of the API's base URL with no key and no redirect followed: whatever it
+    answers, the connection it took stays in the pool. Failing is silent (the turn that
+    needs the API reports what is wrong with it).
+    """
+    entry = _entry(max_retries)
+    try:
+        await entry.http.head(str(entry.client.base_url), follow_redirects=False, timeout=PRECONNECT_TIMEOUT_S)
+    except Exception as error:  # offline, a proxy that refuses: the turn will say so
+        log.debug("preconnect to %s failed: %r", entry.client.base_url, error)
+        return False
+    return True
 
 
 def forget() -> None:
