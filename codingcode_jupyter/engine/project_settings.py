@@ -20,6 +20,11 @@ hooks, the sandbox, web search, the context window, the model): it re-reads the 
 one of them changes, so an "Always allow" answer or an edit applies to the next call and
 nothing keeps a copy frozen at session start.
 
+Reading the files is most of what opening a session costs, so they can be read ahead of
+time (:func:`preload`, on the notebook's background thread): the next :class:`ProjectSettings`
+of that project takes what was read, if no file changed since, and only that one (a later
+session reads its files afresh, as it always did).
+
 The permission mode a file sets: ``permissions.defaultMode`` is where Claude Code puts it;
 the top-level ``defaultMode`` is accepted as the same setting. A file that sets both to
 different modes gets a warning and the stricter of the two applies.
@@ -28,6 +33,7 @@ different modes gets a warning and the stricter of the two applies.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +56,7 @@ from .trust.boundary import screen_settings
 from .trust.items import TrustItem, file_digest, make_item, mcp_items, profile_items, settings_items
 from .trust.store import TrustStore, listed_in, trusted_by_environment
 
-__all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings", "directory_root"]
+__all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings", "directory_root", "preload"]
 
 _ACTIONS = ("deny", "ask", "allow")
 
@@ -271,11 +277,26 @@ class ProjectSettings:
 
     def current(self) -> EffectiveSettings:
         """The settings as the files say now; SettingsError (naming file and entry) when one is broken."""
+        if self._current is None and self._take_preloaded():
+            return self._current  # type: ignore[return-value]
         stamps = self._stat()
         if self._current is None or stamps != self._stamps:
             self._current = self._load()
             self._stamps = self._stat()
         return self._current
+
+    def _take_preloaded(self) -> bool:
+        with _PRELOADED_LOCK:
+            loaded = _PRELOADED.pop((self.project, self.store.path), None)
+        if loaded is None:
+            return False
+        stamps, effective, watched = loaded
+        self._watched = watched
+        if self._stat() != stamps:
+            self._watched = ()
+            return False
+        self._stamps, self._current = stamps, effective
+        return True
 
     def _read(self, source: SettingsSource) -> tuple[SettingsLayer, list[str]]:
         read = read_settings_file(source.path, source.dialect)
@@ -342,3 +363,18 @@ class ProjectSettings:
     def revoke(self) -> None:
         """Forget the person's trust in this project."""
         self.store.revoke(self.project)
+
+
+# What preload() read, by (project, trust file), until a ProjectSettings takes it.
+_PRELOADED: dict[tuple[Path, Path], tuple[tuple[int, ...], EffectiveSettings, tuple[Path, ...]]] = {}
+_PRELOADED_LOCK = threading.Lock()
+
+
+def preload(project: Path | str) -> None:
+    """Read ``project``'s settings now (any thread) for the next session there; a broken file
+    raises SettingsError here and again, to be shown, when that session opens."""
+    settings = ProjectSettings(Path(project))
+    effective = settings.current()
+    assert settings._stamps is not None
+    with _PRELOADED_LOCK:
+        _PRELOADED[(settings.project, settings.store.path)] = (settings._stamps, effective, settings._watched)

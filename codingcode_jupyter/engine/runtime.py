@@ -24,6 +24,7 @@ from .context import compact, keep_in_window
 from .deps import SessionDeps
 from .mcp.manager import McpManager
 from .project_settings import ProjectSettings
+from .project_settings import preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
 from .session import Session, new_session_id, sessions_dir
 from .settings import PermissionMode, SandboxSettings, SettingsError
@@ -63,7 +64,8 @@ _FIRST_TURN_MODULES = ("claude.files", "lifecycle_hooks", "claude.instructions",
 def warm_up(project: Path | str | None = None) -> None:
     """Do ahead, on any thread, what the first session of the process would: build the built-in
     tools' schemas (and those of the tools each session makes), probe bubblewrap (a subprocess;
-    both are kept for the process), import what its first turn imports. Not the MCP client: a session loads it on a worker thread once the
+    both are kept for the process), import what its first turn imports, read ``project``'s settings
+    for its first session. Not the MCP client: a session loads it on a worker thread once the
     model first answers (see mcp.manager), and the prewarm would only compete with the first
     cell for the interpreter."""
     global_registry()
@@ -76,6 +78,11 @@ def warm_up(project: Path | str | None = None) -> None:
     path = shutil.which("bwrap")
     if path is not None:
         probe_bwrap(path)
+    if project is not None:
+        try:
+            preload_settings(project)
+        except (SettingsError, OSError):
+            pass  # the session that opens there says what is wrong with the file
 
 
 # What waits for the model's first answer (MCP servers, the project's first snapshot) starts

@@ -179,3 +179,34 @@ def test_a_connection_outlives_a_pause_longer_than_the_http_clients_default_five
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         first, second = _idle_then_turn(fake, 6.0)
     assert first == second
+
+
+def _executor_calls_of_a_turn(model: AnthropicModel) -> list[str]:
+    async def run() -> list[str]:
+        loop = asyncio.get_running_loop()
+        calls: list[str] = []
+        submit = loop.run_in_executor
+
+        def recording(executor, func, *args):
+            calls.append(getattr(func, "__name__", repr(func)))
+            return submit(executor, func, *args)
+
+        loop.run_in_executor = recording  # type: ignore[method-assign]
+        await _turn(model)
+        return calls
+
+    return asyncio.run(run())
+
+
+def test_the_first_request_of_a_shared_client_sends_without_a_worker_thread(monkeypatch):
+    """The SDK looks its platform up in a worker thread at a client's first request; ours is looked up when made."""
+    from anthropic import AsyncAnthropic
+
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        fake.add(Reply([text("one")]), Reply([text("two")]))
+        clients.prepare()
+        ours = _executor_calls_of_a_turn(AnthropicModel("claude-test"))
+        bare = _executor_calls_of_a_turn(AnthropicModel("claude-test", client=AsyncAnthropic()))
+    assert ours == []
+    assert bare  # the control: a client as the SDK makes it does use one

@@ -112,6 +112,9 @@ class FakeAnthropic:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # As servers in front of the API do: each SSE event leaves when written. With Nagle's
+            # algorithm a kept connection held an event back for the client's delayed ACK (40 ms).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass

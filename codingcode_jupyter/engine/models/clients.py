@@ -70,7 +70,21 @@ def _make(max_retries: int) -> _Entry:
         keepalive_expiry=KEEPALIVE_S,
     )
     http = DefaultAsyncHttpxClient(limits=limits)  # the SDK's own defaults otherwise (timeouts, proxies)
-    return _Entry(AsyncAnthropic(max_retries=max_retries, http_client=http), http)
+    client = AsyncAnthropic(max_retries=max_retries, http_client=http)
+    _find_platform(client)
+    return _Entry(client, http)
+
+
+def _find_platform(client: Any) -> None:
+    # The SDK looks up the platform its request headers name at its first request, on a
+    # worker thread it starts for that (about 0.5 ms of that request here); looked up now,
+    # where the client is made (ahead of time in a notebook). Left to the SDK if it changed.
+    if getattr(client, "_platform", False) is None:
+        try:
+            from anthropic._base_client import get_platform
+        except ImportError:
+            return
+        client._platform = get_platform()
 
 
 def _entry(max_retries: int) -> _Entry:
