@@ -33,6 +33,7 @@ MODULES = [
     "bench_text_latency",
     "bench_load_ext",
     "bench_first_cell",
+    "bench_connection",
     "bench_mcp_start",
     "bench_session_open",
     "bench_parallel",

@@ -7,11 +7,12 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
 
 # System packages: Chromium for the browser test, bubblewrap for the command sandbox, tmux for the
-# terminal IPython test.
-if ! command -v chromium >/dev/null || ! command -v bwrap >/dev/null || ! command -v tmux >/dev/null; then
+# terminal IPython test, openssl for the benchmarks' TLS certificate.
+if ! command -v chromium >/dev/null || ! command -v bwrap >/dev/null || ! command -v tmux >/dev/null \
+   || ! command -v openssl >/dev/null; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium bubblewrap tmux >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium bubblewrap tmux openssl >/dev/null
 fi
 
 # The project and its test tools.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -74,8 +75,11 @@ Scripted = Union[Reply, HTTPError, StreamError, Callable[[dict[str, Any]], Any]]
 class FakeAnthropic:
     """The server; use as a context manager. ``base_url`` goes into ANTHROPIC_BASE_URL."""
 
-    def __init__(self, script: list[Scripted] | None = None, *, default: Scripted | None = None) -> None:
+    def __init__(self, script: list[Scripted] | None = None, *, default: Scripted | None = None,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.script: list[Scripted] = list(script or [])
+        # Served over TLS with this (server) context: base_url is https, as the API's is.
+        self.tls = tls
         self.default = default
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -207,6 +211,8 @@ class FakeAnthropic:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         # A short poll: shutdown() waits up to one poll interval (0.5 s by default), once per test.
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
         self._thread.start()
@@ -227,7 +233,7 @@ class FakeAnthropic:
     def base_url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self.tls is not None else 'http'}://{host}:{port}"
 
 
 def _message_json(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
