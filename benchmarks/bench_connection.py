@@ -7,11 +7,12 @@ what it costs across a network (the TCP handshake itself is not delayed, so a ne
 costs one round trip less than it would). Turns go through the real SDK with the engine's
 model class, in this process; the figure is a turn's start → its first text.
 
-Two rows, each against a turn sent right after another on the same client (a kept connection):
-a turn after a person's 6 s pause, with the engine's shared client (connections kept 300 s)
-and, for comparison, with a client as the SDK makes it (the HTTP client's 5 s); and a first
-turn whose connection was opened ahead (``clients.preconnect()``, as the notebook does while
-the person writes the first cell), with a first turn that opens its own for comparison.
+Two rows, each side by side with what a turn does without the change it measures: a turn
+after a person's 6 s pause with the engine's shared client (idle connections kept 300 s)
+against the same with a client as the SDK makes it (the HTTP client closes them after 5 s);
+and a first turn whose connection was opened ahead (``clients.preconnect()``, as the notebook
+does while the person writes the first cell) against a first turn that opens its own. A turn
+sent right after another on a kept connection is reported beside them: the floor.
 """
 
 from __future__ import annotations
@@ -180,26 +181,29 @@ def measure(quick: bool) -> list[Row]:
                         os.environ.pop(name, None)
                     else:
                         os.environ[name] = value
-    base = statistics.median(kept_base)
-    pause_ratio, first_ratio = statistics.median(kept) / base, statistics.median(first) / base
     method = __doc__.strip().replace("\n", " ")
+    link = f"TLS with a {ROUND_TRIP_S * 1000:.0f} ms round trip"
+
+    def saved(ours: list[float], baseline: list[float]) -> tuple[str, bool]:
+        # A new connection costs the TLS handshake's round trip here (the TCP one is not delayed).
+        gain = statistics.median(baseline) - statistics.median(ours)
+        ratio = statistics.median(ours) / statistics.median(baseline)
+        return f"-{gain * 1000:.1f} ms ({ratio:.2f}x)", gain >= 0.9 * ROUND_TRIP_S
+
+    pause_result, pause_met = saved(kept, default)
+    first_result, first_met = saved(first, cold)
+    target = f"saves the handshake's round trip (>= {0.9 * ROUND_TRIP_S * 1000:.0f} ms)"
     return [
         Row(
-            name=f"a turn after a {PAUSE_S:g} s pause, TLS with a {ROUND_TRIP_S * 1000:.0f} ms round trip",
-            ours=f"{spread(kept)} on the kept connection; a client as the SDK makes it: {spread(default)} (a new connection)",
-            baseline=f"{spread(kept_base)} a turn right after another",
-            result=f"{pause_ratio:.2f}x (the SDK's own client {statistics.median(default) / base:.2f}x)",
-            target="<= 1.1x",
-            met=pause_ratio <= 1.1,
-            method=method,
+            name=f"a turn after a {PAUSE_S:g} s pause, {link}",
+            ours=f"{spread(kept)} on the kept connection (a turn right after another: {spread(kept_base)})",
+            baseline=f"{spread(default)} a client as the SDK makes it (idle connections closed after 5 s)",
+            result=pause_result, target=target, met=pause_met, method=method,
         ),
         Row(
-            name=f"the first turn, its connection opened ahead, TLS with a {ROUND_TRIP_S * 1000:.0f} ms round trip",
-            ours=f"{spread(first)} after preconnect; opening its own: {spread(cold)}",
-            baseline=f"{spread(kept_base)} a turn right after another",
-            result=f"{first_ratio:.2f}x (opening its own {statistics.median(cold) / base:.2f}x)",
-            target="<= 1.1x",
-            met=first_ratio <= 1.1,
-            method=method,
+            name=f"the first turn, its connection opened ahead, {link}",
+            ours=f"{spread(first)} after preconnect (a turn right after another: {spread(kept_base)})",
+            baseline=f"{spread(cold)} a first turn that opens its own connection",
+            result=first_result, target=target, met=first_met, method=method,
         ),
     ]
