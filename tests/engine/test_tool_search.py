@@ -119,6 +119,17 @@ async def test_search_files_truncation_stated_and_path_param(engine, project, ct
     assert all(line.startswith("src/") for line in text.splitlines()[1:6])
 
 
+async def test_search_files_shows_the_newest_when_it_cuts_and_orders_ties_by_name(engine, project, ctx):
+    for i in range(12):
+        path = project / "src" / f"m{i:02d}.ts"
+        path.write_text("x")
+        # Files share their time in pairs: a pair is listed by name.
+        stamp = 1_000_000 + (i // 2) * 1000
+        os.utime(path, (stamp, stamp))
+    text = (await search_files.run({"pattern": "*.ts", "path": "src", "max_results": 5}, ctx)).text_content
+    assert text.splitlines()[1:6] == ["src/m10.ts", "src/m11.ts", "src/m08.ts", "src/m09.ts", "src/m06.ts"]
+
+
 async def test_search_files_bad_directory_is_clear_error(engine, project, ctx):
     missing = await search_files.run({"pattern": "*", "path": "nope"}, ctx)
     assert missing.is_error and "not found" in missing.text_content

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import heapq
 import json
 import os
 import re
@@ -273,8 +274,11 @@ def _by_mtime(root: Path, rels: list[str]) -> list[tuple[float, str]]:
             stamped.append((stat(prefix + rel).st_mtime, rel))
         except OSError:
             continue
-    stamped.sort(key=lambda item: (-item[0], item[1]))
     return stamped
+
+
+def _newest_first(item: tuple[float, str]) -> tuple[float, str]:
+    return -item[0], item[1]
 
 
 async def _search_files(args: SearchFilesArgs, ctx: ToolContext) -> str:
@@ -293,7 +297,8 @@ async def _search_files(args: SearchFilesArgs, ctx: ToolContext) -> str:
     stamped = await asyncio.to_thread(_by_mtime, root, rels)
     if not stamped:
         return f"No files match {args.pattern!r} under {root}."
-    shown = stamped[:limit]
+    # Only what is shown is put in order: thousands of matches, a page of them listed.
+    shown = heapq.nsmallest(limit, stamped, key=_newest_first)
     header = f"{len(stamped)} file{'s' if len(stamped) != 1 else ''} match {args.pattern!r} under {root} (newest first)"
     lines = [header, *notes]
     lines += [display_path(ctx, root / rel) for _, rel in shown]
