@@ -98,10 +98,6 @@ def test_after_the_warm_ups_the_first_turn_imports_nothing(tmp_path):
 # -- the connection: opened ahead of time, kept between turns ----------------------------
 
 
-def _ports(fake: FakeAnthropic, method: str) -> list[int]:
-    return [port for seen_method, _, port in fake.seen if seen_method == method]
-
-
 async def _turn(model: AnthropicModel) -> None:
     from codingcode_jupyter.engine.models.base import ModelRequest
 
@@ -121,7 +117,7 @@ def test_the_first_turn_sends_on_the_connection_preconnect_opened_and_the_key_ne
             return opened
 
         assert asyncio.run(run()) is True
-    heads, posts = _ports(fake, "HEAD"), _ports(fake, "POST")
+    heads, posts = fake.ports("HEAD"), fake.ports("POST")
     assert len(heads) == 1 and posts == [heads[0], heads[0]]  # one connection for all three
     assert not any(name.lower() in ("x-api-key", "authorization") for name in fake.head_headers[0])
 
@@ -137,7 +133,7 @@ def test_without_preconnect_the_first_turn_opens_its_own_connection(monkeypatch)
         other.getresponse().read()
         asyncio.run(_turn(AnthropicModel("claude-test")))
         other.close()
-    heads, posts = _ports(fake, "HEAD"), _ports(fake, "POST")
+    heads, posts = fake.ports("HEAD"), fake.ports("POST")
     assert len(posts) == 1 and posts[0] not in heads
 
 
@@ -160,7 +156,7 @@ def _idle_then_turn(fake: FakeAnthropic, idle: float) -> tuple[int, int]:
         await _turn(AnthropicModel("claude-test"))
 
     asyncio.run(run())
-    first, second = _ports(fake, "POST")
+    first, second = fake.ports("POST")
     return first, second
 
 

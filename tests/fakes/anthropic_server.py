@@ -94,6 +94,10 @@ class FakeAnthropic:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    def ports(self, method: str) -> list[int]:
+        """The client port of each ``method`` request, in order: equal ports, one connection."""
+        return [port for seen_method, _, port in self.seen if seen_method == method]
+
     # -- scripting ------------------------------------------------------------------------
 
     def add(self, *items: Scripted) -> None:

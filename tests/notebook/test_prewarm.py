@@ -407,20 +407,16 @@ def test_a_cell_run_right_after_load_ext_holds_the_loading_back(fresh_kernel: Ke
     assert k.reply(agent_id, timeout=120)["status"] == "ok", k.text_output(agent_id)
 
 
-def _seen(k: Kernel, method: str) -> list[int]:
-    return [port for seen_method, _, port in k.fake.seen if seen_method == method]
-
-
 @pytest.mark.kernel
 def test_the_first_turn_sends_on_the_connection_opened_while_the_person_typed(fresh_kernel: Kernel):
     k = fresh_kernel
     assert k.reply(k.execute("%load_ext codingcode_jupyter"))["status"] == "ok"
     # The connection opens on the kernel's loop once the loading is over and no cell runs.
-    _eventually(lambda: _seen(k, "HEAD"), "the connection opened ahead of the first cell", timeout=60)
+    _eventually(lambda: k.fake.ports("HEAD"), "the connection opened ahead of the first cell", timeout=60)
     k.fake.add(Reply([text("on the warm connection")]))
     cell_id = k.execute("%%agent\nhello")
     assert k.reply(cell_id, timeout=120)["status"] == "ok", k.text_output(cell_id)
-    assert _seen(k, "HEAD") == _seen(k, "POST")  # one of each, on one connection
+    assert k.fake.ports("HEAD") == k.fake.ports("POST")  # one of each, on one connection
 
 
 @pytest.mark.kernel
@@ -441,7 +437,7 @@ def test_preconnect_off_leaves_the_connection_to_the_first_turn(tmp_path: Path):
             assert k.reply(cell_id, timeout=120)["status"] == "ok", k.text_output(cell_id)
         finally:
             k.close()
-    assert _seen(k, "HEAD") == [] and len(_seen(k, "POST")) == 1
+    assert k.fake.ports("HEAD") == [] and len(k.fake.ports("POST")) == 1
 
 
 async def test_a_step_that_hangs_does_not_hang_the_cell(monkeypatch: pytest.MonkeyPatch):
