@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
+from tests.polling import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")]
 
@@ -34,13 +35,11 @@ class Terminal:
                               text=True, check=True).stdout
 
     def wait_for(self, words: str, timeout: float = 30) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def shown() -> str | None:
             screen = self.screen()
-            if words in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"{words!r} never appeared; the screen:\n{self.screen()}")
+            return screen if words in screen else None
+
+        return wait_until(shown, timeout, lambda: f"{words!r} on the screen:\n{self.screen()}", interval=0.2)
 
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)

@@ -25,6 +25,7 @@ from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.resolver import SessionToolResolver
 from tests.engine.helpers import AllowAll, Recorder
+from tests.polling import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = shutil.which("node")
@@ -52,17 +53,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
 def wait_port(port: int, process: subprocess.Popen, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    def up() -> bool:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited with {process.returncode} before listening on {port}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError(f"nothing listened on 127.0.0.1:{port} within {seconds:g} s")
+        return listening(port)
+
+    wait_until(up, seconds, f"something to listen on 127.0.0.1:{port}", interval=0.02)
 
 
 class Listening:

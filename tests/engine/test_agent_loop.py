@@ -14,6 +14,7 @@ from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool
 from tests.fakes.model import call, scripted
 from tests.fakes.model import text as scripted_text
 from tests.fakes.anthropic_server import HTTPError, Reply, StreamError, text, tool_use
+from tests.polling import eventually
 
 
 def make_loop(tmp_path: Path, tools, **kw) -> tuple[AgentLoop, Recorder]:
@@ -167,10 +168,8 @@ async def test_cancel_mid_tool_leaves_a_valid_transcript(fake_api, tmp_path):
     loop, events = make_loop(tmp_path, [echo_tool(), echo_tool("slow", read_only=False)], approver=approver)
     conversation = Conversation()
     task = asyncio.create_task(loop.run(conversation, "go", 1))
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        if any(e.type == "tool_call_started" and e.tool == "slow" for e in events):
-            break
+    await eventually(lambda: any(e.type == "tool_call_started" and e.tool == "slow" for e in events),
+                     what="the slow call to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -196,10 +195,7 @@ async def test_cancel_mid_stream(fake_api, tmp_path):
     loop, events = make_loop(tmp_path, [])
     conversation = Conversation()
     task = asyncio.create_task(loop.run(conversation, "go", 1))
-    for _ in range(100):
-        await asyncio.sleep(0.02)
-        if events.of("text_delta"):
-            break
+    await eventually(lambda: events.of("text_delta"), what="the first text delta")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -355,18 +355,25 @@ async def test_a_file_run_python_created_is_removed_by_undo(project):
 
 
 async def test_the_projects_first_snapshot_is_taken_after_the_models_first_answer_not_before_its_request(
-        fake_api, project: Path):
-    import asyncio
-
+        fake_api, project: Path, monkeypatch):
     from codingcode_jupyter.engine.runtime import open_session
     from tests.fakes.anthropic_server import Reply, text
+    from tests.polling import eventually
 
     (project / "big.txt").write_text("x\n")
-    seen = {}
+    # What happened in which order: the first request reaching the API, the first snapshot
+    # starting (spied on the class, so a snapshot started while the session opens is seen too).
+    order: list[str] = []
+    warm = CheckpointStore.warm
+
+    def spied_warm(self: CheckpointStore) -> None:
+        order.append("snapshot")
+        warm(self)
+
+    monkeypatch.setattr(CheckpointStore, "warm", spied_warm)
 
     def first(body):
-        time.sleep(0.5)  # time enough for a snapshot started with the session (the fake API's own thread)
-        seen["head"] = (parts.deps.checkpoints.shadow.git_dir / "HEAD").exists()
+        order.append("request")
         return Reply([text("hello")])
 
     fake_api.add(first)
@@ -374,12 +381,11 @@ async def test_the_projects_first_snapshot_is_taken_after_the_models_first_answe
     try:
         await parts.start()
         await session.run_turn("hi")
-        assert seen == {"head": False}  # nothing snapshotted while the first request went out
         head = parts.deps.checkpoints.shadow.git_dir / "HEAD"
-        for _ in range(200):  # then it is taken in the background
-            if head.exists() and parts._warming is not None and parts._warming.done():
-                break
-            await asyncio.sleep(0.05)
-        assert head.exists()
+        # It is taken in the background once the model answered (the positive control)...
+        await eventually(lambda: head.exists() and parts._warming is not None and parts._warming.done(),
+                         what="the first snapshot")
+        # ...and was not started before the first request went out.
+        assert order == ["request", "snapshot"]
     finally:
         await parts.aclose()

@@ -5,6 +5,7 @@ annotations that only count for approval where the person trusts the server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -21,6 +22,7 @@ from codingcode_jupyter.engine.mcp import McpManager
 from codingcode_jupyter.engine.runtime import open_session
 from tests.engine.mcp_real import FAKE, STDIO_FAKE, by_display, ctx
 from tests.fakes.anthropic_server import Reply, text, tool_use
+from tests.polling import eventually, wait_until
 
 HUNG = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
 
@@ -34,13 +36,6 @@ def slow_until(go: Path) -> dict:
 
 def write_config(project, servers) -> None:
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
-
-
-async def eventually(predicate, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.05)
 
 
 async def test_configured_servers_are_known_before_anything_starts(tmp_path):
@@ -106,8 +101,8 @@ async def test_servers_start_once_the_model_first_answers_and_a_hung_one_delays_
         assert seen["spawned"] is False and seen["states"] == ["stopped", "stopped"]
         assert not any("echo" in t for t in seen["tools"])
         # ...and the answer started them: the hung one is started and still starting (its timeout is 30 s).
-        await eventually(marker.exists)
-        await eventually(lambda: parts.mcp.connection("fake").state == "running")
+        await eventually(marker.exists, what="the fake server to be spawned")
+        await eventually(lambda: parts.mcp.connection("fake").state == "running", what="the fake server to run")
         assert parts.mcp.connection("hung").state == "starting"
         [note] = parts.mcp.take_model_notes()
         assert note.startswith("(Note: MCP server fake is now running; its tools are offered: fake:")
@@ -128,9 +123,10 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
     def wait_for_slow(body):
         # The model answered once: the server is starting. Let it finish, then ask once more.
         go.touch()
-        deadline = time.monotonic() + 20
-        while parts.mcp.connection("slow").state != "running" and time.monotonic() < deadline:
-            time.sleep(0.05)  # the fake API server's thread; the loop keeps running
+        # On the fake API server's thread (the loop keeps running). Not raising on a timeout: a
+        # handler that raises only drops the connection; the assertions after the turn say what failed.
+        with contextlib.suppress(AssertionError):
+            wait_until(lambda: parts.mcp.connection("slow").state == "running", 20, "the slow server to run")
         return Reply([tool_use("read_file", {"path": "notes.txt"}, id="r2")])
 
     fake_api.add(read_something, wait_for_slow, Reply([tool_use("slow__echo", {"text": "ready now"}, id="e1")]),

@@ -5,13 +5,14 @@ reported; the authorization server consents at once and redirects to the loopbac
 callback (same machine) — or, for the paste path, the test reads the redirect address and
 hands it to ``complete_login`` as a person would paste it.
 
-Using the stored tokens and refreshing them waits twice for a token to expire (5 s): that
+Using the stored tokens and refreshing them waits twice for a token to expire (2 s lifetime): that
 test is marked slow (CI runs it); the default run keeps both logins and the 401.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import stat
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import pytest
 from codingcode_jupyter.engine.events import McpLoginRequired
 from codingcode_jupyter.engine.mcp import LoginError, McpCallError, McpManager
 from tests.engine.mcp_real import ROOT, by_display, ctx, free_port, wait_port
+from tests.polling import eventually
 
 SERVER = str(ROOT / "tests" / "fakes" / "oauth_server.py")
 
@@ -52,10 +54,18 @@ def stats(base: str) -> dict:
 
 
 async def running(manager: McpManager, name: str, seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while manager.connection(name).state != "running":
-        assert time.monotonic() < deadline, manager.describe()
-        await asyncio.sleep(0.05)
+    await eventually(lambda: manager.connection(name).state == "running", seconds,
+                     lambda: f"{name} to run; the servers: {manager.describe()}")
+
+
+async def expired(token_file: Path) -> None:
+    """Until the stored access token has expired, by the time the client itself keeps with it
+    (at or after the server's: the server counts from an earlier whole second)."""
+    def past() -> bool:
+        expires_at = json.loads(token_file.read_text())["expires_at"]
+        return expires_at is not None and time.time() > expires_at
+
+    await eventually(past, 10, f"the token in {token_file.name} to expire")
 
 
 async def loopback_login(guarded: str, tmp_path: Path) -> tuple[dict, Path]:
@@ -98,13 +108,13 @@ async def test_login_through_the_loopback_callback_then_stored_and_refreshed(gua
     entry, tokens = await loopback_login(guarded, tmp_path)
 
     # A new kernel: the stored tokens are used, and refreshed once they expire, with no new login.
-    await asyncio.sleep(2.5)
+    await expired(tokens / "guarded.json")
     again = McpManager(tmp_path, token_dir=tokens, start_timeout=15)
     try:
         status = await again.add("guarded", entry)
         assert status.state == "running", status
         assert (await by_display(again)["guarded:secret"].run({}, ctx(tmp_path))).text_content == "the guarded answer"
-        await asyncio.sleep(2.5)
+        await expired(tokens / "guarded.json")  # the refreshed token, in its turn
         assert (await by_display(again)["guarded:secret"].run({}, ctx(tmp_path))).text_content == "the guarded answer"
     finally:
         await again.aclose()

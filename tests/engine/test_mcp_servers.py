@@ -17,6 +17,8 @@ from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.resolver import SessionToolResolver
+from tests.engine.mcp_real import free_port, wait_port
+from tests.polling import eventually
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
 STDIO = {"command": sys.executable, "args": [FAKE, "stdio"]}
@@ -34,12 +36,6 @@ async def call(manager: McpManager, name: str, args: dict, tmp_path: Path):
     return await by_display(manager)[name].run(args, ctx(tmp_path))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 async def stdio_manager(tmp_path):
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"fake": STDIO}}))
@@ -54,16 +50,11 @@ def http_server():
     port = free_port()
     process = subprocess.Popen([sys.executable, FAKE, "http", "--port", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.02)
-    else:
+    try:
+        wait_port(port, process, 20)
+    except (AssertionError, RuntimeError):
         process.kill()
-        pytest.fail("the fake HTTP MCP server did not start")
+        raise
     yield f"http://127.0.0.1:{port}/mcp", process
     process.kill()
     process.wait()
@@ -108,11 +99,7 @@ async def check_list_changed(manager: McpManager, tmp_path: Path) -> None:
     assert "fake:late" not in by_display(manager)
     version = manager.tools_version
     assert (await call(manager, "fake:add_tool", {}, tmp_path)).text_content == "added late"
-    for _ in range(50):
-        if "fake:late" in by_display(manager):
-            break
-        await asyncio.sleep(0.05)
-    assert "fake:late" in by_display(manager)
+    await eventually(lambda: "fake:late" in by_display(manager), what="the late tool to be listed")
     assert manager.tools_version > version
     assert (await call(manager, "fake:late", {"x": 7}, tmp_path)).text_content == "late 7"
 
@@ -298,10 +285,7 @@ async def test_legacy_protocol_list_changed_and_crash(tmp_path):
     try:
         assert connection.state == "running" and "late" not in [t.name for t in connection.tools]
         await connection.call("add_tool", {})
-        for _ in range(50):
-            if changes:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: changes, what="the list_changed notification")
         assert "late" in [t.name for t in connection.tools]
         assert (await connection.call("late", {"x": 1})).content[0].text == "late 1"
         from codingcode_jupyter.engine.mcp import McpCallError

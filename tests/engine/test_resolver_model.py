@@ -24,6 +24,7 @@ from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.resolver import SessionToolResolver, ToolVisibilityPolicy
 from tests.engine.helpers import AllowAll, Recorder, echo_tool
 from tests.fakes.anthropic_server import Reply, text, tool_use
+from tests.polling import eventually
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
 WIRE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -103,10 +104,7 @@ async def test_exact_tool_list_of_each_request(fake_api, manager, tmp_path):
     assert requests[0]["tools"] == requests[1]["tools"]
 
     # list_changed: the next request (once the server's notification is in) offers the new tool.
-    for _ in range(50):
-        if "fake__late" in [t.name for t in resolver.offered()]:
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: "fake__late" in [t.name for t in resolver.offered()], what="the late tool to be offered")
     done = await loop.run(conversation, "again", turn_id=2)
     assert done.text == "second turn done"
     late = ["echo"] + [f"fake__{name}" for name in sorted(FAKE_TOOLS + ["late"])] + ["lazy__pid", "tool_search"]

@@ -15,6 +15,7 @@ import pytest
 from codingcode_jupyter.engine.sandbox import CommandSandbox, SandboxUnavailable
 from codingcode_jupyter.engine.settings import SandboxSettings
 from tests.engine.sandbox_helpers import SECRET, make_sandbox, needs_bwrap, run
+from tests.polling import eventually
 
 pytestmark = needs_bwrap
 
@@ -248,11 +249,7 @@ def _processes_with(token: str) -> list[int]:
 
 
 async def _gone(token: str, within: float = 3.0) -> bool:
-    for _ in range(int(within / 0.05)):
-        if not _processes_with(token):
-            return True
-        await asyncio.sleep(0.05)
-    return False
+    return await eventually(lambda: not _processes_with(token), within, f"the processes of {token} to be gone")
 
 
 async def test_background_process_dies_with_the_command(sb: CommandSandbox, project: Path) -> None:
@@ -270,10 +267,7 @@ async def test_timeout_kills_everything(sb: CommandSandbox) -> None:
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     # Wait for all three to start (bwrap takes a while on a loaded machine: 2 s was not always enough).
-    deadline = time.monotonic() + 15
-    while len(_processes_with(token)) < 3 and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    assert len(_processes_with(token)) >= 3
+    await eventually(lambda: len(_processes_with(token)) >= 3, 15, "the three sleeps to start")
     os.killpg(proc.pid, signal.SIGKILL)  # what execute_command does on timeout or cancel
     await proc.wait()
     assert await _gone(token), "processes survived the timeout kill"

@@ -27,6 +27,7 @@ from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.search import search_code_tool, search_files_tool
 from tests.engine.helpers import make_deps, AllowAll, Recorder, echo_tool
 from tests.fakes.anthropic_server import Reply, text, tool_use
+from tests.polling import eventually
 
 Script = list[Callable[[dict[str, Any]], Reply] | Reply]
 
@@ -268,12 +269,8 @@ async def test_interrupt_during_a_child_cancels_it_and_keeps_transcripts_valid(f
     })
     parent = Parent(tmp_path, extra_tools=[echo_tool()])
     task = asyncio.create_task(parent.run("PARENT: start"))
-    for _ in range(250):
-        await asyncio.sleep(0.02)
-        if any(e.type == "tool_call_started" and e.agent == "main/slowpoke#1" for e in parent.events):
-            break
-    else:
-        pytest.fail("the child never started its tool call")
+    await eventually(lambda: any(e.type == "tool_call_started" and e.agent == "main/slowpoke#1" for e in parent.events),
+                     what="the child to start its tool call")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 5)

@@ -12,6 +12,7 @@ from codingcode_jupyter.engine import processes
 from codingcode_jupyter.engine.events import ToolProgress
 from tests.engine.helpers import make_deps
 from codingcode_jupyter.engine.tools.shell import OutputBuffer, execute_command_tool
+from tests.polling import eventually
 
 execute_command = execute_command_tool()
 
@@ -26,12 +27,7 @@ def alive(pid: int) -> bool:
 
 
 async def wait_dead(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        await asyncio.sleep(0.05)
-    return False
+    return await eventually(lambda: not alive(pid), within, f"process {pid} to die")
 
 
 async def test_exit_code_stdout_stderr(ctx):
@@ -88,10 +84,7 @@ async def test_timeout_kills_group_including_background_children(ctx):
 async def test_cancellation_kills_group(ctx):
     task = asyncio.create_task(execute_command.run({"command": "sleep 100 & echo $! > bg.pid; sleep 100"}, ctx))
     pid_file = ctx.project_path / "bg.pid"
-    for _ in range(100):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: pid_file.exists() and pid_file.read_text().strip(), 5, "the background pid")
     pid = int(pid_file.read_text())
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -17,6 +17,8 @@ from typing import Any, Callable
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
+from tests.polling import wait_until
+
 __all__ = ["Kernel"]
 
 
@@ -77,13 +79,11 @@ class Kernel:
             self._take(msg)
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 30, what: str = "condition") -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            self.pump()
-        raise AssertionError(f"timed out waiting for {what}; last messages: {[m['msg_type'] for m in self.messages[-15:]]}")
+        """Until ``predicate`` holds, reading the kernel's messages meanwhile."""
+        return wait_until(predicate, timeout, lambda: f"{what}; last messages: {self._last_types()}", between=self.pump)
+
+    def _last_types(self) -> list[str]:
+        return [m["msg_type"] for m in self.messages[-15:]]
 
     # -- executing --------------------------------------------------------------------------
 
@@ -91,23 +91,21 @@ class Kernel:
         return self.kc.execute(code, allow_stdin=allow_stdin)
 
     def reply(self, msg_id: str, timeout: float = 60) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def read() -> None:
             self.pump(0.05)
-            if msg_id not in self.replies:
-                try:
-                    msg = self.kc.get_shell_msg(timeout=0.05)
-                except Exception:
-                    continue
-                # Replies may come in another order than the requests (ipykernel 6 replays
-                # cells held back during a wait before the waiting cell's reply): keep them all.
-                self.replies[msg["parent_header"].get("msg_id")] = msg
-            if msg_id in self.replies:
-                msg = self.replies[msg_id]
-                # Drain what the cell published before it went idle.
-                self.wait_for(lambda: self._idle(msg_id), 10, "idle")
-                return msg["content"]
-        raise AssertionError(f"no execute_reply for {msg_id}; last: {[m['msg_type'] for m in self.messages[-15:]]}")
+            try:
+                msg = self.kc.get_shell_msg(timeout=0.05)
+            except Exception:
+                return
+            # Replies may come in another order than the requests (ipykernel 6 replays
+            # cells held back during a wait before the waiting cell's reply): keep them all.
+            self.replies[msg["parent_header"].get("msg_id")] = msg
+
+        msg = wait_until(lambda: self.replies.get(msg_id), timeout,
+                         lambda: f"the execute_reply of {msg_id}; last messages: {self._last_types()}", between=read)
+        # Drain what the cell published before it went idle.
+        self.wait_for(lambda: self._idle(msg_id), 10, "idle")
+        return msg["content"]
 
     def _idle(self, msg_id: str) -> bool:
         return any(

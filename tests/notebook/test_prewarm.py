@@ -27,6 +27,7 @@ from codingcode_jupyter.notebook.agent_cell import AgentInterrupted
 from codingcode_jupyter.notebook.prewarm import Prewarm, WAITING_TEXT
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text
 from tests.notebook.kernel_harness import Kernel
+from tests.polling import wait_until
 from tests.notebook.test_kernel import _pythons
 
 
@@ -53,14 +54,6 @@ class Recorder:
                 raise RuntimeError(f"step {name} broke")
 
         return name, run
-
-
-def _eventually(predicate, what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def test_steps_run_in_order_off_the_main_thread_and_a_failing_step_does_not_stop_the_rest():
@@ -125,11 +118,11 @@ def test_a_running_cell_holds_the_next_step_back_until_the_kernel_is_quiet_again
     assert steps.entered["one"].wait(10)
     shell.events.trigger("pre_run_cell", None)  # the person runs a cell while step one runs
     steps.release["one"].set()  # a step in progress is never stopped halfway
-    _eventually(lambda: len(steps.ran) == 1, "step one to finish")
+    wait_until(lambda: len(steps.ran) == 1, what="step one to finish", interval=0.01)
     time.sleep(0.5)
     assert not steps.entered["two"].is_set(), "step two started while the person's cell ran"
     shell.events.trigger("post_run_cell", None)
-    _eventually(lambda: prewarm.done, "the rest of the steps once the cell ended")
+    wait_until(lambda: prewarm.done, what="the rest of the steps once the cell ended", interval=0.01)
     assert [name for name, _ in steps.ran] == ["one", "two"]
     # Done: it stops listening to the shell at the next cell's end.
     shell.events.trigger("post_run_cell", None)
@@ -180,7 +173,7 @@ def test_inside_a_step_the_thread_gives_way_while_a_cell_computes_and_goes_on_wh
     prewarm = Prewarm([("one long import", lambda: __import__("slowpkg_a"))])
     prewarm.attach(shell)
     prewarm.start()
-    _eventually(lambda: "slowpkg_a" in sys.modules and len(sys.modules["slowpkg_a"].done) >= 3, "the import to start")
+    wait_until(lambda: "slowpkg_a" in sys.modules and len(sys.modules["slowpkg_a"].done) >= 3, what="the import to start", interval=0.01)
     done = sys.modules["slowpkg_a"].done
     shell.events.trigger("pre_run_cell", None)  # the person's cell, computing in pure Python
     _busy(0.15)  # the thread looks at most every CHECK_EVERY_S whether to give way
@@ -205,7 +198,7 @@ def test_a_cell_that_imports_what_the_paused_step_is_importing_is_not_left_waiti
     prewarm = Prewarm([("one long import", lambda: __import__("slowpkg_b"))])
     prewarm.attach(shell)
     prewarm.start()
-    _eventually(lambda: "slowpkg_b" in sys.modules and len(sys.modules["slowpkg_b"].done) >= 3, "the import to start")
+    wait_until(lambda: "slowpkg_b" in sys.modules and len(sys.modules["slowpkg_b"].done) >= 3, what="the import to start", interval=0.01)
     seen: dict[str, int] = {}
 
     def cell() -> None:  # on a thread of its own, so that a cell left waiting fails the test, not hangs it
@@ -249,7 +242,7 @@ def test_later_steps_wait_for_nobody_and_never_run_beside_a_cell_even_a_wanted_o
     time.sleep(0.3)
     assert [name for name, _ in steps.ran] == ["one"] and not prewarm.all_done
     shell.events.trigger("post_run_cell", None)
-    _eventually(lambda: prewarm.all_done, "the later steps once no cell runs")
+    wait_until(lambda: prewarm.all_done, what="the later steps once no cell runs", interval=0.01)
     assert [name for name, _ in steps.ran] == ["one", "two", "three"]
     shell.events.trigger("post_run_cell", None)
     assert prewarm.cell_started not in shell.events.callbacks["pre_run_cell"]
@@ -412,7 +405,7 @@ def test_the_first_turn_sends_on_the_connection_opened_while_the_person_typed(fr
     k = fresh_kernel
     assert k.reply(k.execute("%load_ext codingcode_jupyter"))["status"] == "ok"
     # The connection opens on the kernel's loop once the loading is over and no cell runs.
-    _eventually(lambda: k.fake.ports("HEAD"), "the connection opened ahead of the first cell", timeout=60)
+    wait_until(lambda: k.fake.ports("HEAD"), 60, "the connection opened ahead of the first cell", interval=0.01)
     k.fake.add(Reply([text("on the warm connection")]))
     cell_id = k.execute("%%agent\nhello")
     assert k.reply(cell_id, timeout=120)["status"] == "ok", k.text_output(cell_id)

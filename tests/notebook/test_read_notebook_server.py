@@ -26,6 +26,7 @@ from jupyter_client import BlockingKernelClient
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 from tests.notebook.kernel_harness import Kernel
+from tests.polling import wait_until
 
 pytestmark = pytest.mark.kernel
 
@@ -93,16 +94,20 @@ def server(tmp_path: Path):
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
+    def up() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"jupyter server exited with {process.returncode}")
         try:
             api(base, "GET", "/api/status")
-            break
+            return True
         except (urllib.error.URLError, ConnectionError, OSError):
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise AssertionError("jupyter server did not start")
-            time.sleep(0.2)
+            return False
+
+    try:
+        wait_until(up, 60, "jupyter server to start", interval=0.2)
+    except AssertionError:
+        process.kill()
+        raise
     try:
         yield {"base": base, "root": root, "runtime": runtime, "fake": fake}
     finally:
@@ -120,10 +125,7 @@ def open_session(server: dict, path: str) -> ServerKernel:
         "path": path, "name": Path(path).name, "type": "notebook", "kernel": {"name": "python3"},
     })
     connection = server["runtime"] / f"kernel-{session['kernel']['id']}.json"
-    deadline = time.monotonic() + 30
-    while not connection.exists():
-        assert time.monotonic() < deadline, f"no connection file {connection}"
-        time.sleep(0.1)
+    wait_until(connection.exists, 30, f"the connection file {connection}", interval=0.1)
     client = BlockingKernelClient(connection_file=str(connection))
     client.load_connection_file()
     client.start_channels()
