@@ -100,7 +100,7 @@ async def check_permission(
     call = ToolCall(tool_use_id="check", tool=_tool_definition(tool), input=tool_input)
     evaluation = await pipeline.evaluate(call, ctx)
     box = deps.sandbox()
-    result: dict[str, Any] = {"decision": evaluation.kind, "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason,
+    result: dict[str, Any] = {"decision": str(evaluation.kind), "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason,
               "mode": choice.mode, "sandbox": "on" if box is not None and box.active else "off"}
     if with_warnings:
         result["warnings"] = list(settings.current().warnings)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from .approval.types import Approver, Asker, Decision, ToolCall
+from .approval.types import Approver, Asker, ToolCall, Verdict
 from .events import (
     ErrorEvent,
     EventSink,
@@ -449,7 +449,7 @@ class AgentLoop:
             mode=self.mode,
             approval_timeout=self.approval_timeout,
         )
-        decision: Decision | None = None
+        decision: Verdict | None = None
         status = "error"
         try:
             if tool is None:

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Callable, Literal, Union
 
 from pydantic import BaseModel, Field
 
+from .approval.types import ApprovalRequest
+
 __all__ = [
     "Usage",
     "Event",
@@ -104,25 +106,22 @@ class ToolCallFinished(_Base):
 
 
 class ApprovalRequested(_Base):
+    """A person is asked about a tool call: the request itself, as the front's ``ask`` receives it."""
+
     type: Literal["approval_requested"] = "approval_requested"
-    tool_use_id: str
-    tool: str
-    input: dict[str, Any]
-    preview: str = ""
-    layer: str = ""
-    rule: str | None = None
-    reason: str = ""
-    # For execute_command: whether it will run inside the OS sandbox (None: not a command).
-    sandboxed: bool | None = None
-    # MCP tool annotations (readOnlyHint, destructiveHint...): shown, never trusted.
-    annotations: dict[str, Any] | None = None
-    # The argument that says what the call is about, as its tool declares it.
-    key: str | None = None
-    # The rule sets "Always allow" / "Never allow" may save, narrowest first, and whether
-    # "Always" allows only once (for the front to say so, and for the record).
-    allow_choices: list[list[str]] = Field(default_factory=list)
-    deny_choices: list[list[str]] = Field(default_factory=list)
-    forced: bool = False
+    request: ApprovalRequest
+
+    @classmethod
+    def carrying(cls, request: ApprovalRequest) -> "ApprovalRequested":
+        return cls(session_id=request.session_id, turn_id=request.turn_id, agent=request.agent, request=request)
+
+    @property
+    def tool_use_id(self) -> str:
+        return self.request.tool_use_id
+
+    @property
+    def tool(self) -> str:
+        return self.request.tool
 
 
 class ApprovalAnswered(_Base):

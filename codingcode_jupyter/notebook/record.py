@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
+from ..engine.approval.types import ApprovalRequest
 from ..engine.events import (
     ApprovalAnswered,
     ApprovalRequested,
@@ -76,7 +77,7 @@ class ToolItem:
     progress: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     duration_ms: float | None = None
-    request: ApprovalRequested | None = None
+    request: ApprovalRequest | None = None
     asked_at: float | None = None
     answered_at: float | None = None
     answer: str | None = None
@@ -201,10 +202,10 @@ class TurnRecord:
             return running
         if isinstance(event, ApprovalRequested):
             item = self.tool(agent, event.tool_use_id, event.tool)
-            item.request, item.asked_at, item.status = event, time.monotonic(), "waiting"
+            item.request, item.asked_at, item.status = event.request, time.monotonic(), "waiting"
             if not item.input:
-                item.input = dict(event.input)
-            item.key = item.key or event.key or ""
+                item.input = dict(event.request.input)
+            item.key = item.key or event.request.key or ""
             return item
         if isinstance(event, ApprovalAnswered):
             asked = self.tools.get(event.tool_use_id)
@@ -334,7 +335,7 @@ def _decision_text(item: ToolItem, project: Any) -> str:
     said = words.decision(item.decision, answer=item.answer, waited=item.waited if item.request else None)
     if item.decision.get("by") == "readonly" and item.status == "ok":
         return ""  # reading needs no explanation on every row
-    saved = words.saved_rule(item.answer, item.saved_rules, bool(getattr(item.request, "forced", False)),
+    saved = words.saved_rule(item.answer, item.saved_rules, bool(item.request is not None and item.request.forced),
                              str(item.decision.get("reason") or ""))
     return said + (f"; {saved}" if saved else "")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from codingcode_jupyter.engine.approval.types import Decision
+from codingcode_jupyter.engine.approval.types import Verdict
 from codingcode_jupyter.engine.deps import SessionDeps
 from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
@@ -43,8 +43,8 @@ class AllowAll:
     def __init__(self) -> None:
         self.outcomes: list[tuple[str, str]] = []
 
-    async def decide(self, call, ctx, ask) -> Decision:
-        return Decision(kind="allow", input=call.input, layer="test", by="test")
+    async def decide(self, call, ctx, ask) -> Verdict:
+        return Verdict(kind="allow", input=call.input, layer="test", by="test")
 
     def record_outcome(self, call, ctx, decision, outcome, duration_ms) -> None:
         self.outcomes.append((call.tool_use_id, outcome))

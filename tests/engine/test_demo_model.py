@@ -10,10 +10,10 @@ from tests.engine.helpers import AllowAll, Recorder, StaticTools
 
 class DenyWrites(AllowAll):
     async def decide(self, call, ctx, ask):
-        from codingcode_jupyter.engine.approval.types import Decision
+        from codingcode_jupyter.engine.approval.types import Verdict
 
         if call.tool.name == "write_file":
-            return Decision(kind="deny", input=call.input, layer="test", reason="The user denied write_file.")
+            return Verdict(kind="deny", input=call.input, layer="test", reason="The user denied write_file.")
         return await super().decide(call, ctx, ask)
 
 

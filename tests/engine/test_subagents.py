@@ -18,7 +18,7 @@ import pytest
 from codingcode_jupyter.engine.agent import INTERRUPTED_RESULT, AgentLoop, Conversation
 from codingcode_jupyter.engine.agents.dispatch import DispatchEnv, profile_resolver, profile_system_prompt
 from codingcode_jupyter.engine.agents.profiles import load_profiles
-from codingcode_jupyter.engine.approval.types import Decision
+from codingcode_jupyter.engine.approval.types import Verdict
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.session import sessions_dir
 from codingcode_jupyter.engine.state import SessionState
@@ -156,10 +156,10 @@ class DenyWrites(AllowAll):
         super().__init__()
         self.asked: list[tuple[str, str, str]] = []
 
-    async def decide(self, call, ctx, ask) -> Decision:
+    async def decide(self, call, ctx, ask) -> Verdict:
         self.asked.append((call.definition.name, ctx.agent, ctx.session_id))
         if call.definition.name == "write_file":
-            return Decision(kind="deny", reason="The user denied write_file.", layer="user", by="user")
+            return Verdict(kind="deny", reason="The user denied write_file.", layer="user", by="user")
         return await super().decide(call, ctx, ask)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from codingcode_jupyter.engine.approval.types import ApprovalRequest
 from codingcode_jupyter.engine.events import (
     ApprovalAnswered,
     ApprovalRequested,
@@ -89,8 +90,9 @@ def _turn(tmp_path) -> TurnRecord:
     record.apply(TextDelta(text="I'll add **the file**."))
     record.apply(ToolCallStarted(tool_use_id="t1", tool="write_file", input={"path": "codingcode_demo.py", "content": "x"},
                                  key="codingcode_demo.py"))
-    record.apply(ApprovalRequested(tool_use_id="t1", tool="write_file", input={"path": "codingcode_demo.py"}, preview=DIFF,
-                                   layer="confirm", reason="No rule allows write_file here"))
+    record.apply(ApprovalRequested.carrying(ApprovalRequest(
+        session_id="", turn_id=0, tool_use_id="t1", tool="write_file", input={"path": "codingcode_demo.py"}, preview=DIFF,
+        layer="confirm", reason="No rule allows write_file here")))
     record.apply(ApprovalAnswered(tool_use_id="t1", answer="timeout", by="timeout"))
     record.apply(AuditRecorded(record={"event": "decision", "tool_use_id": "t1", "tool": "write_file", "decision": "deny",
                                        "by": "timeout", "layer": "confirm",

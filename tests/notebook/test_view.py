@@ -240,7 +240,7 @@ async def test_events_fold_into_one_row_per_call_and_a_static_record(tmp_path):
     exact, broader = [f"write_file({tmp_path}/a.txt)"], [f"write_file({tmp_path}/**)"]
     req = request(preview="--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n", allow_choices=[exact, broader],
                   deny_choices=[exact])
-    view(ApprovalRequested(**req.model_dump()))
+    view(ApprovalRequested.carrying(req))
     async def answer():
         await asyncio.sleep(0.05)
         card = view.cards["toolu_1"]

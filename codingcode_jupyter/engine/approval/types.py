@@ -1,24 +1,103 @@
-"""Approval as data: what is asked, what is answered, what was decided.
+"""Approval as data: what is decided, what is asked, what is answered.
 
-The agent loop hands every tool call to an :class:`Approver` before running it; the
-approver returns a :class:`Decision` (allow, possibly with changed input, or deny with a
-reason the model reads). When a person must answer, the approver awaits the front's
-:data:`Asker` callback with an :class:`ApprovalRequest`.
+Every layer of the pipeline, and the pipeline itself, speaks in one :class:`Verdict`; its
+:class:`Decision` is ordered (allow < ask < deny), and verdicts combine by taking the
+strictest, so no layer can loosen what an earlier one said. A ``forced`` ask is stricter than
+any other ask: it is asked in every mode, bypass included, and only a person answers it. When
+a person must answer, the approver awaits the front's :data:`Asker` callback with an
+:class:`ApprovalRequest`, the one request type from the pipeline to the front and its events.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol
+import enum
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Optional, Protocol
 
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from ..tools.base import ToolContext, ToolDefinition
 
-__all__ = ["Answer", "Reply", "ApprovalRequest", "Asker", "Decision", "ToolCall", "Approver", "Outcome"]
+__all__ = ["Answer", "Reply", "ApprovalRequest", "Asker", "Decision", "Verdict", "strictest", "ToolCall", "Approver",
+           "Outcome"]
 
 Answer = Literal["allow", "deny", "always", "never"]
 Outcome = Literal["ok", "error", "denied", "interrupted"]
+
+
+class Decision(str, enum.Enum):
+    """What is done with a call, ordered from the loosest to the strictest (allow < ask < deny)."""
+
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self.value]
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __lt__(self, other: object) -> bool:
+        return self.rank < other.rank if isinstance(other, Decision) else NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        return self.rank <= other.rank if isinstance(other, Decision) else NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        return self.rank > other.rank if isinstance(other, Decision) else NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        return self.rank >= other.rank if isinstance(other, Decision) else NotImplemented
+
+
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+class Verdict(BaseModel):
+    """What a layer says about one call, and in the end what the pipeline decided.
+
+    ``kind`` is None only in a trail (``layers``): the layer looked and had nothing to decide,
+    perhaps with a note in ``reason``. ``forced`` marks an ask no mode, rule, hook, reviewer or
+    saved answer outranks (a built-in rule, what cannot be judged before it runs, a protected
+    path, an unavailable sandbox): it is asked even in bypass mode, and "Always allow" allows
+    it once without saving a rule.
+    """
+
+    kind: Optional[Decision]
+    layer: str = ""
+    rule: str | None = None
+    reason: str = ""
+    # Who decided: "rule", "readonly", "mode", "sandbox", "hook", "user", "timeout"...
+    by: str = ""
+    forced: bool = False
+    input: dict[str, Any] = Field(default_factory=dict)
+    # What each layer said, in order (on the pipeline's verdict).
+    layers: list["Verdict"] = Field(default_factory=list)
+    # For an ask: what "Always allow" / "Never allow" may save, narrowest first, and the exact rules.
+    exact_rules: list[str] = Field(default_factory=list)
+    allow_choices: list[list[str]] = Field(default_factory=list)
+    deny_choices: list[list[str]] = Field(default_factory=list)
+
+    @property
+    def strength(self) -> tuple[int, bool]:
+        """How strict the verdict is: its decision, then a forced ask above any other ask."""
+        return (self.kind.rank if self.kind is not None else -1, self.forced)
+
+    def trail_entry(self) -> dict[str, Any]:
+        """The verdict as one row of the audit record's ``layers``."""
+        return {"layer": self.layer, "verdict": self.kind.value if self.kind is not None else "continue",
+                "rule": self.rule, "reason": self.reason}
+
+
+def strictest(*verdicts: "Verdict | None") -> "Verdict | None":
+    """The strictest verdict; between equally strict ones, the earliest (the higher tier) stands."""
+    best: Verdict | None = None
+    for verdict in verdicts:
+        if verdict is not None and verdict.kind is not None and (best is None or verdict.strength > best.strength):
+            best = verdict
+    return best
 
 
 class ApprovalRequest(BaseModel):
@@ -56,16 +135,6 @@ class Reply(BaseModel):
 Asker = Callable[[ApprovalRequest], Awaitable["Answer | Reply"]]
 
 
-class Decision(BaseModel):
-    kind: Literal["allow", "deny"]
-    input: dict[str, Any] = Field(default_factory=dict)
-    layer: str = ""
-    rule: str | None = None
-    reason: str = ""
-    # Who decided: "rule", "mode", "hook", "user", "timeout"...
-    by: str = ""
-
-
 class ToolCall(BaseModel):
     model_config = {"arbitrary_types_allowed": True}
 
@@ -81,8 +150,8 @@ class ToolCall(BaseModel):
 class Approver(Protocol):
     """The contract between the agent loop and the approval pipeline."""
 
-    async def decide(self, call: ToolCall, ctx: "ToolContext", ask: Asker | None) -> Decision: ...
+    async def decide(self, call: ToolCall, ctx: "ToolContext", ask: Asker | None) -> Verdict: ...
 
     def record_outcome(
-        self, call: ToolCall, ctx: "ToolContext", decision: Decision, outcome: Outcome, duration_ms: float
+        self, call: ToolCall, ctx: "ToolContext", decision: Verdict, outcome: Outcome, duration_ms: float
     ) -> None: ...

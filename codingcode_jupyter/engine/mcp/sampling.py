@@ -164,8 +164,7 @@ class TurnSampler:
         question = ApprovalRequest(session_id=origin.session_id, turn_id=origin.turn_id, agent=origin.agent,
                                    tool_use_id=call_id, tool=tool, input=summary, preview=preview, layer="mcp",
                                    reason=reason)
-        origin.emit(origin.stamp(ApprovalRequested(tool_use_id=call_id, tool=tool, input=summary, preview=preview,
-                                                   layer="mcp", reason=reason)))
+        origin.emit(origin.stamp(ApprovalRequested.carrying(question)))
         answer = await origin.ask(question)
         origin.emit(origin.stamp(ApprovalAnswered(tool_use_id=call_id, answer=answer, by="user")))
         if answer == "always":

@@ -1,0 +1,45 @@
+"""Amending the settings from an answer: "Always allow" and "Never allow" save rules here.
+
+The rules go to ``permissions.allow`` / ``permissions.deny`` of ``.codingcode/settings.local.json``
+(the person's own, untracked file): deduplicated, written atomically, under a lock so two
+kernels answering at once do not lose a rule. A file that cannot be read is never overwritten.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from ..atomic import atomic_write
+from ..settings import SettingsError, settings_paths
+
+__all__ = ["persist_rules"]
+
+
+def persist_rules(project: Path, action: Literal["allow", "deny"], rules: list[str]) -> Path:
+    """Add ``rules`` to ``permissions.<action>`` of settings.local.json: deduplicated, atomic, locked."""
+    path = dict(settings_paths(Path(project)))["local"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data: dict[str, Any] = {}
+        if path.exists():
+            text = path.read_text(encoding="utf-8")
+            try:
+                data = json.loads(text) if text.strip() else {}
+            except json.JSONDecodeError as error:
+                raise SettingsError(f"{path}: not valid JSON (line {error.lineno}), not overwriting it") from None
+            if not isinstance(data, dict):
+                raise SettingsError(f"{path}: the top level must be a JSON object, not overwriting it")
+        permissions = data.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise SettingsError(f"{path}: entry 'permissions' must be an object, not overwriting it")
+        entries = permissions.setdefault(action, [])
+        for rule in rules:
+            if rule not in entries:
+                entries.append(rule)
+        atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+    return path

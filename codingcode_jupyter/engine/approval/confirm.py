@@ -1,0 +1,138 @@
+"""The ``confirm`` layer: the person, asked on a card.
+
+As a judge it gives the default ask (nothing allowed the call); as the last answering layer it
+asks the person about every ask left, through the front's :data:`~.types.Asker` — the one
+place the engine asks a person about a tool call — and turns the answer into a verdict,
+saving "Always allow" / "Never allow" rules (:mod:`.amend`) where the ask allows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ..events import ApprovalAnswered, ApprovalRequested
+from ..settings import SettingsError
+from .amend import persist_rules
+from .display import escape_unicode, escape_value
+from .layers import Judging, Layer
+from .types import Answer, ApprovalRequest, Asker, Decision, Reply, ToolCall, Verdict
+
+if TYPE_CHECKING:
+    from ..project_settings import ProjectSettings
+    from ..tools.base import ToolContext
+
+__all__ = ["Confirm", "request_for"]
+
+
+class Confirm(Layer):
+    name = "confirm"
+    summary = "when nothing decided: no rule allows it, so a person is asked; the person answers every ask left"
+    answers = True
+    answers_forced = True
+
+    def __init__(self, project: Path, settings: "ProjectSettings") -> None:
+        self.project = project
+        self.settings = settings
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        if not j.undecided:
+            return []
+        return [Verdict(kind=Decision.ASK, by="confirm", reason=f"No rule allows {j.subject.tool} here")]
+
+    async def answer(self, call: ToolCall, ctx: "ToolContext", asked: Verdict, ask: Asker | None) -> Verdict:
+        tool_name = call.definition.display_name or call.definition.name
+
+        def decided(kind: Literal["allow", "deny"], by: str, reason: str) -> Verdict:
+            return Verdict(kind=Decision(kind), layer=self.name, by=by, reason=reason, input=asked.input,
+                           rule=asked.rule)
+
+        def answered(answer: "Answer | Literal['timeout', 'interrupted']", by: str) -> ApprovalAnswered:
+            return ApprovalAnswered(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
+                                    tool_use_id=call.tool_use_id, answer=answer, by=by)
+
+        if ask is None:
+            return decided("deny", "nobody", f"Denied: {tool_name} needs a person's approval ({asked.reason}) and nobody "
+                           "can be asked in this session; do without it, or tell the user what to run or which allow "
+                           "rule to add to .codingcode/settings.json.")
+        request = await request_for(call, ctx, asked)
+        ctx.emit(ApprovalRequested.carrying(request))
+        try:
+            if ctx.approval_timeout is not None:
+                reply = await asyncio.wait_for(ask(request), ctx.approval_timeout)
+            else:
+                reply = await ask(request)
+        except asyncio.TimeoutError:
+            ctx.emit(answered("timeout", "timeout"))
+            # The front may time the wait itself (no frontend, no stdin), with no approval_timeout set.
+            within = f" within {ctx.approval_timeout:g} s" if ctx.approval_timeout is not None else ""
+            return decided("deny", "timeout", f"Denied: nobody answered{within}; do not retry it now — "
+                           "continue without it or tell the user what you wanted to run.")
+        except asyncio.CancelledError:
+            ctx.emit(answered("interrupted", "user"))
+            raise
+        except Exception as error:  # the front failed to ask: nobody approved
+            return decided("deny", "error", f"Denied: the approval prompt failed ({type(error).__name__}: {error}).")
+        answer, picked = (reply.answer, reply.rules) if isinstance(reply, Reply) else (reply, None)
+        if answer not in ("allow", "deny", "always", "never"):
+            return decided("deny", "error", f"Denied: the approval prompt answered {answer!r}, which is not a known answer.")
+        offered = asked.allow_choices if answer == "always" else asked.deny_choices
+        if picked is not None and picked not in offered:
+            return decided("deny", "error", f"Denied: the approval prompt picked rules {picked!r}, which were not offered.")
+        to_save = picked or (offered[0] if offered else asked.exact_rules)
+        ctx.emit(answered(answer, "user"))
+        note = ""
+        if answer in ("always", "never") and to_save:
+            action: Literal["allow", "deny"] = "allow" if answer == "always" else "deny"
+            if action == "allow" and asked.forced:
+                note = f" (allowed once: {asked.rule} cannot be overridden by a saved rule)"
+            else:
+                try:
+                    persist_rules(self.project, action, to_save)
+                    if action == "allow":
+                        # The person wrote these rules by clicking: they need no further trust.
+                        self.settings.trust_rules("local", to_save)
+                    note = f" (saved {', '.join(to_save)} to .codingcode/settings.local.json)"
+                except (OSError, SettingsError) as error:
+                    note = f" (could not save the rule: {error})"
+        if answer in ("allow", "always"):
+            return decided("allow", "user", f"The user allowed it{note}.")
+        return decided("deny", "user", f"Denied: the user declined this {tool_name} call{note}; do not retry it — ask "
+                       "the user what they want instead.")
+
+
+async def request_for(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> ApprovalRequest:
+    """What the person is shown about ``asked``: everything escaped that could hide characters."""
+    tool_name = call.definition.display_name or call.definition.name
+    sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+    sandboxed = bool(sandbox and sandbox.active) if call.definition.access.command is not None else None
+    preview = escape_unicode(await _preview(call, ctx, asked))
+    key = call.definition.access.key_value(asked.input)
+    return ApprovalRequest(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
+                           tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
+                           input=escape_value(asked.input), preview=preview, layer=asked.layer,
+                           rule=asked.rule, reason=escape_unicode(asked.reason), sandboxed=sandboxed,
+                           annotations=call.definition.annotations, key=escape_value(key),
+                           allow_choices=asked.allow_choices, deny_choices=asked.deny_choices,
+                           forced=asked.forced)
+
+
+async def _preview(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> str:
+    tool = call.definition
+    preview = tool.preview
+    if preview is not None:
+        try:
+            return await preview(tool.validate(asked.input), ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a broken preview must not hide the call
+            note = f"(preview failed: {type(error).__name__}: {error})\n"
+    else:
+        note = ""
+    command = tool.access.command
+    if command is not None and isinstance(asked.input.get(command), str):
+        where = asked.input.get(tool.access.cwd or "") or "."
+        return f"{note}$ {asked.input[command]}\n(in {where})"
+    return note + json.dumps(asked.input, indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,399 @@
+"""The approval layers: named objects, each judging a call into a :class:`~.types.Verdict`.
+
+The pipeline (:mod:`.pipeline`) runs its layers (:func:`~.pipeline.default_layers`) in this order, in one loop: each layer
+returns what it says (nothing, a note, or verdicts), and the call's verdict is the strictest
+of them all (deny > forced ask > ask > allow); between equally strict verdicts the earlier
+layer's stands, so the order below is also the tier table. A deny ends the loop. An
+``answers`` layer may then answer an ask instead of a person (a reviewer) or by asking one
+(``confirm``); a forced ask only ever reaches the person.
+
+| tier | layer | can say | what |
+| ---- | ----- | ------- | ---- |
+| 1 | rules | deny, forced ask, ask, allow | built-in rules (no setting outranks them), what cannot be judged before it runs, protected paths, then the session's and the settings' rules by their priority |
+| 2 | readonly | allow | read-only tools and commands, when they send nothing out |
+| 3 | mode | deny, allow | the permission mode's rules (:mod:`.mode_rules`) |
+| 4 | hooks | deny, ask, allow | PreToolUse hooks; a modified input is judged afresh by tiers 1-3 |
+| 5 | trust | ask | (only when nothing decided) an allow rule or directory of the project's, ignored until trusted, would allow it |
+| 6 | egress | ask | (only when nothing decided) a request to a domain nobody allowed |
+| 7 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
+| 8 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
+| 9 | sandbox | deny, forced ask | an allowed command would run unconfined because the sandbox is unavailable |
+
+A new decision source is one more layer object in this list: a reviewer that answers what
+would otherwise be a card goes before ``confirm`` with ``answers = True``; it is never given a
+deny or a forced ask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar
+
+from ..domains import domain_allowed, url_host
+from ..project_settings import EffectiveSettings, directory_root
+from ..secret_files import credential_store
+from ..settings import PermissionMode
+from ..trust.items import TrustItem
+from . import hooks as hooks_module
+from .builtin_rules import check_builtin
+from .display import escape_unicode, has_invisible
+from .mode_rules import mode_verdict_row
+from .paths import protected_reason, relative_to_project
+from .readonly_commands import read_only_command
+from .rules import Rule, RuleError, judge, parse_rule
+from .subject import Subject
+from .types import Asker, Decision, ToolCall, Verdict
+
+if TYPE_CHECKING:
+    from ..tools.base import ToolContext
+
+__all__ = ["Judging", "Facts", "Layer", "layer_names", "Rules", "ReadOnly", "Mode", "Hooks", "Trust",
+           "Egress", "Outside", "SandboxGuard"]
+
+ALLOW, ASK, DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
+
+
+def note(reason: str = "", rule: str | None = None) -> Verdict:
+    """A layer looked and decided nothing (kept in the trail for the audit log)."""
+    return Verdict(kind=None, reason=reason, rule=rule)
+
+
+@dataclass
+class Facts:
+    """What several layers need to know about a subject, worked out once."""
+
+    subject: Subject
+    domains: tuple[str, ...]
+    read_roots: tuple[Path, ...]
+
+    @cached_property
+    def reads_only(self) -> str | None:
+        """The read-only command table's description of a command that only reads, or None."""
+        return read_only_command(self.subject) if self.subject.command is not None else None
+
+    @cached_property
+    def read_only(self) -> bool:
+        return self.subject.read_only or self.reads_only is not None
+
+    @cached_property
+    def egress(self) -> str | None:
+        """Why a read-only call is not read-only enough to run unasked: what it reads or sends leaves."""
+        return (unlisted_egress(self.subject, self.domains) or credential_read(self.subject)
+                or outside_read(self.subject, self.read_roots))
+
+
+@dataclass
+class Judging:
+    """One call as the layers judge it, and the strictest verdict so far."""
+
+    call: ToolCall
+    ctx: "ToolContext"
+    subject: Subject
+    settings: EffectiveSettings
+    mode: PermissionMode
+    rules: list[Rule]
+    sandboxed: bool
+    python_hooks: list[hooks_module.PythonHook]
+    read_roots: tuple[Path, ...]
+    # Judge a hook's modified input afresh with the layers before the hooks (set by the pipeline).
+    rejudge: Callable[[dict[str, Any]], Awaitable[None]]
+    verdict: Verdict | None = None
+    trail: list[Verdict] = field(default_factory=list)
+
+    @cached_property
+    def facts(self) -> Facts:
+        return Facts(self.subject, self.settings.allowed_domains, self.read_roots)
+
+    def reset(self, subject: Subject, sandboxed: bool) -> None:
+        """Judge ``subject`` instead (a hook changed the input): what was said about the old one no longer counts."""
+        self.subject, self.sandboxed, self.verdict = subject, sandboxed, None
+        self.__dict__.pop("facts", None)
+
+    @property
+    def undecided(self) -> bool:
+        return self.verdict is None
+
+
+class Layer:
+    """One layer: its name (as the audit log and the docs say it) and its judgement."""
+
+    name: ClassVar[str]
+    # One line for the docs' list of layers.
+    summary: ClassVar[str]
+    # It may answer an ask (``answer``): a reviewer, or the person behind ``confirm``.
+    answers: ClassVar[bool] = False
+    # It may answer a forced ask too (only the person).
+    answers_forced: ClassVar[bool] = False
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        raise NotImplementedError
+
+    async def answer(self, call: ToolCall, ctx: "ToolContext", asked: Verdict, ask: Asker | None) -> Verdict | None:
+        """Answer ``asked`` (allow or deny), or None to leave it to the next answering layer."""
+        return None
+
+
+class Rules(Layer):
+    name = "rules"
+    summary = ("built-in rules first (no setting outranks them, bypass mode included), what cannot be judged "
+               "before it runs, protected paths; then the session's and the settings' rules by priority")
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        subject = j.subject
+        said: list[Verdict] = []
+        hits = check_builtin(subject) + [hit for inner in subject.inner for hit in check_builtin(inner)]
+        hits.sort(key=lambda hit: hit.action != "deny")
+        for hit in hits:
+            if hit.action == "deny":
+                return said + [Verdict(kind=DENY, rule=hit.rule, by="rule",
+                                       reason=f"Denied by built-in rule {hit.rule}: {hit.reason}")]
+            said.append(Verdict(kind=ASK, rule=hit.rule, forced=True, by="rules",
+                                reason=f"Built-in rule {hit.rule}: {hit.reason}"))
+        problems = unresolved(subject)
+        if problems and j.sandboxed:
+            # Inside the sandbox the built-in rules hold by construction: modes and rules apply as configured.
+            said.append(note("Not judged before it runs (" + "; ".join(problems) + "); the sandbox enforces the "
+                             "built-in rules", rule="builtin:unresolved"))
+        elif problems:
+            where = "it runs in the kernel, unsandboxed" if subject.access.code is not None else "no sandbox will run it"
+            said.append(Verdict(kind=ASK, rule="builtin:unresolved", forced=True, by="rules",
+                                reason=f"Cannot be judged before it runs and {where}: " + "; ".join(problems)))
+        hidden = next((ref for ref in subject.paths if has_invisible(ref.raw)), None)
+        if hidden is not None and subject.command is None:
+            said.append(Verdict(kind=ASK, rule="builtin:unresolved", forced=True, by="rules",
+                                reason=f"{hidden.via} `{escape_unicode(hidden.raw)}` holds invisible Unicode characters"))
+        for ref in subject.paths:
+            if ref.access in ("write", "unknown") and ref.resolved is not None:
+                what = protected_reason(subject.project, ref.resolved)
+                if what:
+                    said.append(Verdict(kind=ASK, rule="builtin:protected", forced=True, by="rules",
+                                        reason=f"{ref.via} `{ref.raw}` may change {what} ({ref.resolved}), "
+                                               "which is protected"))
+                    break
+        verdict = judge(subject, j.rules, trust_unresolved=j.sandboxed)
+        if verdict is None:
+            said.append(note())
+        elif verdict.action == "deny":
+            said.append(Verdict(kind=DENY, rule=verdict.rule.text, by="rule",
+                                reason=f"Denied because {verdict.reason}; this will not be allowed, so choose "
+                                       "another approach or ask the user."))
+        elif verdict.action == "ask":
+            said.append(Verdict(kind=ASK, rule=verdict.rule.text, by="rules", reason=f"Because {verdict.reason}"))
+        else:
+            said.append(Verdict(kind=ALLOW, rule=verdict.rule.text, by="rule", reason=verdict.reason))
+        return said
+
+
+class ReadOnly(Layer):
+    name = "readonly"
+    summary = ("read-only tools and commands run unasked, unless what they read or send leaves the machine "
+               "(an unlisted domain, a credential store, a read outside the project); MCP's readOnlyHint is "
+               "shown, never trusted")
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        facts = j.facts
+        if not facts.read_only:
+            return [note()]
+        if facts.egress is not None:
+            return [note(facts.egress)]
+        why = f"the command {facts.reads_only}" if facts.reads_only else f"{j.subject.tool} is read-only"
+        return [Verdict(kind=ALLOW, reason=why, by="readonly")]
+
+
+class Mode(Layer):
+    name = "mode"
+    summary = "the permission mode, as rules (plan denies what is not read-only; bypass, acceptEdits allow)"
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        row = mode_verdict_row(j)
+        if row is None:
+            return [note(f"{j.mode} mode")]
+        return [Verdict(kind=row.decision, reason=row.reason(j), by=row.by, rule=None)]
+
+
+class Hooks(Layer):
+    name = "hooks"
+    summary = ("PreToolUse hooks, for every call not already denied, in every mode (a hook's deny or ask "
+               "holds over an allow rule and bypass); a modified input is judged afresh by the layers above")
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        python_hooks = j.python_hooks
+        shell_hooks = j.settings.hooks_for("PreToolUse")
+        if not python_hooks and not shell_hooks:
+            return []
+        call, ctx = j.call, j.ctx
+        project = str(j.subject.project)
+        payload = {"session_id": ctx.session_id, "cwd": project, "permission_mode": j.mode,
+                   "tool_name": j.subject.tool, "tool_input": call.input, "tool_use_id": call.tool_use_id}
+        result = await hooks_module.run_pre_tool_use(payload, tool=j.subject.tool, python_hooks=python_hooks,
+                                                     shell_hooks=shell_hooks, cwd=project, env=j.settings.merged.env,
+                                                     definition=call.definition, ctx=ctx)
+        label = f"hook:{result.hook}" if result.hook else None
+        if result.modified_input is not None and result.modified_input != call.input:
+            # The modified input is what will run: judge it afresh (the original no longer matters).
+            await j.rejudge(result.modified_input)
+        if not result.ran:
+            return [note("skipped")]
+        if result.decision == "deny":
+            return [Verdict(kind=DENY, rule=label, by="hook",
+                            reason=f"Denied by {label}: {result.reason or 'no reason given'}")]
+        if result.decision == "allow":
+            return [Verdict(kind=ALLOW, rule=label, by="hook", reason=result.reason)]
+        if result.decision == "ask":
+            return [Verdict(kind=ASK, rule=label, by="hooks", reason=result.reason or f"{label} asks",
+                            forced=result.reason.endswith("(hooks fail closed)"))]
+        return [note(result.reason, rule=label)]
+
+
+class Trust(Layer):
+    name = "trust"
+    summary = ("when nothing decided: an allow rule or an additionalDirectories entry of the project's, ignored "
+               "until the project is trusted, would have allowed it")
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        if not j.undecided:
+            return []
+        subject, settings = j.subject, j.settings
+        untrusted = untrusted_allow(subject, settings)
+        if untrusted is not None:
+            return [Verdict(kind=ASK, rule=untrusted.text, by="trust",
+                            reason=f"The allow rule `{untrusted.text}` in {settings.source_path(untrusted.source)} "
+                                   "is ignored until you trust this project (%agent trust)")]
+        if unlisted_egress(subject, settings.allowed_domains) is not None:
+            return []  # the egress layer says why
+        outside = outside_read(subject, j.read_roots)
+        ignored = untrusted_directory(subject, settings, j.read_roots) if outside is not None else None
+        if outside is not None and ignored is not None:
+            return [Verdict(kind=ASK, by="trust",
+                            reason=f"{outside}; the project's permissions.additionalDirectories entry "
+                                   f"`{ignored.detail['value']}` in {ignored.path} is ignored until you trust "
+                                   "this project (%agent trust)")]
+        return []
+
+
+class Egress(Layer):
+    name = "egress"
+    summary = "when nothing decided: a request to a domain nobody allowed (what the URL carries leaves the machine)"
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        egress = unlisted_egress(j.subject, j.settings.allowed_domains) if j.undecided else None
+        return [Verdict(kind=ASK, by="egress", reason=egress)] if egress is not None else []
+
+
+class Outside(Layer):
+    name = "outside"
+    summary = ("when nothing decided: a read outside the project and the added directories (what is read goes to "
+               "the model)")
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        outside = outside_read(j.subject, j.read_roots) if j.undecided else None
+        return [Verdict(kind=ASK, by="outside", reason=outside)] if outside is not None else []
+
+
+class SandboxGuard(Layer):
+    name = "sandbox"
+    summary = ("a command that would run unsandboxed although a sandbox is wanted is asked (forced), or denied "
+               "when the settings say failIfUnavailable")
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        verdict = j.verdict
+        if verdict is None or verdict.kind is DENY or j.subject.access.command is None:
+            return []
+        sandbox = j.ctx.deps.sandbox() if j.ctx.deps is not None else None
+        if sandbox is None or not sandbox.enabled or sandbox.active:
+            return []
+        why = sandbox.unavailable_reason or "it could not start"
+        if sandbox.fail_if_unavailable:
+            return [Verdict(kind=DENY, rule=verdict.rule, by="sandbox",
+                            reason=f"Denied: the command sandbox is unavailable ({why}) and the settings say "
+                                   "failIfUnavailable, so no command runs; tell the user what you wanted to run.")]
+        if verdict.kind is not ALLOW:
+            return []
+        return [Verdict(kind=ASK, rule=verdict.rule, by="sandbox", forced=True,
+                        reason=f"The sandbox is enabled but unavailable ({why}), so this command would run unconfined")]
+
+
+def layer_names(layers: list[Layer]) -> list[str]:
+    """The layers' names in order, as the docs list them."""
+    return [layer.name for layer in layers]
+
+
+# -- the facts the layers look at ----------------------------------------------------------------
+
+
+def untrusted_allow(subject: Subject, settings: EffectiveSettings) -> Rule | None:
+    """An allow rule of the project's that would allow this call but is ignored until trusted."""
+    ignored = []
+    for item in settings.ignored:
+        if item.kind == "allow":
+            try:
+                ignored.append(parse_rule(item.detail["rule"], "allow", item.source))
+            except RuleError:
+                continue
+    verdict = judge(subject, ignored) if ignored else None
+    return verdict.rule if verdict is not None and verdict.action == "allow" else None
+
+
+def unlisted_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
+    """Why a call that sends a request is asked: its host is not on the allowed domains (None: it is)."""
+    if subject.access.url is None:
+        return None
+    host = url_host(subject.main or "")
+    if host is not None and domain_allowed(host, domains):
+        return None
+    return (f"{subject.tool} would send a request to {host or 'an unknown host'}, which is not an allowed domain "
+            "(what the URL carries leaves the machine)")
+
+
+def credential_read(subject: Subject) -> str | None:
+    """Why a read is asked: it reaches a credential store of the home (what it reads goes to the model)."""
+    for ref in subject.paths:
+        store = credential_store(ref.resolved) if ref.resolved is not None else None
+        if store is not None:
+            return (f"{ref.via} `{ref.raw}` reads {store}, a credential store, which the sandbox hides from commands; "
+                    "what is read is sent to the model")
+    return None
+
+
+def outside_read(subject: Subject, roots: tuple[Path, ...]) -> str | None:
+    """Why a read-only tool's read is asked: it reaches outside the project and every directory
+    the person added (``additionalDirectories``), and what it reads is sent to the model.
+
+    Commands are left to the read-only command table, which already requires their paths inside.
+    """
+    if subject.command is not None:
+        return None
+    for ref in subject.paths:
+        path = ref.resolved
+        if path is None or relative_to_project(subject.project, path) is not None:
+            continue
+        if any(path.is_relative_to(root) for root in roots):
+            continue
+        return (f"{ref.via} `{ref.raw}` reads outside the project ({path}); what is read is sent to the model "
+                "(permissions.additionalDirectories lists directories read without asking)")
+    return None
+
+
+def untrusted_directory(subject: Subject, settings: EffectiveSettings, roots: tuple[Path, ...]) -> TrustItem | None:
+    """The project's ``additionalDirectories`` entry, ignored until trusted, that would let this read run unasked."""
+    for item in settings.ignored:
+        if item.kind != "directory":
+            continue
+        if outside_read(subject, (*roots, directory_root(item.detail["value"], subject.project))) is None:
+            return item
+    return None
+
+
+def unresolved(subject: Subject) -> list[str]:
+    """What about the call cannot be known before it runs: run-time values, arbitrary code, hidden characters."""
+    problems: list[str] = []
+    for command in [subject.command, *(inner.command for inner in subject.inner)]:
+        if command is not None:
+            problems.extend(command.unresolved)
+            if has_invisible(command.source):
+                problems.append("the command holds invisible Unicode characters")
+    if subject.code is not None:
+        problems.extend(subject.code.unresolved)
+    return list(dict.fromkeys(problems))
