@@ -20,6 +20,7 @@ from .config import CodingCode
 from .sessions import Entry, SessionRegistry
 
 if TYPE_CHECKING:
+    from ..engine.front import Front, TrustAnswer
     from ..engine.mcp.manager import McpManager
     from ..engine.session import Session
     from .view import TextView, TurnView
@@ -121,7 +122,7 @@ class AgentCellRunner:
         if interrupted:
             raise AgentInterrupted()
 
-    async def review_trust(self, entry: Entry, view: "TurnView | TextView") -> str | None:
+    async def review_trust(self, entry: Entry, view: Front) -> TrustAnswer | None:
         """Ask about what the project's files ask for that loosens the agent (once per session unless
         ``%agent trust`` asks again); returns the answer, None when nobody could answer or nothing was asked."""
         from ..engine.events import Notice

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.approval.types import Answer, ApprovalRequest
+from ..engine.front import TrustAnswer
 from ..engine.events import (
     ApprovalRequested,
     ErrorEvent,
@@ -27,6 +28,14 @@ from ..engine.events import (
 from . import async_cell, words
 from .record import LOOP_INTERRUPT_NOTICE, ToolItem, TurnRecord, item_text
 from .widgets._text import reveal, short
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pydantic import BaseModel
+
+    from ..engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
+    from ..engine.trust.items import TrustItem
 
 __all__ = ["TextView", "ask_by_text", "parse_text_answer", "text_question", "PROMPT"]
 
@@ -108,7 +117,7 @@ def _cut_point(text: str) -> int:
 
 
 class TextView:
-    """The same events as text, for terminal IPython (no widget frontend)."""
+    """The engine's :class:`~..engine.front.Front` as text, for terminal IPython (no widget frontend)."""
 
     def __init__(self, *, session: Any = None, out: Any = None, markdown: bool | None = None) -> None:
         self.session = session
@@ -151,7 +160,7 @@ class TextView:
         else:
             self._write(reveal(block) if block.endswith("\n") else reveal(block) + "\n")
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: BaseModel) -> None:
         item = self.record.apply(event)
         agent = getattr(event, "agent", "main")
         prefix = "" if agent == "main" else f"[{agent}] "
@@ -186,7 +195,7 @@ class TextView:
             self._write("\n")
         return ask_by_text(request, self.project)
 
-    async def ask_trust(self, items: list[Any], project: Any) -> Any:
+    async def ask_trust(self, items: list[TrustItem], project: Path) -> TrustAnswer | None:
         """Ask on the terminal when a person is at it; None otherwise (the project stays untrusted)."""
         from .widgets.trust import trust_lines
 
@@ -199,7 +208,7 @@ class TextView:
             return None
         return "trust" if answer in ("y", "yes") else "not_now"
 
-    async def elicit(self, request: Any) -> Any:
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
         """A terminal shows no forms: an MCP server's request for input is declined, and said so."""
         from ..engine.mcp.elicitation import ElicitationResponse
 

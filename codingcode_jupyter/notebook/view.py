@@ -24,6 +24,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from ..engine.approval.types import Answer, ApprovalRequest, Reply
+from ..engine.front import TrustAnswer
 from ..engine.events import (
     ApprovalAnswered,
     ApprovalRequested,
@@ -47,9 +48,12 @@ from .widgets.approval import ApprovalCard
 from .widgets.audit import AuditWidget
 from .widgets.todo import TodoWidget
 from .widgets.tool_line import ToolLine
-from .widgets.trust import TrustAnswer, TrustCard
+from .widgets.trust import TrustCard
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
     from ..engine.session import Session
     from ..engine.trust.items import TrustItem
 
@@ -93,7 +97,7 @@ class _Section:
 
 
 class TurnView:
-    """Widgets for one ``%%agent`` cell; an event sink and an ``ask`` callback for the engine."""
+    """Widgets for one ``%%agent`` cell: the engine's :class:`~..engine.front.Front` in a notebook."""
 
     def __init__(
         self,
@@ -248,7 +252,7 @@ class TurnView:
 
     # -- the event sink -------------------------------------------------------------------
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: BaseModel) -> None:
         try:
             self._handle(event)
         except Exception as error:  # a rendering bug must not kill the agent's turn
@@ -398,7 +402,7 @@ class TurnView:
             card.settle("interrupted")
             raise
 
-    async def elicit(self, request: Any) -> Any:
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
         """An MCP server's request for input, as a form in the cell (declined where nobody can see it)."""
         from ..engine.mcp.elicitation import ElicitationResponse
         from .widgets.elicitation import ElicitationForm

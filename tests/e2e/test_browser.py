@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
+from tests.polling import wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -105,13 +106,13 @@ def _api(server: dict, path: str, method: str = "GET") -> object:
 
 def _wait_kernel_idle(server: dict, timeout: float = 60) -> str:
     """The id of the page's kernel once it is idle (the server's own view, whatever the frontend shows)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def idle() -> str | None:
         sessions = _api(server, "/api/sessions")
         if sessions and sessions[0]["kernel"]["execution_state"] == "idle":
             return sessions[0]["kernel"]["id"]
-        time.sleep(0.3)
-    raise AssertionError("the notebook's kernel never became idle")
+        return None
+
+    return wait_until(idle, timeout, "the notebook's kernel to be idle", interval=0.3)
 
 
 def _run_cells(page, server: dict, count: int) -> None:
@@ -162,15 +163,18 @@ def _start_server(tmp_path: Path, app: str, *, theme: str | None = None) -> dict
         cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
-    for _ in range(120):
+    def up() -> bool:
         try:
             urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
-            break
+            return True
         except OSError:
-            time.sleep(0.5)
-    else:
+            return False
+
+    try:
+        wait_until(up, 60, f"{app} to start", interval=0.5)
+    except AssertionError:
         server.terminate()
-        raise RuntimeError(f"{app} did not start:\n" + (tmp_path / "server.log").read_text()[-3000:])
+        raise RuntimeError(f"{app} did not start:\n" + (tmp_path / "server.log").read_text()[-3000:]) from None
     return {"base": base, "token": token, "project": project, "api": api, "process": server, "log": log, "env": env}
 
 
@@ -336,9 +340,7 @@ def test_the_record_survives_save_restart_reload_and_nbconvert(lab, tmp_path):
         # The live widgets show the answer first; save once the turn's record has replaced them.
         expect(page.locator(".codingcode-record").first).to_be_attached(timeout=30_000)
         page.keyboard.press("Control+s")
-        deadline = time.monotonic() + 30
-        while not _saved_as_record(project / "kept.ipynb") and time.monotonic() < deadline:
-            time.sleep(0.3)
+        wait_until(lambda: _saved_as_record(project / "kept.ipynb"), 30, "the notebook saved with the record", interval=0.3)
         kernel = _wait_kernel_idle(lab)
         _api(lab, f"/api/kernels/{kernel}/restart", "POST")
         _wait_kernel_idle(lab)
@@ -412,10 +414,7 @@ def test_stop_ends_a_turn_waiting_for_the_model_and_one_running_a_command(lab, t
         lab["api"].add(Reply([tool_use("execute_command", {"command": f"touch {started}; sleep 60"})]))
         page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-InputArea-editor").click()
         page.keyboard.press("Shift+Enter")
-        deadline = time.monotonic() + 60
-        while not started.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert started.exists()
+        wait_until(started.exists, 60, "the command to start", interval=0.2)
         expect(page.locator(".codingcode-tool >> text=running").first).to_be_visible(timeout=10_000)
         page.get_by_role("button", name="Stop", exact=True).click()
         expect(page.get_by_text("Interrupted.", exact=True)).to_have_count(2, timeout=15_000)

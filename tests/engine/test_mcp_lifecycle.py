@@ -4,7 +4,6 @@ annotations that only count for approval where the person trusts the server."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -22,6 +21,7 @@ from codingcode_jupyter.engine.mcp import McpManager
 from codingcode_jupyter.engine.runtime import open_session
 from tests.engine.mcp_real import FAKE, STDIO_FAKE, by_display, ctx
 from tests.fakes.anthropic_server import Reply, text, tool_use
+from tests.fakes.front import ScriptedFront
 from tests.polling import eventually, wait_until
 
 HUNG = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
@@ -132,8 +132,8 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
     fake_api.add(read_something, wait_for_slow, Reply([tool_use("slow__echo", {"text": "ready now"}, id="e1")]),
                  Reply([text("done")]))
     session, parts = open_session(tmp_path, model="claude-sonnet-5")
-    shown = []
-    parts.mcp.attach_front(shown.append)
+    front = ScriptedFront()
+    parts.mcp.attach_front(front)
     try:
         await parts.start()
         assert parts.mcp.take_model_notes() == ["(Note: MCP server slow is still starting; its tools will be offered "
@@ -144,7 +144,7 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
         assert states == ["stopped"]  # held until the model's first answer
         assert "slow__echo" not in [t["name"] for t in first["tools"]] + [t["name"] for t in second["tools"]]
         assert "slow__echo" in [t["name"] for t in third["tools"]]
-        assert any(isinstance(e, McpServerChanged) and e.state == "running" and e.server == "slow" for e in shown)
+        assert any(isinstance(e, McpServerChanged) and e.state == "running" and e.server == "slow" for e in front.events)
         [note] = parts.mcp.take_model_notes()
         assert note.startswith("(Note: MCP server slow is now running; its tools are offered: slow:echo")
     finally:

@@ -11,7 +11,6 @@ test is marked slow (CI runs it); the default run keeps both logins and the 401.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import stat
 import subprocess

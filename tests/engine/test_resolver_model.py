@@ -7,7 +7,6 @@ that is refused, and every name sent is valid on the wire.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys

@@ -6,7 +6,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import time
 import uuid
 from pathlib import Path
 

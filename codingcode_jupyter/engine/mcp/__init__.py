@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         parse_typed_entry,
     )
     from .elicitation import ElicitationRequest, ElicitationResponse, Elicitor, FormField, check_answer, parse_form
-    from .manager import McpFront, McpManager, ServerStatus
+    from .manager import McpManager, ServerStatus
     from .naming import assign_wire_names, display_name, is_wire_name
     from .oauth import LoginError
     from .origin import CallOrigin
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "McpManager",
-    "McpFront",
     "ServerStatus",
     "ServerConnection",
     "McpCallError",
@@ -78,7 +77,7 @@ _HOMES = {
     "parse_server": "config", "parse_typed_entry": "config",
     "ElicitationRequest": "elicitation", "ElicitationResponse": "elicitation", "Elicitor": "elicitation",
     "FormField": "elicitation", "check_answer": "elicitation", "parse_form": "elicitation",
-    "McpFront": "manager", "McpManager": "manager", "ServerStatus": "manager",
+    "McpManager": "manager", "ServerStatus": "manager",
     "assign_wire_names": "naming", "display_name": "naming", "is_wire_name": "naming",
     "LoginError": "oauth",
     "CallOrigin": "origin",

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
@@ -51,10 +51,11 @@ from .sampling import Sampler, SamplingRequest, SamplingResult, TurnSampler
 from .server_log import LogEntry, is_alarming
 
 if TYPE_CHECKING:
+    from ..front import Front
     # The client half imports the mcp SDK: it is loaded when a server is first registered.
     from .client import ConnectionState, McpToolInfo, ServerConnection
 
-__all__ = ["McpManager", "ServerStatus", "McpFront"]
+__all__ = ["McpManager", "ServerStatus"]
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +66,6 @@ _VALIDATION = "jsonschema.validators"
 AnyConfig = StdioServerConfig | HttpServerConfig | SseServerConfig
 # Events kept for a front that is not attached yet; older ones are dropped.
 _MAX_PENDING = 50
-
-
-class McpFront(Protocol):
-    """The cell a turn runs in: an event sink, and optionally a way to ask the person for input."""
-
-    def __call__(self, event: Any) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -145,7 +140,7 @@ class McpManager:
         self._start_wanted = False
         self._loading: asyncio.Future[None] | None = None
         self._validation: asyncio.Future[Any] | None = None
-        self._front: McpFront | None = None
+        self._front: Front | None = None
         self._pending: list[Notice] = []
         # What the model was last told about each server ("starting", "running", "failed").
         self._told: dict[str, str] = {}
@@ -383,7 +378,7 @@ class McpManager:
 
     # -- the front ---------------------------------------------------------------------
 
-    def attach_front(self, front: McpFront) -> None:
+    def attach_front(self, front: Front) -> None:
         """Events outside any tool call (a server became ready, needs a login) go to this cell from now on.
 
         What happened while no front was attached is shown in it first.
@@ -393,7 +388,7 @@ class McpManager:
         for event in pending:
             self._show(event)
 
-    def detach_front(self, front: McpFront) -> None:
+    def detach_front(self, front: Front) -> None:
         if self._front is front:
             self._front = None
 
@@ -450,9 +445,8 @@ class McpManager:
     async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
         if self.elicitor is not None:
             return await self.elicitor(request)
-        ask = getattr(self._front, "elicit", None)
-        if ask is not None:
-            return await ask(request)
+        if self._front is not None:
+            return await self._front.elicit(request)
         self._show(Notice(text=f"Declined MCP server {request.server}'s request for input "
                                f"({request.message!r}): nobody can answer it here."))
         return ElicitationResponse.decline("no front to ask in")

@@ -16,13 +16,13 @@ from typing import Literal
 
 import ipywidgets as widgets
 
+from ...engine.front import TrustAnswer
 from ...engine.trust.items import TrustItem
 from ._answers import answer_from_click
 from ._text import h
 
 __all__ = ["TrustCard", "TrustAnswer", "TRUST_BUTTONS", "trust_lines"]
 
-TrustAnswer = Literal["trust", "not_now"]
 TRUST_BUTTONS: dict[str, TrustAnswer] = {"Trust this project": "trust", "Not now": "not_now"}
 
 
