@@ -214,6 +214,9 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
     if by == "hook":
         return f"{verb} by the hook {_tick(str(rule).removeprefix('hook:') or 'hook')}"
     if by == "sandbox":
+        # The sandbox layer allows only under sandbox.autoAllow, and denies only when it cannot start.
+        if kind == "allow":
+            return "ran in the sandbox (auto-allowed)"
         return "denied: the command sandbox is not available"
     if by == "settings":
         return "denied: a settings file could not be read"

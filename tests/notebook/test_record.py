@@ -56,6 +56,10 @@ def test_why_and_who_speak_without_layer_names_or_words_for_the_model(tmp_path):
     assert words.decision({"decision": "allow", "by": "readonly", "layer": "readonly"}) == "allowed: it changes nothing"
     assert words.decision({"decision": "deny", "by": "mode", "mode": "plan"}) == "denied: plan mode runs only tools that read"
     assert words.decision({"decision": "deny", "by": "rule", "rule": "builtin:rm-root"}) == "denied by the built-in rule `rm-root`"
+    # sandbox.autoAllow: the sandbox layer allowed it and it ran there (not "not available").
+    assert words.decision({"decision": "allow", "by": "sandbox", "layer": "sandbox"}) == "ran in the sandbox (auto-allowed)"
+    assert words.decision({"decision": "deny", "by": "sandbox", "layer": "sandbox"}) == \
+        "denied: the command sandbox is not available"
 
 
 def test_the_buttons_say_what_they_will_save_and_where():

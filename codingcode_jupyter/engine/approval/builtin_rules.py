@@ -1,4 +1,4 @@
-"""The nine built-in rules: no setting removes or outranks them, bypass mode included.
+"""The ten built-in rules: no setting removes or outranks them, bypass mode included.
 
 Each rule judges every tool that can reach what it guards (``read_file /etc/shadow`` and
 ``cat /etc/shadow`` alike) and carries examples that must and must not match; they are
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from ..host_paths import git_config_program
 from ..secret_files import find_env_files, is_env_file
 from .examples import CheckedOnce
 from .python_code import CodeCall
@@ -591,6 +592,43 @@ def _check_env(subject: Subject) -> list[Hit]:
     return []
 
 
+# -- 10. git configuration that names a program the host runs ---------------------------------------
+
+# git's own options before the subcommand, and whether each takes the next word.
+_GIT_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                                    "--super-prefix", "--config-env", "--list-cmds", "--attr-source"})
+
+
+def git_subcommand(argv: list[str]) -> tuple[str, list[str]] | None:
+    """(subcommand, its words) of a git argv, git's own options skipped; None when there is none."""
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word in _GIT_GLOBAL_WITH_VALUE:
+            index += 2
+            continue
+        if word.startswith("-"):
+            index += 1
+            continue
+        return word, argv[index + 1:]
+    return None
+
+
+def _check_git_program(subject: Subject) -> list[Hit]:
+    for command in _commands(subject):
+        if "git" not in command.basenames:
+            continue
+        found = git_subcommand(command.argv)
+        if found is None or found[0] != "config":
+            continue
+        key = git_config_program(found[1])
+        if key is not None:
+            return [Hit("builtin:host-exec", "ask", f"`{_short(command.text or command.rule_text())}` sets git's "
+                        f"`{key}`, a program git runs on the host outside every check (at the next git command "
+                        "there).")]
+    return []
+
+
 def _cmd(text: str) -> tuple[str, dict[str, Any]]:
     return ("execute_command", {"command": text})
 
@@ -654,8 +692,17 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 must_match=(("read_file", {"path": ".env"}), ("read_file", {"path": "app/.env.local"}), _cmd("cat .env"),
                             _cmd("cat .env-production"), _cmd("cat .env_local"), _cmd("git show HEAD:.env"),
                             _cmd("git log -p -- '.env*'")),
-                must_not_match=(("read_file", {"path": "env.py"}), _cmd("cat .envrc"), _cmd("ls environment/"),
+                must_not_match=(("read_file", {"path": "env.py"}), _cmd("ls environment/"),
                                 _cmd("find . -path './.venv/*'"))),
+    BuiltinRule("host-exec", "ask", "ask before git configuration that names a program the host runs",
+                _check_git_program,
+                must_match=(_cmd("git config core.fsmonitor 'touch /tmp/x'"),
+                            _cmd("git -C sub config core.hooksPath hooks"), _cmd("git config --global alias.s '!sh'"),
+                            _cmd("git config credential.helper store"), _cmd("git config --local core.pager less"),
+                            _cmd("git --git-dir=.git/modules/x config core.sshCommand 'sh -c id'"),
+                            _cmd("cd sub && git config set core.fsmonitor x")),
+                must_not_match=(_cmd("git config user.name 'A B'"), _cmd("git config --get core.pager"),
+                                _cmd("git config --list"), _cmd("git status"), _cmd("git log --oneline"))),
 )
 
 

@@ -2,7 +2,8 @@
 
 Protected files steer the agent or the kernel itself (rule files, the audit log, hooks,
 MCP servers, git hooks and config, IPython startup files, Jupyter config); changing them
-is a way around the approval pipeline, so writing them always asks, in every mode.
+is a way around the approval pipeline, so writing them always asks, in every mode. So are the
+files the host runs as code, from the one table of :mod:`..host_paths` the sandbox reads too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..claude.files import CONFIG_DIR_VAR as CLAUDE_DIR_VAR, claude_dir
+from ..host_paths import host_executed
 from ..paths import is_within, resolve_path
 from ..user_dir import ENV_VAR as USER_DIR_VAR, user_dir
 
@@ -133,6 +135,10 @@ def protected_reason(project: Path, path: Path) -> str | None:
     """
     project_root = Path(os.path.realpath(project))
     home = Path(os.path.realpath(os.path.expanduser("~")))
+    # The one table of files the host runs as code (shared with the sandbox's read-only binds).
+    hit = host_executed(path, project_root, home)
+    if hit is not None:
+        return hit.what
     broad = {Path("/"), home, home.parent, project_root, project_root.parent}
     parents = set(path.parents)
     for root, tree, what in protected_roots(project):

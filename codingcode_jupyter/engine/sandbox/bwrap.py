@@ -53,10 +53,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
+from ..host_paths import name_may_be_host_executed, sandbox_targets
 from ..secret_files import HOME_SECRETS, is_env_file
 from ..settings import SandboxSettings
 from .launcher import PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
@@ -218,6 +219,8 @@ class _DirCache:
     mtime_ns: int
     env_files: list[str]
     subdirs: list[str]
+    # Entries whose name may match a row of the host-executed table (engine/host_paths.py).
+    host_files: list[str] = field(default_factory=list)
 
 
 class CommandSandbox:
@@ -251,6 +254,7 @@ class CommandSandbox:
         self.on_network: Callable[[Any], None] | None = None
         self._placeholders: list[Path] = []
         self._env_cache: dict[str, _DirCache] = {}
+        self._host_found: list[Path] = []
         self.writable_roots = [self.project]
         for raw in settings.filesystem.allowWrite:
             path = _expand(self.project, raw)
@@ -377,6 +381,14 @@ class CommandSandbox:
             # .git/modules/*/config. Only `allowWrite: [".git"]` relaxes this.
             targets.append((git, "dir"))
         targets += self.deny_write
+        # The one table of files the host runs as code, which the approval layer asks about too.
+        # The walk of the project that finds dotenv files (_env_files) found its matches.
+        self._env_files()
+        top_git = Path(os.path.realpath(git))
+        for path, kind in sandbox_targets(self.project, self.home, self._host_found):
+            if path == top_git and top_git in self.writable_roots:
+                continue  # `allowWrite: [".git"]` is the person's word for the top-level repository
+            targets.append((path, kind))
         return targets
 
     def _protections(self) -> list[str]:
@@ -485,6 +497,7 @@ class CommandSandbox:
     def _env_files(self) -> list[Path]:
         """Every dotenv file of the project not allowed by a rule, in any directory."""
         found: list[Path] = []
+        host: list[Path] = []
         stack = [str(self.project)]
         live: set[str] = set()
         while stack:
@@ -493,6 +506,7 @@ class CommandSandbox:
             cached = self._listing(directory)
             if cached is None:
                 continue
+            host.extend(Path(path) for path in cached.host_files)
             for path in cached.env_files:
                 rel = os.path.relpath(path, self.project).replace(os.sep, "/")
                 if not self._env_allowed(rel):
@@ -500,6 +514,7 @@ class CommandSandbox:
             stack.extend(cached.subdirs)
         for gone in set(self._env_cache) - live:
             del self._env_cache[gone]
+        self._host_found = host
         return found
 
     def _listing(self, directory: str) -> _DirCache | None:
@@ -512,17 +527,19 @@ class CommandSandbox:
         if cached is not None and cached.mtime_ns == mtime:
             # Adding, removing or renaming an entry changes its directory's mtime.
             return cached
-        env_files, subdirs = [], []
+        env_files, subdirs, host_files = [], [], []
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
+                    if name_may_be_host_executed(entry.name):
+                        host_files.append(entry.path)
                     if is_env_file(entry.name):
                         env_files.append(entry.path)
                     elif entry.is_dir(follow_symlinks=False):
                         subdirs.append(entry.path)
         except OSError:
             return None
-        cached = _DirCache(mtime, env_files, subdirs)
+        cached = _DirCache(mtime, env_files, subdirs, host_files)
         self._env_cache[directory] = cached
         return cached
 

@@ -1,0 +1,261 @@
+"""The one table of paths the host runs as code: read by the approval layer and by the sandbox.
+
+A file the host runs later (a git hook of a nested repository, a ``.pth`` file in a virtualenv
+of the project, a ``.envrc``, a shell start-up file) turns a write that looked harmless into code
+run outside every check. Writing one is asked in every mode (see
+:func:`codingcode_jupyter.engine.approval.paths.protected_reason`) and the sandbox binds the same
+paths read-only (:func:`sandbox_targets`). Both read :data:`HOST_PATHS`, so the two cannot drift.
+
+Patterns are ``/``-separated globs relative to their root (the project, the home directory);
+``**`` matches any number of directories, so a pattern holds at every depth and for files
+that do not exist yet. A pattern that names a directory covers everything inside it.
+
+Two kinds of entry are not plain names: a directory holding ``pyvenv.cfg`` is a virtualenv,
+whose every file runs when its Python starts (:func:`venv_root`), and the directories on the
+kernel's own import path, where ``sitecustomize.py``, ``usercustomize.py`` and ``.pth`` files
+run at every start of its Python (:func:`import_path_dirs`).
+
+``git config`` commands that set a program (``core.fsmonitor``, ``core.hooksPath``, a
+credential helper, an alias starting with ``!``) are the same danger written through git:
+:func:`git_config_program` says which key of a ``git config`` argument list does it.
+
+Ordinary project code (``conftest.py``, ``setup.py``, a module the person imports) is not
+listed: the person decides to run it, and the agent must be able to edit it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Literal, Sequence
+
+__all__ = [
+    "HostPath", "HOST_PATHS", "HostHit", "host_executed", "venv_root", "import_path_dirs",
+    "sandbox_targets", "name_may_be_host_executed", "git_config_program", "GIT_PROGRAM_KEYS",
+]
+
+Root = Literal["project", "home"]
+Kind = Literal["dir", "file"]
+
+
+@dataclass(frozen=True)
+class HostPath:
+    """One row: where, which pattern, whether it is a directory (everything inside counts), what runs it."""
+
+    root: Root
+    pattern: str
+    kind: Kind
+    what: str
+
+
+def _rows(root: Root, kind: Kind, what: str, *patterns: str) -> tuple[HostPath, ...]:
+    return tuple(HostPath(root, pattern, kind, what) for pattern in patterns)
+
+
+HOST_PATHS: tuple[HostPath, ...] = (
+    # git runs hooks, fsmonitor, pagers and filters named in any repository's internals; a `.git`
+    # file (a worktree, a submodule) points git at another directory that may hold them.
+    *_rows("project", "dir", "the internals of a git repository (hooks and config run on the host by git)",
+           "**/.git", "**/.hg"),
+    *_rows("project", "dir", "git hooks run by husky on every commit", "**/.husky"),
+    *_rows("project", "file", "a virtualenv's marker (its directory is run by its Python)", "**/pyvenv.cfg"),
+    *_rows("project", "file", "a file Python runs at start-up from a directory on its path",
+           "**/*.pth", "**/sitecustomize.py", "**/usercustomize.py"),
+    *_rows("project", "file", "IPython or Jupyter configuration, run when IPython or Jupyter starts here",
+           "**/ipython_config.py", "**/ipython_kernel_config.py", "**/jupyter_*config.py", "**/jupyter_*config.json"),
+    *_rows("project", "dir", "IPython or Jupyter configuration and start-up files",
+           "**/.ipython", "**/.jupyter", "**/profile_*/startup"),
+    *_rows("project", "file", "the pre-commit configuration (the hooks it names run on every commit)",
+           "**/.pre-commit-config.yaml", "**/.pre-commit-hooks.yaml"),
+    *_rows("project", "file", "direnv's script, run by the shell on entering the directory", "**/.envrc"),
+    *_rows("project", "dir", "editor settings and tasks (run by the editor)", "**/.vscode", "**/.idea"),
+    *_rows("project", "file", "an editor workspace with tasks (run by the editor)", "**/*.code-workspace"),
+    # The person's home: what every shell, login or desktop session runs.
+    *_rows("home", "file", "a shell start-up file, run by every new shell",
+           ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
+           ".zlogout", ".bash_logout", ".bash_aliases", ".bash_completion", ".kshrc", ".mkshrc", ".cshrc",
+           ".tcshrc", ".login", ".logout", ".inputrc", ".xprofile", ".xinitrc", ".xsession", ".xsessionrc",
+           ".pam_environment"),
+    *_rows("home", "dir", "shell start-up files", ".config/fish", ".bashrc.d", ".config/environment.d"),
+    *_rows("home", "dir", "programs started with the desktop session", ".config/autostart"),
+    *_rows("home", "dir", "systemd user units, started by the person's systemd",
+           ".config/systemd/user", ".local/share/systemd/user"),
+    *_rows("home", "dir", "programs on the person's PATH", ".local/bin", "bin"),
+    *_rows("home", "dir", "IPython and Jupyter configuration, run at their start",
+           ".ipython", ".jupyter", ".config/ipython", ".local/share/jupyter/kernels", ".local/etc/jupyter"),
+    *_rows("home", "file", "a file Python runs at start-up from the user site directory",
+           ".local/lib/python*/site-packages/*.pth", ".local/lib/python*/site-packages/sitecustomize.py",
+           ".local/lib/python*/site-packages/usercustomize.py"),
+    *_rows("home", "file", "the person's git configuration (it may name programs git runs)", ".gitconfig"),
+    *_rows("home", "dir", "the person's git configuration", ".config/git"),
+)
+
+
+@dataclass(frozen=True)
+class HostHit:
+    """Why a path is host-executed: the row (or the rule) that matched, and the path it names."""
+
+    what: str
+    pattern: str
+    root: Path
+
+
+def _match(parts: Sequence[str], pattern: Sequence[str]) -> bool:
+    """``parts`` matched by ``pattern``, or lying under a match (the caller checks the row's kind)."""
+    if not pattern:
+        return not parts
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_match(parts[i:], rest) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _match(parts[1:], rest)
+
+
+def _matches(parts: Sequence[str], row: HostPath) -> bool:
+    pattern = _split(row.pattern)
+    if _match(parts, pattern):
+        return True
+    # A directory row covers everything inside the directory it names.
+    return row.kind == "dir" and any(_match(parts[:cut], pattern) for cut in range(1, len(parts)))
+
+
+@lru_cache(maxsize=256)
+def _split(pattern: str) -> tuple[str, ...]:
+    return tuple(part for part in pattern.split("/") if part)
+
+
+# Names that can start a match in the project: a scan of a tree looks at these only.
+_PROJECT_NAMES = tuple(sorted({_split(row.pattern)[-1] for row in HOST_PATHS if row.root == "project"}))
+
+
+def name_may_be_host_executed(name: str) -> bool:
+    """True when a file or directory called ``name`` in the project matches a row's last part."""
+    return name == "pyvenv.cfg" or any(fnmatch.fnmatchcase(name, last) for last in _PROJECT_NAMES)
+
+
+def host_executed(path: Path, project: Path, home: Path | None = None) -> HostHit | None:
+    """The row ``path`` (resolved, absolute) falls under, or None.
+
+    Inside the project: the table's project rows at any depth, and every file of a virtualenv.
+    In the home directory: the home rows. Anywhere: a start-up file of a directory on the
+    kernel's import path.
+    """
+    project = Path(os.path.realpath(project))
+    home = Path(os.path.realpath(home if home is not None else os.path.expanduser("~")))
+    for root_kind, root in (("project", project), ("home", home)):
+        if path != root and root not in path.parents:
+            continue
+        parts = path.relative_to(root).parts
+        for row in HOST_PATHS:
+            if row.root == root_kind and _matches(parts, row):
+                return HostHit(row.what, row.pattern, root)
+        if root_kind == "project":
+            venv = venv_root(path, project)
+            if venv is not None:
+                return HostHit("a virtualenv inside the project (its Python runs what is in it)",
+                               str(venv.relative_to(project)) + "/**", venv)
+    directory = path.parent
+    if directory in import_path_dirs() and (
+            path.name in ("sitecustomize.py", "usercustomize.py") or path.suffix == ".pth"):
+        return HostHit("a file Python runs at start-up from a directory on the kernel's import path",
+                       f"{directory}/{path.name}", directory)
+    return None
+
+
+def venv_root(path: Path, project: Path) -> Path | None:
+    """The virtualenv (a directory holding ``pyvenv.cfg``) inside ``project`` that ``path`` is in, or None."""
+    current = path if path.is_dir() else path.parent
+    while current != project and project in current.parents:
+        if (current / "pyvenv.cfg").is_file():
+            return current
+        current = current.parent
+    return None
+
+
+def import_path_dirs() -> frozenset[Path]:
+    """The directories on this Python's import path (where start-up files run), resolved."""
+    return _import_path_dirs(tuple(sys.path))
+
+
+@lru_cache(maxsize=8)
+def _import_path_dirs(entries: tuple[str, ...]) -> frozenset[Path]:
+    found = set()
+    for entry in entries:
+        if entry and os.path.isdir(entry):
+            found.add(Path(os.path.realpath(entry)))
+    return frozenset(found)
+
+
+def sandbox_targets(project: Path, home: Path, found: Iterable[Path] = ()) -> list[tuple[Path, Kind]]:
+    """What the sandbox binds read-only: the home rows that exist, the project's matches ``found``
+    by the sandbox's own walk of the project (see :func:`name_may_be_host_executed`), and the
+    virtualenvs among them (a ``pyvenv.cfg`` binds its whole directory).
+
+    bubblewrap can only bind what exists: a name that does not exist yet is held by the approval
+    layer (writes naming it are asked) and by the Landlock backend where it runs.
+    """
+    targets: list[tuple[Path, Kind]] = []
+    for row in HOST_PATHS:
+        if row.root != "home":
+            continue
+        for match in sorted(home.glob(row.pattern)) if any(c in row.pattern for c in "*?[") else [home / row.pattern]:
+            if os.path.lexists(match):
+                targets.append((match, "dir" if match.is_dir() else "file"))
+    for path in found:
+        if path.name == "pyvenv.cfg":
+            targets.append((path.parent, "dir"))
+            continue
+        hit = host_executed(path, project, home)
+        if hit is not None:
+            targets.append((path, "dir" if path.is_dir() else "file"))
+    for directory in import_path_dirs():
+        if directory == project or project in directory.parents:
+            for name in ("sitecustomize.py", "usercustomize.py"):
+                if (directory / name).exists():
+                    targets.append((directory / name, "file"))
+    return targets
+
+
+# git configuration keys whose value is a program git runs (fnmatch patterns, lower case).
+GIT_PROGRAM_KEYS = (
+    "core.fsmonitor", "core.hookspath", "core.pager", "core.sshcommand", "core.editor", "core.askpass",
+    "core.gitproxy", "core.worktree", "sequence.editor", "diff.external", "gpg.program", "gpg.*.program",
+    "*.helper", "credential.*", "alias.*", "pager.*", "diff.*.command", "diff.*.textconv", "merge.*.driver",
+    "filter.*.clean", "filter.*.smudge", "filter.*.process", "include.path", "includeif.*.path",
+    "remote.*.uploadpack", "remote.*.receivepack", "remote.*.proxy", "http.proxy", "interactive.difffilter",
+    "web.browser", "browser.*.cmd", "man.*.cmd", "difftool.*.cmd", "mergetool.*.cmd", "uploadpack.packobjectshook",
+    "receive.procreceiverefs", "protocol.*.allow", "protocol.allow", "submodule.*.update", "ssh.variant",
+)
+
+
+def git_config_program(words: Sequence[str]) -> str | None:
+    """The key a ``git config`` argument list (the words after ``config``) sets to a program, or None.
+
+    Reads (``--get``, ``--list``, ``-l``) set nothing. Any other form whose key is in
+    :data:`GIT_PROGRAM_KEYS` does, and so does an ``alias.*`` value starting with ``!``.
+    """
+    reading = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--show-origin",
+               "--show-scope", "--name-only", "get", "list"}
+    if any(word in reading for word in words):
+        return None
+    operands: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word in ("-f", "--file", "--blob", "--type", "--default", "--comment", "--value"):
+            skip = True
+            continue
+        if word.startswith("-") or word in ("set", "unset", "--add", "add", "--replace-all"):
+            continue
+        operands.append(word)
+    if not operands:
+        return None
+    key = operands[0].lower()
+    if any(fnmatch.fnmatchcase(key, pattern) for pattern in GIT_PROGRAM_KEYS):
+        return operands[0]
+    return None
