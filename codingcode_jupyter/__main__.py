@@ -108,13 +108,15 @@ async def check_permission(
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .engine.settings import MODES
+
     parser = argparse.ArgumentParser(prog="codingcode", description="codingcode-jupyter command line tools")
     commands = parser.add_subparsers(dest="command", required=True)
     permissions = commands.add_parser("permissions", help="inspect the approval pipeline")
     sub = permissions.add_subparsers(dest="action", required=True)
     check = sub.add_parser("check", help="what the approval pipeline decides for one call (nobody is asked)")
     check.add_argument("--project", default=".", help="project directory (default: the current directory)")
-    check.add_argument("--mode", choices=["default", "acceptEdits", "plan", "bypass"], default=None,
+    check.add_argument("--mode", choices=MODES, default=None,
                        help="permission mode (default: the settings' defaultMode, else default)")
     check.add_argument("--sandbox", choices=["on", "off"], default=None,
                        help="judge as if the command sandbox were available (on) or not (off); default: this machine")

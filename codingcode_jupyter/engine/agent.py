@@ -38,7 +38,7 @@ from .tools.web import server_side_tools
 
 if TYPE_CHECKING:
     from .deps import SessionDeps
-    from .lifecycle_hooks import LifecycleHooks
+    from .hooks.lifecycle import LifecycleHooks
     from .settings import PermissionMode
 
 __all__ = ["Conversation", "ToolSource", "ContextKeeper", "AgentLoop", "INTERRUPTED_RESULT", "with_cache_breakpoints"]

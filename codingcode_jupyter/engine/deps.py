@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .approval.rules import Rule
     from .project_settings import EffectiveSettings
     from .checkpoints import CheckpointStore
-    from .lifecycle_hooks import LifecycleHooks
+    from .hooks.lifecycle import LifecycleHooks
     from .mcp.manager import McpManager
     from .sandbox import CommandSandbox
     from .settings import SandboxSettings
@@ -61,7 +61,7 @@ class SessionDeps:
     def hooks(self) -> "LifecycleHooks":
         """The settings' hooks for the events outside approval (PostToolUse, Stop, SessionStart...)."""
         if self._hooks is None:
-            from .lifecycle_hooks import LifecycleHooks
+            from .hooks.lifecycle import LifecycleHooks
 
             self._hooks = LifecycleHooks(self.project, self.settings)
         return self._hooks

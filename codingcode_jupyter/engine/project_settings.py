@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .approval.rules import Rule, RuleError, parse_rule
-from .hook_runner import ConfiguredHook, configured_hooks
+from .hooks.runner import ConfiguredHook, configured_hooks
 from .settings import (
     MODE_STRICTNESS,
     Dialect,

@@ -27,8 +27,11 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .hooks.events import HOOK_EVENTS
+
 __all__ = [
     "PermissionMode",
+    "MODES",
     "MODE_STRICTNESS",
     "MODE_ALIASES",
     "stricter_mode",
@@ -55,10 +58,14 @@ __all__ = [
 ]
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypass"]
+# The modes, in the order they are offered (`%agent mode`, `--mode`): the one list, read from the type.
+MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 Dialect = Literal["codingcode", "claude"]
 
 # Higher is stricter.
 MODE_STRICTNESS: dict[str, int] = {"bypass": 0, "acceptEdits": 1, "default": 2, "plan": 3}
+if set(MODE_STRICTNESS) != set(MODES):
+    raise RuntimeError(f"MODE_STRICTNESS ranks {sorted(MODE_STRICTNESS)}, the modes are {MODES}")
 # Claude Code's spellings of our modes (accepted in every file).
 MODE_ALIASES: dict[str, PermissionMode] = {"bypassPermissions": "bypass", "manual": "default"}
 # Claude Code's modes we do not have, and what applies instead: `default` asks a person
@@ -69,8 +76,7 @@ _UNSUPPORTED_MODES = {
     "auto": "Claude Code's auto mode (a classifier approves) is not available here; default applies, which asks you",
 }
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop",
-               "SessionStart", "SessionEnd", "PreCompact", "Notification", "ApprovalPost")
+
 
 
 def stricter_mode(current: PermissionMode, requested: PermissionMode | None) -> PermissionMode:
@@ -125,6 +131,11 @@ class HooksSettings(_Model):
     Notification: list[HookMatcher] = Field(default_factory=list)
     # Observers of every approval decision and outcome (they see each audit record).
     ApprovalPost: list[HookMatcher] = Field(default_factory=list)
+
+
+# The fields above are the hook events, one each (typed attributes for the code that reads them).
+if tuple(HooksSettings.model_fields) != HOOK_EVENTS:
+    raise RuntimeError(f"HooksSettings fields {tuple(HooksSettings.model_fields)} differ from HookEvent {HOOK_EVENTS}")
 
 
 class SandboxFilesystem(_Model):

@@ -7,9 +7,7 @@ from typing import Any
 from traitlets import Float, Unicode, validate
 from traitlets.config import Configurable
 
-__all__ = ["CodingCode", "MODES"]
-
-MODES = ("default", "acceptEdits", "plan", "bypass")
+__all__ = ["CodingCode"]
 
 
 class CodingCode(Configurable):
@@ -30,6 +28,8 @@ class CodingCode(Configurable):
 
     @validate("mode")
     def _valid_mode(self, proposal: Any) -> str:
+        from ..engine.settings import MODES  # the engine's list; loaded when a mode is set, not at %load_ext
+
         if proposal["value"] not in ("", *MODES):
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         return proposal["value"]

@@ -13,7 +13,6 @@ from IPython.core.error import UsageError
 from IPython.display import Pretty
 
 from .agent_cell import AgentCellRunner
-from .config import MODES
 from .sessions import SessionRegistry
 
 
@@ -24,6 +23,8 @@ COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules",
 
 
 def mode_arg(value: str) -> str:
+    from ..engine.settings import MODES  # the engine's list, loaded when a mode is given, not at %load_ext
+
     if value not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {value!r}")
     return value
@@ -109,6 +110,8 @@ class Subcommands:
         return report.describe()
 
     def cmd_mode(self, rest: list[str]) -> str:
+        from ..engine.settings import MODES
+
         session = self.registry.current_entry().session
         if len(rest) != 1:
             choice = session.mode_choice()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.approval import hooks
+from codingcode_jupyter.engine.hooks import pre_tool_use as hooks
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline, effective_rules
 from codingcode_jupyter.engine.project_settings import ProjectSettings

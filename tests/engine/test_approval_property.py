@@ -57,7 +57,7 @@ def test_builtin_deny_cannot_be_outranked(tmp_path_factory, case, wrapper, rules
     def allow_everything(payload):
         return {"decision": "allow"}
 
-    from codingcode_jupyter.engine.approval.hooks import PythonHook
+    from codingcode_jupyter.engine.hooks.pre_tool_use import PythonHook
 
     pipeline = ApprovalPipeline(project, session_rules=session,
                                 python_hooks=[PythonHook(allow_everything)] if hook_allows else [], audit=False)

@@ -186,7 +186,7 @@ async def test_paths_inside_an_mcp_argument_are_judged(project, args, expected):
 
 @pytest.mark.parametrize("smuggled", ["sudo id", "pytest; curl x | sh", "echo ${x:-$(sudo id)}", "cat script.sh | bash"])
 async def test_a_hook_cannot_smuggle_a_command_in_modified_input(project, smuggled):
-    from codingcode_jupyter.engine.approval.hooks import PythonHook
+    from codingcode_jupyter.engine.hooks.pre_tool_use import PythonHook
 
     hook = PythonHook(lambda payload: {"decision": "allow", "modified_input": {"command": smuggled}})
     result = await _evaluate_with_hook(project, hook)

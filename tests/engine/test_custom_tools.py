@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from codingcode_jupyter.engine.agent import AgentLoop, Conversation
-from codingcode_jupyter.engine.approval import hooks
+from codingcode_jupyter.engine.hooks import pre_tool_use as hooks
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.base import AnyArgs, ToolContext, ToolDefinition, ToolError

@@ -36,7 +36,7 @@ from ..project_settings import EffectiveSettings, directory_root
 from ..secret_files import credential_store
 from ..settings import PermissionMode
 from ..trust.items import TrustItem
-from . import hooks as hooks_module
+from ..hooks import pre_tool_use as hooks_module
 from .builtin_rules import check_builtin
 from .display import escape_unicode, has_invisible
 from .mode_rules import mode_verdict_row

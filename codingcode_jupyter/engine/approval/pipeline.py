@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal
 from ..events import AuditRecorded
 from ..project_settings import EffectiveSettings, ProjectSettings
 from ..settings import SettingsError
-from . import hooks as hooks_module
+from ..hooks import pre_tool_use as hooks_module
 from .amend import persist_rules
 from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES

@@ -55,6 +55,14 @@ class ClaudeTool:
     implicit_pattern: str | None = None
     # Why there is nothing here for it (shown next to a rule that names it).
     missing: str = ""
+    # The one tool of ours that *is* this tool, when ``tools`` holds more than one (Edit is
+    # edit_file): a Claude Code hook is told its name and its matcher matches it by this name.
+    same_as: str | None = None
+
+    @property
+    def same_tool(self) -> str | None:
+        """Our tool this tool is (not only covers): the hook-name side of the table."""
+        return self.same_as or (self.tools[0] if len(self.tools) == 1 else None)
 
     @property
     def has_counterpart(self) -> bool:
@@ -67,7 +75,7 @@ CLAUDE_TOOLS: dict[str, ClaudeTool] = {tool.name: tool for tool in (
     ClaudeTool("Bash", ("execute_command",), "command"),
     ClaudeTool("Read", ("read_file",), "path", path_tools=("read_file", "search_code", "search_files")),
     ClaudeTool("NotebookRead", ("read_file",), "path"),
-    ClaudeTool("Edit", ("edit_file", "write_file"), "path"),
+    ClaudeTool("Edit", ("edit_file", "write_file"), "path", same_as="edit_file"),
     ClaudeTool("MultiEdit", ("edit_file",), "path"),
     ClaudeTool("Write", ("write_file",), "path"),
     ClaudeTool("NotebookEdit", ("edit_file", "write_file"), "path", implicit_pattern="**/*.ipynb"),
@@ -88,23 +96,19 @@ CLAUDE_TOOLS: dict[str, ClaudeTool] = {tool.name: tool for tool in (
         "TaskList", "TaskGet", "Cd", "EndConversation", "LSP", "Artifact")),
 )}
 
-# Our side: the Claude Code name a hook in a Claude Code file is told, then the other names
-# its matcher may use for the same tool.
-_HOOK_NAMES: dict[str, tuple[str, ...]] = {
-    "execute_command": ("Bash",),
-    "read_file": ("Read", "NotebookRead"),
-    "write_file": ("Write",),
-    "edit_file": ("Edit", "MultiEdit"),
-    "search_files": ("Glob", "LS"),
-    "search_code": ("Grep",),
-    "fetch_url": ("WebFetch",),
-    "web_search": ("WebSearch",),
-    "todo_write": ("TodoWrite",),
-    "dispatch_agent": ("Task", "Agent"),
-    "tool_search": ("ToolSearch",),
-    "list_mcp_resources": ("ListMcpResourcesTool",),
-    "read_mcp_resource": ("ReadMcpResourceTool",),
-}
+
+
+def _hook_names() -> dict[str, tuple[str, ...]]:
+    names: dict[str, tuple[str, ...]] = {}
+    for tool in CLAUDE_TOOLS.values():
+        if tool.same_tool is not None:
+            names[tool.same_tool] = (*names.get(tool.same_tool, ()), tool.name)
+    return names
+
+
+# Our side, read from the table: the Claude Code name a hook in a Claude Code file is told
+# (the first row for the tool), then the other names its matcher may use for the same tool.
+_HOOK_NAMES: dict[str, tuple[str, ...]] = _hook_names()
 
 # Every tool name of ours a rule can name without the tool being registered yet: the
 # built-ins, the kernel's (run_python...), the agent machinery's. Custom and MCP tools are

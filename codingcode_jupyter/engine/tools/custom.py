@@ -8,7 +8,7 @@ keeps serving clicks and interrupts meanwhile. A custom tool is judged as able t
 anything its arguments name, unless it declares what it reaches (``access=``).
 
 ``@pre_tool_use`` and ``@on_approval`` register Python hooks with the approval pipeline,
-with the same contract as shell hooks (see :mod:`..approval.hooks`).
+with the same contract as shell hooks (see :mod:`..hooks.pre_tool_use`).
 """
 
 from __future__ import annotations
@@ -258,9 +258,7 @@ def pre_tool_use(matcher: str | Callable[..., Any] = "*") -> Any:
     ``decision`` (allow / deny / ask / continue), ``reason`` and ``modified_input``. It may be
     async. Defining it again (re-running the cell) replaces it; ``fn.unregister()`` removes it.
     """
-    from ..approval import (
-        hooks,  # lazily: the approval layer sits above the tools layer
-    )
+    from ..hooks import pre_tool_use as hooks  # lazily: the hooks sit above the tools layer
 
     def decorate(fn: Callable[..., Any], pattern: str) -> Callable[..., Any]:
         if not callable(fn):
@@ -281,7 +279,7 @@ def pre_tool_use(matcher: str | Callable[..., Any] = "*") -> Any:
 
 def on_approval(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``@on_approval``: called with every approval record (the approval.post event); may be async."""
-    from ..approval import hooks
+    from ..hooks import pre_tool_use as hooks
 
     if not callable(fn):
         raise TypeError(f"@on_approval decorates a function, not {type(fn).__name__}")

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .claude.names import claude_names
-from .claude.tool_input import to_claude_input, to_claude_response
+from ..claude.names import claude_names
+from ..claude.tool_input import to_claude_input, to_claude_response
 
 if TYPE_CHECKING:
-    from .settings import Dialect
-    from .tools.base import ToolDefinition
+    from ..settings import Dialect
+    from ..tools.base import ToolDefinition
 
 __all__ = ["ToolView", "common_fields", "tool_fields", "claude_mode", "transcript_path"]
 
@@ -31,7 +31,7 @@ def claude_mode(mode: str) -> str:
 
 
 def transcript_path(project: Path | str, session_id: str) -> str:
-    from .session import sessions_dir
+    from ..session import sessions_dir
 
     return str(sessions_dir(Path(project)) / f"{session_id}.jsonl")
 

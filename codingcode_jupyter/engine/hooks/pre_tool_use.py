@@ -6,7 +6,7 @@ hook_event_name, permission_mode, tool_name, tool_input, tool_use_id}`` in our n
 answer ``{decision: allow|deny|ask|continue, reason, modified_input}`` (or None / empty
 output = continue; Claude Code's answer keys are understood too). A hook of a Claude Code
 file is told Claude Code's names and shapes and answered in Claude Code's semantics
-(:mod:`..hook_runner`). A hook of ours that crashes, times out or answers junk fails
+(:mod:`.runner`). A hook of ours that crashes, times out or answers junk fails
 closed: the call is asked, and the reason says which hook failed and how. A Claude Code
 hook's failure is a non-blocking error, as there: the person is told, the call goes on.
 """
@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Union
 
 from ..claude.tool_input import from_claude_input
-from ..hook_payloads import ToolView, common_fields, tool_fields
-from ..hook_runner import ConfiguredHook, HookAnswer, read_answer, read_python_answer, run_hook
+from .events import HookEvent
+from .payloads import ToolView, common_fields, tool_fields
+from .runner import ConfiguredHook, HookAnswer, read_answer, read_python_answer, run_hook
 from ..settings import HookMatcher
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ async def _run_python(hook: PythonHook, payload: dict[str, Any]) -> HookAnswer:
         raise
     except Exception as error:  # a hook's bug must not decide silently either way
         return HookAnswer(failure=f"hook {hook.name} crashed: {type(error).__name__}: {error}")
-    return read_python_answer("PreToolUse", result, hook.name)
+    return read_python_answer(HookEvent.PRE_TOOL_USE, result, hook.name)
 
 
 def _command_cwd(view: ToolView, definition: "ToolDefinition | None", tool_input: dict[str, Any],
@@ -196,7 +197,7 @@ async def _run_configured(hook: ConfiguredHook, payload: dict[str, Any], view: T
                                                  f"({hook.problem}); asking instead")
     tool_input = payload.get("tool_input") or {}
     cwd = _command_cwd(view, definition, tool_input, project) if hook.dialect == "claude" else None
-    fields = common_fields(hook.dialect, "PreToolUse", session_id=str(payload.get("session_id", "")),
+    fields = common_fields(hook.dialect, HookEvent.PRE_TOOL_USE, session_id=str(payload.get("session_id", "")),
                            project=project, mode=payload.get("permission_mode"), cwd=cwd)
     if hook.dialect == "claude":
         sent = {**fields, **tool_fields("claude", view, tool_input, Path(project),
@@ -208,7 +209,7 @@ async def _run_configured(hook: ConfiguredHook, payload: dict[str, Any], view: T
 
 def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd: str,
                      env: Mapping[str, str] = {}) -> None:
-    from ..hook_runner import DEFAULT_TIMEOUT
+    from .runner import DEFAULT_TIMEOUT
     """Hand an audit record to every observer; fire and forget, never raises."""
     for observer in list(_OBSERVERS):
         try:
@@ -220,7 +221,7 @@ def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd
     for matcher in shell_hooks:
         if _matches(matcher.matcher, str(record.get("tool", ""))):
             for command in matcher.hooks:
-                hook = ConfiguredHook("ApprovalPost", matcher.matcher, command.command, command.type,
+                hook = ConfiguredHook(HookEvent.APPROVAL_POST, matcher.matcher, command.command, command.type,
                                       command.timeout or DEFAULT_TIMEOUT["codingcode"], "settings", Path(cwd),
                                       "codingcode")
                 _spawn(run_hook(hook, record, cwd, env))

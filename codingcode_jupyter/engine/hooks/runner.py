@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .processes import run_process
+from ..processes import run_process
+from .events import HookEvent
 
 if TYPE_CHECKING:
-    from .settings import Dialect, HooksSettings
+    from ..settings import Dialect, HooksSettings
 
 __all__ = ["ConfiguredHook", "HookRun", "HookAnswer", "configured_hooks", "run_hook", "read_answer",
            "hook_environment", "DEFAULT_TIMEOUT"]
@@ -89,7 +90,7 @@ class ConfiguredHook:
         if names is None or matcher in ("", "*"):
             return True
         if self.problem is not None:
-            return self.event == "PreToolUse"
+            return self.event == HookEvent.PRE_TOOL_USE
         if self.dialect == "claude":
             if _EXACT.match(matcher):
                 wanted = {part.strip() for part in re.split(r"[|,]", matcher) if part.strip()}
@@ -209,7 +210,7 @@ def _tool_decision(event: str, value: str | None) -> Decision:
     """A decision word as the event understands it: a tool call is allowed or denied, anything else blocked."""
     if value in (None, "continue", "defer"):
         return "continue"
-    if event == "PreToolUse":
+    if event == HookEvent.PRE_TOOL_USE:
         return {"approve": "allow", "block": "deny"}.get(value, value)  # type: ignore[return-value]
     return "block" if value in ("block", "deny") else "continue"
 
@@ -220,7 +221,7 @@ def _from_claude_json(event: str, raw: dict[str, Any]) -> HookAnswer:
                         decision=_tool_decision(event, output.decision), reason=output.reason)
     specific = output.hookSpecificOutput
     if specific is not None:
-        if specific.permissionDecision is not None and event == "PreToolUse":
+        if specific.permissionDecision is not None and event == HookEvent.PRE_TOOL_USE:
             answer.decision = _tool_decision(event, specific.permissionDecision)
             answer.reason = specific.permissionDecisionReason or answer.reason
         answer.updated_input = specific.updatedInput
@@ -244,7 +245,7 @@ def _from_our_json(event: str, raw: Any, name: str) -> HookAnswer:
                         stop=not output.continue_, stop_reason=output.stopReason, system_message=output.systemMessage)
     specific = output.hookSpecificOutput
     if specific is not None:
-        if specific.permissionDecision is not None and event == "PreToolUse":
+        if specific.permissionDecision is not None and event == HookEvent.PRE_TOOL_USE:
             answer.decision = _tool_decision(event, specific.permissionDecision)
             answer.reason = specific.permissionDecisionReason or answer.reason
         answer.updated_input = specific.updatedInput if specific.updatedInput is not None else answer.updated_input
@@ -253,7 +254,7 @@ def _from_our_json(event: str, raw: Any, name: str) -> HookAnswer:
 
 
 # Events whose plain stdout (exit 0) is context for the model, in Claude Code's semantics.
-_CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "SessionStart"})
+_CONTEXT_EVENTS = frozenset({HookEvent.USER_PROMPT_SUBMIT, HookEvent.SESSION_START})
 
 
 def read_answer(hook: ConfiguredHook, run: HookRun) -> HookAnswer:
@@ -265,7 +266,7 @@ def read_answer(hook: ConfiguredHook, run: HookRun) -> HookAnswer:
         return HookAnswer(failure=f"hook {name} did not answer within {hook.timeout:g} s")
     err = run.stderr.strip()
     if run.exit_code == 2:  # Claude Code's convention, kept by ours: exit 2 blocks, stderr says why
-        return HookAnswer(decision="deny" if event == "PreToolUse" else "block",
+        return HookAnswer(decision="deny" if event == HookEvent.PRE_TOOL_USE else "block",
                           reason=err or f"hook {name} blocked it")
     if run.exit_code != 0:
         return HookAnswer(failure=f"hook {name} failed with exit code {run.exit_code}" + (f": {err[:300]}" if err else ""))

@@ -1,6 +1,6 @@
 """Hooks of the events outside approval: after a tool, a prompt, the end of a turn, a session.
 
-PreToolUse lives with the approval pipeline (:mod:`.approval.hooks`); the others run here,
+PreToolUse runs in the approval pipeline's ``hooks`` layer (:mod:`.pre_tool_use`); the others run here,
 called where the event happens:
 
 * ``PostToolUse`` / ``PostToolUseFailure`` — after a tool ran (the loop; the hook sees
@@ -15,8 +15,8 @@ called where the event happens:
   that prompt), ``SessionEnd`` (when the session closes), ``PreCompact`` (``manual`` /
   ``auto``), ``Notification`` (an approval card waits for the person).
 
-Each hook is told what its file's product tells it (:mod:`.hook_payloads`) and read in its
-file's semantics (:mod:`.hook_runner`): a Claude Code hook's failure is a notice; one of
+Each hook is told what its file's product tells it (:mod:`.payloads`) and read in its
+file's semantics (:mod:`.runner`): a Claude Code hook's failure is a notice; one of
 ours fails closed where the event can (a prompt is blocked, the model is told a check failed).
 """
 
@@ -26,22 +26,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
-from .hook_payloads import ToolView, common_fields, tool_fields
-from .hook_runner import ConfiguredHook, read_answer, run_hook
+from .events import HookEvent
+from .payloads import ToolView, common_fields, tool_fields
+from .runner import ConfiguredHook, read_answer, run_hook
 
 if TYPE_CHECKING:
-    from .project_settings import ProjectSettings
-    from .settings import Dialect
-    from .tools.base import ToolDefinition
+    from ..project_settings import ProjectSettings
+    from ..settings import Dialect
+    from ..tools.base import ToolDefinition
 
 __all__ = ["EventOutcome", "LifecycleHooks"]
 
 Match = Union[Sequence[str], Callable[["Dialect"], Sequence[str]], None]
 Fields = Callable[["Dialect"], dict[str, Any]]
 # Events where a hook of ours that fails blocks (the strict reading), as PreToolUse asks.
-_STRICT = frozenset({"UserPromptSubmit"})
+_STRICT = frozenset({HookEvent.USER_PROMPT_SUBMIT})
 # Events where a failing hook of ours tells the model a check did not run.
-_TOLD_TO_MODEL = frozenset({"PostToolUse", "PostToolUseFailure"})
+_TOLD_TO_MODEL = frozenset({HookEvent.POST_TOOL_USE, HookEvent.POST_TOOL_USE_FAILURE})
 
 
 @dataclass
@@ -129,7 +130,7 @@ class LifecycleHooks:
     async def after_tool(self, *, session_id: str, definition: "ToolDefinition", tool_input: dict[str, Any],
                          text: str, is_error: bool, tool_use_id: str, mode: str) -> EventOutcome:
         view = ToolView.of(definition)
-        event = "PostToolUseFailure" if is_error else "PostToolUse"
+        event = HookEvent.POST_TOOL_USE_FAILURE if is_error else HookEvent.POST_TOOL_USE
 
         def fields(dialect: "Dialect") -> dict[str, Any]:
             out = tool_fields(dialect, view, tool_input, self.project, tool_use_id=tool_use_id, result=(text, is_error))
@@ -140,14 +141,14 @@ class LifecycleHooks:
         return await self.run(event, session_id=session_id, fields=fields, match=view.names, mode=mode)
 
     async def prompt(self, *, session_id: str, prompt: str, mode: str) -> EventOutcome:
-        return await self.run("UserPromptSubmit", session_id=session_id, fields=lambda d: {"prompt": prompt}, mode=mode)
+        return await self.run(HookEvent.USER_PROMPT_SUBMIT, session_id=session_id, fields=lambda d: {"prompt": prompt}, mode=mode)
 
     async def stop(self, *, session_id: str, agent: str, active: bool, mode: str) -> EventOutcome:
-        event = "Stop" if agent == "main" else "SubagentStop"
+        event = HookEvent.STOP if agent == "main" else HookEvent.SUBAGENT_STOP
 
         def fields(dialect: "Dialect") -> dict[str, Any]:
             out: dict[str, Any] = {"stop_hook_active": active}
-            if event == "SubagentStop":
+            if event == HookEvent.SUBAGENT_STOP:
                 out["agent_id"] = agent
                 out["agent_type"] = agent.rsplit("/", 1)[-1].split("#", 1)[0]
             return out
@@ -155,16 +156,16 @@ class LifecycleHooks:
         return await self.run(event, session_id=session_id, fields=fields, mode=mode)
 
     async def session_start(self, *, session_id: str, source: str) -> EventOutcome:
-        return await self.run("SessionStart", session_id=session_id, fields=lambda d: {"source": source},
+        return await self.run(HookEvent.SESSION_START, session_id=session_id, fields=lambda d: {"source": source},
                               match=[source])
 
     async def session_end(self, *, session_id: str, reason: str) -> EventOutcome:
-        return await self.run("SessionEnd", session_id=session_id, fields=lambda d: {"reason": reason}, match=[reason])
+        return await self.run(HookEvent.SESSION_END, session_id=session_id, fields=lambda d: {"reason": reason}, match=[reason])
 
     async def pre_compact(self, *, session_id: str, trigger: str, instructions: str = "") -> EventOutcome:
-        return await self.run("PreCompact", session_id=session_id,
+        return await self.run(HookEvent.PRE_COMPACT, session_id=session_id,
                               fields=lambda d: {"trigger": trigger, "custom_instructions": instructions}, match=[trigger])
 
     async def notification(self, *, session_id: str, message: str, kind: str = "permission_prompt") -> EventOutcome:
-        return await self.run("Notification", session_id=session_id,
+        return await self.run(HookEvent.NOTIFICATION, session_id=session_id,
                               fields=lambda d: {"message": message, "notification_type": kind}, match=[kind])
