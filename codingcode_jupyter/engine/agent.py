@@ -220,6 +220,7 @@ class AgentLoop:
                     conversation.append({"role": "user", "content": again})
                     continue
                 await self._run_tools(conversation, calls, turn_id)
+                self._mcp_notes(conversation)
                 if self._stop_requested is not None:
                     self._emit(Notice(text=f"Stopped by a hook: {self._stop_requested}"), turn_id)
                     return self._done("hook", usage, steps, text, turn_id)
@@ -242,6 +243,14 @@ class AgentLoop:
     def request_stop(self, reason: str) -> None:
         """End the turn after the current step (a hook answered ``continue: false``)."""
         self._stop_requested = self._stop_requested or reason
+
+    def _mcp_notes(self, conversation: Conversation) -> None:
+        """A server that became ready (or failed) during the turn: said in the next request, beside
+        the tools block that changed with it (the main agent's; a sub-agent's turn leaves them)."""
+        mcp = self.deps.mcp if self.deps is not None and self.agent == "main" else None
+        notes = mcp.take_model_notes() if mcp is not None else []
+        if notes:
+            conversation.append({"role": "user", "content": [{"type": "text", "text": "\n".join(notes)}]})
 
     def _hooks(self) -> "LifecycleHooks | None":
         return self.deps.hooks if self.deps is not None else None

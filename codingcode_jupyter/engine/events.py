@@ -35,6 +35,7 @@ __all__ = [
     "McpLog",
     "McpLoginRequired",
     "McpServerChanged",
+    "McpWaiting",
 ]
 
 
@@ -219,6 +220,15 @@ class McpServerChanged(Notice):
     tool_count: int = 0
 
 
+class McpWaiting(Notice):
+    """A turn's request waits for MCP servers still starting (``done``: it stopped waiting for these)."""
+
+    type: Literal["mcp_waiting"] = "mcp_waiting"  # type: ignore[assignment]
+    servers: list[str]
+    seconds: float
+    done: bool = False
+
+
 Event = Annotated[
     Union[
         TurnStarted,
@@ -237,6 +247,7 @@ Event = Annotated[
         McpProgress,
         McpLog,
         McpLoginRequired,
+        McpWaiting,
         McpServerChanged,
     ],
     Field(discriminator="type"),

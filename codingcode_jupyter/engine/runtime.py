@@ -7,6 +7,7 @@ and tests) ask it for a :class:`~.session.Session` and never wire parts themselv
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import threading
 from dataclasses import dataclass, field
@@ -22,7 +23,9 @@ from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context import compact, keep_in_window
 from .deps import SessionDeps
+from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager
+from .mcp.startup import StartupWait, startup_wait
 from .project_settings import ProjectSettings
 from .project_settings import preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
@@ -39,7 +42,8 @@ if TYPE_CHECKING:
     from .project_settings import EffectiveSettings
     from .sandbox.proxy import ProxyDecision
 
-__all__ = ["global_registry", "SessionParts", "open_session", "compact", "warm_up"]
+__all__ = ["global_registry", "SessionParts", "open_session", "compact", "warm_up", "start_servers_early",
+           "close_early_servers"]
 
 _REGISTRY: ToolRegistry | None = None
 # warm_up() may build the registry on another thread while a cell registers a custom tool.
@@ -65,9 +69,8 @@ def warm_up(project: Path | str | None = None) -> None:
     """Do ahead, on any thread, what the first session of the process would: build the built-in
     tools' schemas (and those of the tools each session makes), probe bubblewrap (a subprocess;
     both are kept for the process), import what its first turn imports, read ``project``'s settings
-    for its first session. Not the MCP client: a session loads it on a worker thread once the
-    model first answers (see mcp.manager), and the prewarm would only compete with the first
-    cell for the interpreter."""
+    for its first session. Not the MCP client: :func:`start_servers_early` loads it, for a
+    project that configures servers."""
     global_registry()
     # Tools each session makes anew: their schemas are built once, here.
     dispatch_agent_tool()
@@ -85,10 +88,84 @@ def warm_up(project: Path | str | None = None) -> None:
             pass  # the session that opens there says what is wrong with the file
 
 
-# What waits for the model's first answer (MCP servers, the project's first snapshot) starts
-# this long after it arrived: its first text is shown at once, the next update one display
-# interval (50 ms) later, and spawning processes in between would hold that first text back.
+# The project's first snapshot starts this long after the model's first answer arrived: its
+# first text is shown at once, the next update one display interval (50 ms) later, and the
+# snapshot's git processes in between would hold that first text back.
 AFTER_FIRST_ANSWER_S = 0.05
+
+
+# -- MCP servers started before the first session (the notebook's background loading) ----------
+
+# By project: the parts a session there will be opened with, their servers already starting.
+_EARLY: dict[Path, SessionDeps] = {}
+_EARLY_LOCK = threading.Lock()
+
+
+def start_servers_early(project: Path | str, loop: asyncio.AbstractEventLoop) -> bool:
+    """Start ``project``'s MCP servers on ``loop`` now, for the first session opened there.
+
+    Called on any thread but ``loop``'s (the notebook's background loading): the MCP client is
+    imported here, off the event loop; the servers are spawned (or connected) on it. What the
+    person has not trusted does not start (the manager asks the settings, as a session's does),
+    and starts once they trust the project. False when there is nothing to start (no
+    ``.mcp.json``, a settings file that the session will report as broken).
+    """
+    project = Path(project).resolve()
+    if not (project / MCP_CONFIG_FILE).is_file() or loop.is_closed():
+        return False
+    settings = ProjectSettings(project)
+    try:
+        settings.current()
+    except (SettingsError, OSError):
+        return False  # the session that opens there says what is wrong
+    import_module(f"{__package__}.mcp.client")
+    deps = _session_deps(project, settings, global_registry())
+    with _EARLY_LOCK:
+        if project in _EARLY:
+            return False
+        _EARLY[project] = deps
+    assert deps.mcp is not None
+    loop.call_soon_threadsafe(deps.mcp.start_background)
+    return True
+
+
+def _take_early(project: Path) -> SessionDeps | None:
+    with _EARLY_LOCK:
+        return _EARLY.pop(project, None)
+
+
+async def close_early_servers() -> None:
+    """Stop the servers started early that no session took (``%unload_ext``)."""
+    with _EARLY_LOCK:
+        left = list(_EARLY.values())
+        _EARLY.clear()
+    for deps in left:
+        if deps.mcp is not None:
+            await deps.mcp.aclose()
+        await deps.aclose()
+
+
+def _startup_wait(settings: ProjectSettings) -> Callable[[], StartupWait]:
+    """The bound a turn waits for servers still starting, as the settings say now (see mcp.startup)."""
+
+    def bound() -> StartupWait:
+        try:
+            merged = settings.current().merged
+        except SettingsError:
+            return startup_wait(None, {}, os.environ)
+        return startup_wait(merged.mcpStartupWaitSeconds, merged.env, os.environ)
+
+    return bound
+
+
+def _session_deps(project: Path, settings: ProjectSettings, registry: ToolRegistry) -> SessionDeps:
+    """The parts of a session in ``project``, its MCP manager made (not started)."""
+    deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
+                       checkpoints=CheckpointStore(project))
+    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
+                          admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
+                          wait=_startup_wait(settings))
+    return deps
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:
@@ -199,16 +276,15 @@ class SessionParts:
         record_trust(self.deps.project, "revoke", trusted, by=by, session_id=session_id)
 
     async def start(self) -> None:
-        """Ask for what needs the event loop: MCP servers, in the background (nobody waits for them),
-        once the model first answers."""
+        """Ask for what needs the event loop: MCP servers, in the background (a turn waits for
+        them briefly, see mcp.startup)."""
         if not self.started:
             self.started = True
             self.mcp.start_background()
 
     def first_answer(self) -> None:
-        """The model answered for the first time: what waited so as not to compete with its first
-        request starts (see :data:`AFTER_FIRST_ANSWER_S`)."""
-        self.mcp.release(AFTER_FIRST_ANSWER_S)
+        """The model answered for the first time: the project's first snapshot, which waited so as
+        not to compete with its first request, starts (see :data:`AFTER_FIRST_ANSWER_S`)."""
         if self.deps.checkpoints is not None and self._warm_timer is None:
             # The first snapshot of a project takes seconds when it is big (git processes, a worker
             # thread): taken now, the turn's own snapshot before its first edit is quick.
@@ -255,17 +331,21 @@ def open_session(
     if resume:
         if not session_id or not (sessions_dir(project) / f"{session_id}.jsonl").exists():
             raise FileNotFoundError(f"No saved session '{session_id}' in {sessions_dir(project)}")
-    settings = ProjectSettings(project)
-    effective = settings.current()  # a broken file is an error now, not at the first call
     registry = registry or global_registry()
+    # The first session in the project takes the parts whose servers the loading started.
+    deps = _take_early(project)
+    if deps is not None:
+        deps.registry = registry
+        settings = deps.settings
+    else:
+        settings = ProjectSettings(project)
+    effective = settings.current()  # a broken file is an error now, not at the first call
+    if deps is None:
+        deps = _session_deps(project, settings, registry)
     state = SessionState()
-    deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
-                       checkpoints=CheckpointStore(project))
     sandbox = deps.sandbox()
-    deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
-                          admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
-                          hold=True)
-    # All at once, once the model first answers (when an event loop runs; else SessionParts.start asks).
+    assert deps.mcp is not None
+    # All at once, now (when an event loop runs; else SessionParts.start asks); started early, a no-op.
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
                              agent_profile=agent_profile, model=model, settings=settings)

@@ -152,8 +152,8 @@ class Session:
     # Whether the SessionStart hooks ran (at the session's first turn in this kernel).
     started_hooks: bool = False
     # Called once, when the model first answers in this session (text, a tool call, the end of
-    # its response, an error): work that may wait until then (starting MCP servers) waits, so
-    # it does not compete with the first request for the interpreter.
+    # its response, an error): work that may wait until then (the project's first snapshot)
+    # waits, so it does not compete with the first request for the interpreter.
     on_first_answer: list[Callable[[], object]] = field(default_factory=list)
     answered: bool = False
 
@@ -255,7 +255,7 @@ class Session:
             done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="hook", usage=Usage())
             sink(done)
             return done
-        prompt = checked
+        prompt = await self._with_mcp_servers(checked, sink, turn_id)
         loop = AgentLoop(
             model=make_model(name),
             tools=self.tools,
@@ -281,6 +281,25 @@ class Session:
             if store is not None:
                 # What the turn left, so that undo can tell a later edit by someone else from the turn's own.
                 await asyncio.shield(asyncio.to_thread(store.after_turn, self.id, turn_id))
+
+    async def _with_mcp_servers(self, prompt: str | list[dict[str, Any]], sink: EventSink,
+                                turn_id: int) -> str | list[dict[str, Any]]:
+        """Wait (briefly, shown in the cell) for MCP servers still starting, so their tools are in this
+        request; the prompt with what the model should know about the servers (started, late, failed)."""
+        mcp = self.deps.mcp if self.deps is not None else None
+        if mcp is None:
+            return prompt
+
+        def show(event: Notice) -> None:
+            event.session_id, event.turn_id = self.id, turn_id
+            sink(event)
+
+        await mcp.wait_for_starting(show)
+        notes = mcp.take_model_notes()
+        if not notes:
+            return prompt
+        note = "\n".join(notes) + "\n\n"
+        return note + prompt if isinstance(prompt, str) else [{"type": "text", "text": note}, *prompt]
 
     def _first_answer(self) -> None:
         self.answered = True

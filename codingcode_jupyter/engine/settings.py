@@ -179,6 +179,9 @@ class Settings(_Model):
     model: str | None = None
     contextWindow: int | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    # Seconds a turn's request waits for MCP servers still starting (mcp.startup); None: Claude
+    # Code's MCP_TIMEOUT if set, else 5; 0 sends the request at once.
+    mcpStartupWaitSeconds: float | None = Field(default=None, ge=0, le=600)
     # Projects the person trusts wholesale (paths or globs); read from their user settings only.
     trustedProjects: list[str] = Field(default_factory=list)
     # Kept for files written before unknown keys were tolerated everywhere; never read.

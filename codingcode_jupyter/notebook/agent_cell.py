@@ -80,7 +80,8 @@ class AgentCellRunner:
         request = await self._mcp_request(parts.mcp, prompt)
         if isinstance(request, str) and expanded is not None:
             request = expanded.content(request)  # the pictures `{fig}` and `{Out[n]}` attach
-        notes = self.undo_notes.pop(session.id, []) + parts.mcp.take_model_notes()
+        # What the MCP servers' states are is added by the turn, once it waited for those still starting.
+        notes = self.undo_notes.pop(session.id, [])
         if notes:
             note = "\n".join(notes) + "\n\n"
             request = note + request if isinstance(request, str) else [{"type": "text", "text": note}, *request]

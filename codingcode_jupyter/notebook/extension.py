@@ -9,7 +9,9 @@ background thread (:mod:`.prewarm`) that gives way to the person's cells; the fi
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
 from typing import Any
 
 from . import async_cell, prewarm
@@ -57,6 +59,18 @@ def load(ip: Any) -> None:
     prewarm.start(ip, project=os.path.expanduser(config.project or os.getcwd()), session_warm_up=magics.registry.warm_up)
 
 
+def _close_early_servers() -> None:
+    """The MCP servers the loading started for a session that never opened."""
+    if "codingcode_jupyter.engine.runtime" not in sys.modules:
+        return
+    from ..engine.runtime import close_early_servers
+
+    try:
+        asyncio.get_running_loop().create_task(close_early_servers())
+    except RuntimeError:
+        pass  # no loop runs: none started (they start on the kernel's loop)
+
+
 def unload(ip: Any) -> None:
     """Remove what :func:`load` added (sessions are closed)."""
     magics: AgentMagics | None = getattr(ip, _STATE_KEY, None)
@@ -70,6 +84,7 @@ def unload(ip: Any) -> None:
     ip.user_ns.pop(LINE_FUNCTION, None)
     ip.user_ns_hidden.pop(LINE_FUNCTION, None)
     magics.registry.close_all()
+    _close_early_servers()
     ip.magics_manager.magics["cell"].pop("agent", None)
     ip.magics_manager.magics["line"].pop("agent", None)
     if magics.settings in ip.configurables:

@@ -23,6 +23,12 @@ A step that fails is skipped, and a wait gives up after :data:`MAX_WAIT_S` (a st
 hangs must not hang every cell): the cell then imports what it needs itself and shows the
 real error, if any, there.
 
+A project whose ``.mcp.json`` configures servers has them started by a step right after the
+engine's: the MCP client is imported on this thread (off the kernel's event loop), the
+servers are spawned or connected on the loop, and the first session there takes them, so
+their tools are in the model's first request (a turn waits a few seconds at most for one
+still starting). A project the person has not trusted starts none until they trust it.
+
 With an API key set, the last step opens the connection to the API the first turn will
 send on (a TLS handshake, tens of milliseconds or more away from the API), on the kernel's
 event loop where turns run; ``CODINGCODE_PRECONNECT=0`` leaves it to the first turn.
@@ -119,6 +125,18 @@ def _preconnect(loop: asyncio.AbstractEventLoop | None) -> Step:
     return "API connection", run
 
 
+def _mcp_servers(project: str | None, loop: asyncio.AbstractEventLoop | None) -> Step:
+    def run() -> None:
+        # Without a loop (a terminal runs each turn in a loop of its own) the servers would not outlive it.
+        if project is None or loop is None or loop.is_closed():
+            return
+        from ..engine.runtime import start_servers_early
+
+        start_servers_early(project, loop)
+
+    return "MCP servers", run
+
+
 def _view_warm_up() -> None:
     from .view import render_markdown
 
@@ -156,6 +174,8 @@ def default_steps(project: str | None = None, session_warm_up: Callable[[], Any]
         _importer("codingcode_jupyter.engine.approval.pipeline"),
         _importer("codingcode_jupyter.engine.runtime"),
         _engine_warm_up(project),
+        # Early: a server takes a second or more to start, in its own process, while the rest loads.
+        _mcp_servers(project, loop),
         *([("kernel tools", session_warm_up)] if session_warm_up is not None else []),
         ("codingcode_jupyter.notebook.view", _view_warm_up),
         _importer("codingcode_jupyter.notebook.references"),

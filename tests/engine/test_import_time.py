@@ -111,7 +111,7 @@ FIRST_ANSWER = textwrap.dedent('''
 ''')
 
 
-def test_a_configured_mcp_server_loads_the_mcp_client_off_the_event_loop_after_the_first_answer(tmp_path: Path):
+def test_a_configured_mcp_server_loads_the_mcp_client_off_the_event_loop_as_the_session_opens(tmp_path: Path):
     # The counterpart of the empty-project check: it would pass vacuously if nothing could load the client.
     project = tmp_path / "project"
     project.mkdir()
@@ -120,6 +120,7 @@ def test_a_configured_mcp_server_loads_the_mcp_client_off_the_event_loop_after_t
                          env={**os.environ, "CODINGCODE_TRUST": "1"}).stdout
     state, loaded = (json.loads(line) for line in out.strip().splitlines()[-2:])
     assert {"mcp", "codingcode_jupyter.engine.mcp.client"} <= set(loaded)
+    # Not imported on the event loop while the session opened; imported on a worker thread.
     assert state == {"at_open": False, "on_main_thread": [False]}
 
 

@@ -1,9 +1,11 @@
-"""Servers as a session lives with them: known before they start, started in the background,
-slow or hung at start-up without delaying the model, killed mid-session, restarted; and
+"""Servers as a session lives with them: known before they start, started in the background as
+the session opens, waited for by a turn up to a bound (a hung one delays it no longer), killed
+mid-session, restarted; and
 annotations that only count for approval where the person trusts the server."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -16,7 +18,7 @@ import pytest
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.approval.types import ToolCall
-from codingcode_jupyter.engine.events import McpServerChanged
+from codingcode_jupyter.engine.events import McpServerChanged, McpWaiting
 from codingcode_jupyter.engine.mcp import McpManager
 from codingcode_jupyter.engine.runtime import open_session
 from tests.engine.mcp_real import FAKE, STDIO_FAKE, by_display, ctx
@@ -61,6 +63,8 @@ async def test_a_killed_server_is_noticed_then_one_clear_error_then_it_works(tmp
         assert any(isinstance(e, McpServerChanged) and e.state == "failed" for e in manager.take_events())
         after = await by_display(manager)["fake:pid"].run({}, ctx(tmp_path))
         assert after.is_error and "stopped" in after.text_content and "call the tool again" in after.text_content
+        # Why it stopped, as it was when it stopped (not the new start's empty error: "stopped (None)").
+        assert "stopped (the server exited" in after.text_content and "None" not in after.text_content
         again = await by_display(manager)["fake:pid"].run({}, ctx(tmp_path))
         assert not again.is_error and int(again.text_content) != pid
         assert manager.status()[0].state == "running"
@@ -68,44 +72,89 @@ async def test_a_killed_server_is_noticed_then_one_clear_error_then_it_works(tmp
         await manager.aclose()
 
 
-@pytest.mark.slow
 def hung_with_marker(marker: Path) -> dict:
     """A server that starts (it writes ``marker``) and then never answers."""
     code = f"import sys; open({str(marker)!r}, 'w').close(); sys.stdin.read()"
     return {"command": sys.executable, "args": ["-c", code]}
 
 
-async def test_servers_start_once_the_model_first_answers_and_a_hung_one_delays_nothing(fake_api, tmp_path):
+def wait_bound(project: Path, seconds: float) -> None:
+    (project / ".codingcode").mkdir(exist_ok=True)
+    (project / ".codingcode" / "settings.json").write_text(json.dumps({"mcpStartupWaitSeconds": seconds}))
+
+
+async def test_a_hung_server_delays_the_turn_only_up_to_the_bound_with_a_notice(fake_api, tmp_path):
     marker = tmp_path.parent / f"{tmp_path.name}-hung-started"
     write_config(tmp_path, {"hung": hung_with_marker(marker), "fake": STDIO_FAKE})
-    seen = {}
+    wait_bound(tmp_path, 1.0)
+    seen = []
 
-    def first(body):
-        seen["spawned"] = marker.exists()
-        seen["states"] = [parts.mcp.connection(name).state for name in ("fake", "hung")]
-        seen["tools"] = [t["name"] for t in body["tools"]]
+    def answer(body):
+        seen.append({"states": [parts.mcp.connection(name).state for name in ("fake", "hung")],
+                     "tools": [t["name"] for t in body["tools"]], "first": json.dumps(body["messages"][0])})
         return Reply([text("hello")])
 
-    fake_api.add(first)
+    fake_api.add(answer, answer)
     session, parts = open_session(tmp_path, model="claude-sonnet-5")
     try:
-        await parts.start()
-        assert parts.mcp.take_model_notes() == [
-            "(Note: MCP server fake is still starting; its tools will be offered when it is ready.)",
-            "(Note: MCP server hung is still starting; its tools will be offered when it is ready.)"]
-        assert [s.state for s in parts.mcp.status()] == ["stopped", "stopped"]
-        started = time.monotonic()
-        done = await session.run_turn("hi")
-        assert done.stop_reason == "end_turn" and time.monotonic() - started < 10
-        # The first request went out before any server process was spawned, without their tools...
-        assert seen["spawned"] is False and seen["states"] == ["stopped", "stopped"]
-        assert not any("echo" in t for t in seen["tools"])
-        # ...and the answer started them: the hung one is started and still starting (its timeout is 30 s).
-        await eventually(marker.exists, what="the fake server to be spawned")
-        await eventually(lambda: parts.mcp.connection("fake").state == "running", what="the fake server to run")
+        # Started as the session opens, not held back for the model's first answer.
+        await eventually(marker.exists, 30, "the hung server to be spawned")
+        await eventually(lambda: parts.mcp.connection("fake").state == "running", 30, "the fake server to run")
+        events = []
+        done = await session.run_turn("hi", emit=events.append)
+        assert done.stop_reason == "end_turn"
+        [request] = seen
+        # The request carries the ready server's tools; it went out while the hung one was still
+        # starting (its start timeout is 30 s): the turn waited for the bound, not for the server.
+        assert "fake__echo" in request["tools"] and request["states"] == ["running", "starting"]
+        assert not any(t.startswith("hung__") for t in request["tools"])
+        waits = [e for e in events if isinstance(e, McpWaiting)]
+        assert [(w.servers, w.done) for w in waits] == [(["hung"], False), (["hung"], True)]
+        assert "Waiting for MCP server hung to start (up to 1 s" in waits[0].text
+        assert "hung not ready after 1 s" in waits[1].text
+        # The model is told which server is on its way.
+        assert "MCP server hung is still starting" in request["first"]
+        # The same start is not waited for again by the next turn.
+        events.clear()
+        await session.run_turn("again", emit=events.append)
+        assert not [e for e in events if isinstance(e, McpWaiting)]
         assert parts.mcp.connection("hung").state == "starting"
-        [note] = parts.mcp.take_model_notes()
-        assert note.startswith("(Note: MCP server fake is now running; its tools are offered: fake:")
+    finally:
+        await parts.aclose()
+
+
+async def test_a_server_still_starting_is_waited_for_and_its_tools_are_in_the_first_request(fake_api, tmp_path):
+    go = tmp_path / "go"
+    write_config(tmp_path, {"slow": slow_until(go)})
+    seen = []
+    fake_api.add(lambda body: seen.append([t["name"] for t in body["tools"]]) or Reply([text("hi")]))
+    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    events = []
+    try:
+        asyncio.get_running_loop().call_later(0.5, go.touch)  # it starts half a second into the wait
+        done = await session.run_turn("echo something", emit=events.append)
+        assert done.stop_reason == "end_turn"
+        assert "slow__echo" in seen[0]
+        waits = [e for e in events if isinstance(e, McpWaiting)]
+        assert [(w.servers, w.done) for w in waits] == [(["slow"], False)]
+    finally:
+        await parts.aclose()
+
+
+async def test_a_failed_server_is_not_waited_for(fake_api, tmp_path):
+    write_config(tmp_path, {"broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}})
+    wait_bound(tmp_path, 30)
+    fake_api.add(Reply([text("hi")]))
+    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    front = ScriptedFront()
+    parts.mcp.attach_front(front)
+    try:
+        await eventually(lambda: parts.mcp.connection("broken").state == "failed", 30, "the broken server to fail")
+        events = []
+        await session.run_turn("hi", emit=events.append)
+        assert not [e for e in events if isinstance(e, McpWaiting)]
+        assert any(isinstance(e, McpServerChanged) and e.state == "failed" for e in front.events)
+        assert "MCP server broken is not running" in json.dumps(fake_api.requests[0]["messages"][0])
     finally:
         await parts.aclose()
 
@@ -113,6 +162,7 @@ async def test_servers_start_once_the_model_first_answers_and_a_hung_one_delays_
 async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp_path):
     go = tmp_path / "go"
     write_config(tmp_path, {"slow": slow_until(go)})
+    wait_bound(tmp_path, 0.3)
     (tmp_path / "notes.txt").write_text("a note\n")
     states = []
 
@@ -136,17 +186,20 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
     parts.mcp.attach_front(front)
     try:
         await parts.start()
-        assert parts.mcp.take_model_notes() == ["(Note: MCP server slow is still starting; its tools will be offered "
-                                                "when it is ready.)"]
-        done = await session.run_turn("echo something", ask=None)
+        events = []
+        done = await session.run_turn("echo something", ask=None, emit=events.append)
         assert done.stop_reason == "end_turn"
         first, second, third, _ = fake_api.requests
-        assert states == ["stopped"]  # held until the model's first answer
+        assert states == ["starting"]  # started with the session; not ready within the bound
+        assert [(w.servers, w.done) for w in events if isinstance(w, McpWaiting)][-1] == (["slow"], True)
         assert "slow__echo" not in [t["name"] for t in first["tools"]] + [t["name"] for t in second["tools"]]
         assert "slow__echo" in [t["name"] for t in third["tools"]]
+        assert "MCP server slow is still starting" in json.dumps(first["messages"][0])
         assert any(isinstance(e, McpServerChanged) and e.state == "running" and e.server == "slow" for e in front.events)
-        [note] = parts.mcp.take_model_notes()
-        assert note.startswith("(Note: MCP server slow is now running; its tools are offered: slow:echo")
+        # The model is told in its next request, beside the tool results.
+        told = json.dumps(third["messages"][-1])
+        assert "MCP server slow is now running; its tools are offered: slow:echo" in told
+        assert parts.mcp.take_model_notes() == []
     finally:
         await parts.aclose()
 

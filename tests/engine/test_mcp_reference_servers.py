@@ -12,6 +12,7 @@ filesystem server and the SSE transport (tested nowhere else); git and fetch are
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -160,3 +161,29 @@ async def test_legacy_sse_transport(tmp_path):
     finally:
         await manager.aclose()
         listening.stop()
+
+
+@needs(FILESYSTEM, "@modelcontextprotocol/server-filesystem")
+async def test_filesystem_keeps_the_directory_of_its_arguments_beside_the_project(tmp_path):
+    # The server replaces the directories of its arguments with the client's roots: sending only the
+    # project took away the one directory the person named in .mcp.json.
+    project, data, other = tmp_path / "project", tmp_path / "data", tmp_path / "other"
+    for directory in (project, data, other):
+        directory.mkdir()
+    (data / "facts.txt").write_text("forty-two\n")
+    (other / "secret.txt").write_text("not named\n")
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"fs": {"command": NODE, "args": [str(FILESYSTEM), str(data)]}}}))
+    manager = McpManager(project, start_timeout=30)
+    try:
+        await manager.start()
+        assert manager.connection("fs").state == "running", manager.connection("fs").error
+        tools = by_display(manager)
+        allowed = (await tools["fs:list_allowed_directories"].run({}, ctx(project))).text_content
+        assert str(data.resolve()) in allowed and str(project.resolve()) in allowed
+        read = await tools["fs:read_text_file"].run({"path": str(data / "facts.txt")}, ctx(project))
+        assert not read.is_error and "forty-two" in read.text_content, read.text_content
+        # Only what is named: a directory beside it stays out of reach.
+        assert (await tools["fs:read_text_file"].run({"path": str(other / "secret.txt")}, ctx(project))).is_error
+        assert f"roots: {project.resolve()} (the project), {data.resolve()} (named in its arguments)" in manager.describe()
+    finally:
+        await manager.aclose()

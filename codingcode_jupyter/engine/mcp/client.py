@@ -103,7 +103,7 @@ class ConnectionHost(Protocol):
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationResponse: ...
 
-    def roots(self) -> list[Path]: ...
+    def roots(self, server: "ServerConnection | None" = None) -> list[Path]: ...
 
     def server_logged(self, server: "ServerConnection", entry: LogEntry, origin: CallOrigin | None) -> None: ...
 
@@ -130,7 +130,7 @@ class _LoneHost:
     async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
         return ElicitationResponse.decline("nobody can be asked")
 
-    def roots(self) -> list[Path]:
+    def roots(self, server: "ServerConnection | None" = None) -> list[Path]:
         return [self.project]
 
     def server_logged(self, server: "ServerConnection", entry: LogEntry, origin: CallOrigin | None) -> None:
@@ -668,7 +668,7 @@ class ServerConnection:
         self.host.server_logged(self, entry, self._origin())
 
     async def _on_list_roots(self, context: Any) -> types.ListRootsResult:
-        roots = [types.Root(uri=path.resolve().as_uri(), name=path.name or str(path)) for path in self.host.roots()]
+        roots = [types.Root(uri=path.resolve().as_uri(), name=path.name or str(path)) for path in self.host.roots(self)]
         return types.ListRootsResult(roots=roots)
 
     async def _on_sampling(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
@@ -725,8 +725,9 @@ class ServerConnection:
                 # It exited between calls: say so once, and start it again for the next call.
                 self._failure_unreported = False
                 self.restarts += 1
+                why = self.error or "it exited"  # taken before _spawn() clears it for the new start
                 self._spawn()
-                raise McpCallError(f"MCP server {self.name!r} stopped ({self.error}); it is being restarted, "
+                raise McpCallError(f"MCP server {self.name!r} stopped ({why}); it is being restarted, "
                                    "so call the tool again (state it kept in memory is gone)")
             self.restarts += 1
         if self.state != "running":

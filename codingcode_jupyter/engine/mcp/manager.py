@@ -1,15 +1,14 @@
 """The MCP servers of a session: known from ``.mcp.json`` at once, started in the background,
 added and removed at will, their tools offered as :class:`ToolDefinition` s.
 
-Servers start all at once and nobody waits for them: the model's first request goes out
-with the tools of the servers that are ready, and a slow server's tools join when it is
-(the model is told in its next prompt, the person by a notice). A session's manager is
-*held* until the model first answers (:meth:`release`): the first request never carries a
-server's tools anyway (none starts in the milliseconds before it goes out), and spawning
-processes and importing the MCP client (about 0.8 s of CPU, done on a worker thread) would
-only delay it. A server that fails to
-start, crashes or times out never stops the session: its status says what happened and a
-call to it returns a clear ``is_error`` result.
+Servers start all at once, as early as can be: in a notebook with the session's loading
+after ``%load_ext`` (see ``runtime.start_servers_early``), elsewhere when the session opens;
+the MCP client is imported off the event loop (a worker thread, or the loading's thread). A
+turn's request waits for the servers still starting, up to a bound (:mod:`.startup`; a line
+in the cell names them), so the tools the person configured are in the model's first
+request; a server not ready by then joins when it is (the model is told in its next request,
+the person by a notice). A server that fails to start, crashes or times out never stops the
+session: its status says what happened and a call to it returns a clear ``is_error`` result.
 
 The manager is the connections' host: what servers ask of the client — a message from the
 model (sampling), input from the person (elicitation), the roots — is answered here, by
@@ -20,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
-from ..events import McpLog, McpLoginRequired, McpServerChanged, Notice
+from ..events import McpLog, McpLoginRequired, McpServerChanged, McpWaiting, Notice
 from ..tools.base import AnyArgs, ToolContext, ToolDefinition, ToolResult
 from .common import McpCallError, default_token_dir
 from .config import (
@@ -49,6 +49,7 @@ from .resources import LIST_TOOL, READ_TOOL, resource_tools
 from .results import to_tool_result
 from .sampling import Sampler, SamplingRequest, SamplingResult, TurnSampler
 from .server_log import LogEntry, is_alarming
+from .startup import StartupWait, startup_wait
 
 if TYPE_CHECKING:
     from ..front import Front
@@ -66,6 +67,8 @@ _VALIDATION = "jsonschema.validators"
 AnyConfig = StdioServerConfig | HttpServerConfig | SseServerConfig
 # Events kept for a front that is not attached yet; older ones are dropped.
 _MAX_PENDING = 50
+# A turn's wait shorter than this gets no line in the cell (nobody would notice the wait).
+QUIET_WAIT_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class ServerStatus:
     trust_annotations: bool = False
     # Seconds since it began starting (while starting).
     starting_for: float | None = None
+    # The directories its own arguments name, sent as roots beside the project.
+    argument_roots: tuple[str, ...] = ()
 
 
 class McpManager:
@@ -109,13 +114,15 @@ class McpManager:
         token_dir: Path | None = None,
         admit: Callable[[str], str | None] | None = None,
         env: Callable[[], dict[str, str]] | None = None,
-        hold: bool = False,
+        wait: Callable[[], StartupWait] | None = None,
     ) -> None:
         self.project = Path(project)
         self.sandbox = sandbox
         # Why a server of the project's .mcp.json may not start yet (not trusted), or None.
         self.admit = admit
         self._env = env
+        # How long a turn waits for servers still starting (the settings', see .startup).
+        self._wait = wait or (lambda: startup_wait(None, {}, os.environ))
         # Servers the person added themselves (`%agent mcp add`): theirs, so never refused.
         self._added: set[str] = set()
         self.log_dir = Path(log_dir) if log_dir is not None else self.project / ".codingcode" / "logs"
@@ -135,9 +142,13 @@ class McpManager:
         self._config_errors: dict[str, str] = {}
         self._config_loaded = False
         self._connected = False
-        # Held: start_background() is remembered, and done at release() (see the module docstring).
-        self._held = hold
-        self._start_wanted = False
+        # start_background() was asked for (the servers of .mcp.json are wanted running).
+        self._start_asked = False
+        # Servers a turn stopped waiting for, with the start (started_at; None: before it began)
+        # it gave up on: the next turns do not wait for that start again.
+        self._gave_up: dict[str, float | None] = {}
+        self._wait_problem_told = False
+        self._changed: asyncio.Event | None = None
         self._loading: asyncio.Future[None] | None = None
         self._validation: asyncio.Future[Any] | None = None
         self._front: Front | None = None
@@ -203,7 +214,8 @@ class McpManager:
             project=self.project,
             log_path=self.log_dir / f"mcp-{name}.log",
             call_timeout=self.call_timeout,
-            start_timeout=self.start_timeout,
+            # A turn that waits longer than the start timeout (MCP_TIMEOUT=60000) must not see it fail first.
+            start_timeout=max(self.start_timeout, self._wait().seconds),
             max_concurrency=self.max_concurrency,
             on_tools_changed=self._tools_changed,
             sandbox=self.sandbox,
@@ -224,29 +236,26 @@ class McpManager:
 
     def _tools_changed(self) -> None:
         self.tools_version += 1
+        if self._changed is not None:
+            self._changed.set()  # a turn waiting for servers looks again
 
     # -- lifecycle ---------------------------------------------------------------------
 
     async def start(self) -> None:
         """Start every configured server at once and wait for each to answer or fail."""
-        self._held = False
+        self._start_asked = True
         await self._client_loaded()
         self._ensure_config()
         await asyncio.gather(*(server.start() for server in self._servers.values() if server.state != "running"))
         self._tools_changed()
 
     def start_background(self) -> bool:
-        """Start every configured server at once without waiting; False when no event loop runs.
-
-        While the manager is held this is remembered and done at :meth:`release`.
-        """
+        """Start every configured server at once without waiting; False when no event loop runs."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return False
-        if self._held:
-            self._start_wanted = True
-            return True
+        self._start_asked = True
         if _CLIENT in sys.modules:
             self._start_connections()
         elif self._configured() and (self._loading is None or self._loading.done()):
@@ -254,26 +263,10 @@ class McpManager:
         return True
 
     async def start_now(self) -> None:
-        """Start every server now, held or not, without waiting for them (their client loaded off the loop)."""
-        self._held = False
+        """Start every server now without waiting for them (their client loaded off the loop)."""
+        self._start_asked = True
         await self._client_loaded()
         self._start_connections()
-
-    def release(self, delay: float = 0.0) -> None:
-        """No longer held: what :meth:`start_background` was asked for starts, ``delay`` s from now."""
-        if not self._held:
-            return
-        self._held = False
-        if not self._start_wanted:
-            return
-        if delay <= 0:
-            self.start_background()
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        loop.call_later(delay, self.start_background)
 
     def _start_connections(self) -> None:
         self._ensure_config()
@@ -309,13 +302,78 @@ class McpManager:
     async def wait_ready(self, timeout: float | None = None) -> None:
         """Start what was asked for and wait until no server is starting (tests, scripts)."""
         async def settled() -> None:
-            self.release()
             if self._loading is not None:
                 await self._loading
             while any(s.state == "starting" for s in self._servers.values()):
                 await asyncio.sleep(0.05)
 
         await asyncio.wait_for(settled(), timeout)
+
+    # -- a turn's wait -----------------------------------------------------------------
+
+    def _still_starting(self) -> list[str]:
+        """The non-deferred servers whose tools a request could soon carry, not given up on."""
+        names: list[str] = []
+        if self._loading is not None and not self._loading.done():
+            # The client is loading: every server of .mcp.json that may start is on its way.
+            for name, config in self._configs.items():
+                if name not in self._gave_up and not config.deferred and self._refusal(name) is None:
+                    names.append(name)
+        for name, server in self._servers.items():
+            if server.state != "starting" or server.config.deferred or name in names:
+                continue
+            if name in self._gave_up and self._gave_up[name] in (None, server.started_at):
+                continue
+            names.append(name)
+        return sorted(names)
+
+    async def wait_for_starting(self, show: Callable[[Notice], None]) -> list[str]:
+        """Before a turn's request: wait for the servers still starting, up to the bound (:mod:`.startup`).
+
+        A wait that lasts is shown (``show``) as a line naming the servers; one not ready by the
+        bound is said so, and is not waited for again (it joins the turn when it is ready). A
+        server that failed is not waited for: its notice is already in the cell. Returns the
+        servers the request goes without.
+        """
+        bound = self._wait()
+        if bound.problem and not self._wait_problem_told:
+            self._wait_problem_told = True
+            show(Notice(text=bound.problem))
+        waiting = self._still_starting()
+        if not waiting:
+            return []
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        deadline = began + bound.seconds
+        self._changed = self._changed or asyncio.Event()
+        shown = False
+        try:
+            while waiting and loop.time() < deadline:
+                if not shown and loop.time() - began >= QUIET_WAIT_S:
+                    shown = True
+                    names = ", ".join(waiting)
+                    show(McpWaiting(servers=waiting, seconds=bound.seconds,
+                                    text=f"Waiting for MCP server{'s' if len(waiting) > 1 else ''} {names} to start "
+                                         f"(up to {bound.seconds:g} s, {_source(bound)})…"))
+                self._changed.clear()
+                pause = min(deadline - loop.time(), QUIET_WAIT_S if not shown else 0.5)
+                try:
+                    await asyncio.wait_for(self._changed.wait(), max(pause, 0))
+                except asyncio.TimeoutError:
+                    pass
+                waiting = self._still_starting()
+        finally:
+            self._changed = None
+        for name in waiting:
+            server = self._servers.get(name)
+            self._gave_up[name] = server.started_at if server is not None else None
+        if waiting:
+            names = ", ".join(waiting)
+            show(McpWaiting(servers=waiting, seconds=bound.seconds, done=True,
+                            text=f"MCP server{'s' if len(waiting) > 1 else ''} {names} not ready after "
+                                 f"{bound.seconds:g} s: the request goes without {'their' if len(waiting) > 1 else 'its'} "
+                                 f"tools, which join when ready."))
+        return waiting
 
     async def add(self, name: str, config: dict[str, Any] | AnyConfig) -> ServerStatus:
         """Add (or replace) a server for this session and start it; McpConfigError if the entry is invalid."""
@@ -420,8 +478,8 @@ class McpManager:
         for name in self._configured():
             server = self._servers.get(name)
             told = self._told.get(name)
-            if server is None:  # not a connection yet: held, or its client is loading
-                wanted = self._start_wanted or self._loading is not None
+            if server is None:  # not a connection yet: its client is loading
+                wanted = self._start_asked or self._loading is not None
                 state = "stopped" if not wanted else "untrusted" if self._refusal(name) else "starting"
             else:
                 state = "starting" if server.state == "needs_login" else server.state
@@ -451,8 +509,13 @@ class McpManager:
                                f"({request.message!r}): nobody can answer it here."))
         return ElicitationResponse.decline("no front to ask in")
 
-    def roots(self) -> list[Path]:
-        return [self.project]
+    def roots(self, server: ServerConnection | None = None) -> list[Path]:
+        """What a server may work in: the project, and the directories its own ``.mcp.json``
+        arguments name (a filesystem server's roots replace its arguments, so these would be lost)."""
+        roots = [self.project.resolve()]
+        if server is not None:
+            roots += [path for path in argument_directories(server.config, self.project) if path not in roots]
+        return roots
 
     def server_logged(self, server: ServerConnection, entry: LogEntry, origin: CallOrigin | None) -> None:
         if is_alarming(entry.level):
@@ -470,7 +533,9 @@ class McpManager:
                 text=f"MCP server {server.name} needs you to log in: open {login.url} . If the page you land on "
                      f"afterwards does not load (the browser runs elsewhere), copy its address into "
                      f"%agent mcp login {server.name} ADDRESS"))
-        elif change == "state" and server.state == "running":
+        if server.state in ("running", "failed"):
+            self._gave_up.pop(server.name, None)  # that start is over: a later one is waited for again
+        if change == "state" and server.state == "running":
             if any(tool.has_output_schema for tool in server.tools):
                 self._warm_validation()
             self._show(McpServerChanged(server=server.name, state="running", tool_count=len(server.tools),
@@ -511,6 +576,7 @@ class McpManager:
             login_url=server.login.url if server.login else None,
             trust_annotations=server.config.trust_annotations,
             starting_for=time.monotonic() - server.started_at if starting else None,
+            argument_roots=tuple(str(path) for path in self.roots(server)[1:]),
         )
 
     def status(self) -> list[ServerStatus]:
@@ -549,6 +615,9 @@ class McpManager:
         if status.login_url:
             lines.append(f"  log in: {status.login_url}")
             lines.append(f"  (browser elsewhere? paste the address it ends on: %agent mcp login {status.name} ADDRESS)")
+        if status.argument_roots:
+            lines.append(f"  roots: {self.project.resolve()} (the project), " + ", ".join(status.argument_roots)
+                         + " (named in its arguments)")
         if status.tools:
             lines.append("  tools: " + ", ".join(f"{status.name}:{tool}" for tool in status.tools))
         for name, why in status.skipped:
@@ -636,6 +705,36 @@ class McpManager:
             for info in sorted(server.tools, key=lambda tool: tool.name):
                 definitions.append(_definition(server, info, names[(server.name, info.name)]))
         return definitions
+
+
+def _source(bound: StartupWait) -> str:
+    """Where a wait's bound comes from, for the line that shows it."""
+    if bound.source == "default":
+        return "mcpStartupWaitSeconds in the settings changes it"
+    return f"set by {bound.source}"
+
+
+def argument_directories(config: AnyConfig, project: Path) -> list[Path]:
+    """The existing directories a stdio server's arguments name (relative ones from its working directory)."""
+    if not isinstance(config, StdioServerConfig):
+        return []
+    base = Path(config.cwd) if config.cwd else project
+    if not base.is_absolute():
+        base = project / base
+    found: list[Path] = []
+    for arg in config.args:
+        if not arg or arg.startswith("-"):
+            continue  # an option, not a place
+        path = Path(os.path.expanduser(arg))
+        path = path if path.is_absolute() else base / path
+        try:
+            if path.is_dir():
+                resolved = path.resolve()
+                if resolved not in found:
+                    found.append(resolved)
+        except OSError:
+            continue
+    return found
 
 
 def _trusted_read_only(server: ServerConnection, info: McpToolInfo) -> bool:
