@@ -202,3 +202,51 @@ def test_the_mcp_package_resolves_every_public_name_lazily():
         assert getattr(mcp, name) is getattr(home, name)
     with pytest.raises(AttributeError):
         mcp.no_such_name  # noqa: B018
+
+
+EARLY = textwrap.dedent('''
+    import asyncio, json, sys, threading
+
+    class Watch:
+        """Which thread imports the MCP client."""
+        threads = []
+
+        def find_spec(self, name, path=None, target=None):
+            if name == "codingcode_jupyter.engine.mcp.client":
+                self.threads.append(threading.current_thread() is threading.main_thread())
+            return None
+
+    sys.meta_path.insert(0, Watch())
+    from codingcode_jupyter.engine import runtime
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        # As the notebook's background loading does it: on its own thread, the servers on the loop.
+        early = await asyncio.to_thread(runtime.start_servers_early, sys.argv[1], loop)
+        await asyncio.sleep(0)  # the loop runs what the thread handed it
+        session, parts = runtime.open_session(sys.argv[1], model="demo")
+        await parts.mcp.wait_ready(30)
+        state = parts.mcp.connection("t").state
+        taken = not runtime._EARLY
+        await parts.aclose()
+        return {"early": early, "taken": taken, "state": state}
+
+    print(json.dumps({**asyncio.run(main()), "on_main_thread": Watch.threads}))
+''')
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "untrusted"])
+def test_servers_started_early_load_the_client_off_the_loop_and_the_first_session_takes_them(tmp_path: Path,
+                                                                                             trusted: bool):
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = tmp_path / "spawned"
+    code = f"open({str(marker)!r}, 'w').close()"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"t": {"command": sys.executable, "args": ["-c", code]}}}))
+    env = {**os.environ, "CODINGCODE_TRUST": "1" if trusted else "", "CODINGCODE_USER_DIR": str(tmp_path / "user")}
+    out = subprocess.run([sys.executable, "-c", EARLY, str(project)], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    state = json.loads(out.strip().splitlines()[-1])
+    assert state["early"] is True and state["taken"] is True and state["on_main_thread"] == [False]
+    # Trusted: it was spawned (and exited at once: failed); untrusted: nothing of it ran.
+    assert (state["state"], marker.exists()) == (("failed", True) if trusted else ("untrusted", False))
