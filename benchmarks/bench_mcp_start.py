@@ -111,18 +111,19 @@ def measure(quick: bool) -> list[Row]:
     rows = []
     for name, what, target, limit, why in (
         ("ready", "an MCP server ready at once", "<= 1.1x", 1.1, WHY_READY),
-        ("slow", f"an MCP server that takes {START_DELAY:g} s to start", f"its tools offered; <= the {BOUND:g} s bound",
+        ("slow", f"an MCP server that takes {START_DELAY:g} s to start", f"its tools offered; + <= the {BOUND:g} s bound",
          None, WHY_SLOW),
     ):
         median = statistics.median(results[name])
         ratio = median / max(baseline, 1e-9)
         all_offered = offered[name] == repeat
-        met = all_offered and (ratio <= limit if limit is not None else median <= BOUND + 0.5)
+        # The slow server's row: the wait over the same first cell without a server, against the bound.
+        met = all_offered and (ratio <= limit if limit is not None else median - baseline <= BOUND + 0.5)
         rows.append(Row(
             name=f"first %%agent cell with {what} (2 s after %load_ext): prompt sent → first text",
             ours=spread(results[name]) + f"; its tools in {offered[name]} of {repeat} first requests",
             baseline=spread(results["none"]) + " project with no .mcp.json",
-            result=f"{ratio:.2f}x" if limit is not None else f"{median:.2f} s ({ratio:.0f}x)",
+            result=f"{ratio:.2f}x" if limit is not None else f"+{median - baseline:.2f} s ({ratio:.2f}x)",
             target=target,
             met=met,
             method=__doc__.strip().replace("\n", " "),
