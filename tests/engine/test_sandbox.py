@@ -31,7 +31,7 @@ def project(tmp_path: Path) -> Path:
 async def test_is_active_and_says_so(sb: CommandSandbox) -> None:
     assert sb.enabled and sb.active and sb.unavailable_reason is None
     assert sb.network == "off"
-    assert sb.describe() == "bubblewrap: on (network off)"
+    assert sb.describe() == "bubblewrap: on (network off) — bubblewrap can create namespaces here"
     argv = sb.argv_for("true", sb.project)
     # A launcher execs bwrap with a clean environment and the seccomp filter on a pipe.
     assert argv[: argv.index(sb.bwrap)][1:4] == ["-I", "-S", "-c"] and argv[-3:] == ["bash", "-c", "true"]
@@ -317,7 +317,7 @@ async def test_wrapped_server_gets_the_variables_it_names(sb: CommandSandbox, pr
 
 
 def test_missing_bwrap_is_inactive_with_a_reason(tmp_path: Path) -> None:
-    sandbox = CommandSandbox.create(tmp_path, SandboxSettings(), bwrap=str(tmp_path / "no" / "bwrap"))
+    sandbox = CommandSandbox.create(tmp_path, SandboxSettings(backend="bwrap"), bwrap=str(tmp_path / "no" / "bwrap"))
     assert sandbox.enabled and not sandbox.active
     assert "bubblewrap not found" in (sandbox.unavailable_reason or "")
     assert "every command will be asked" in sandbox.describe()
@@ -330,7 +330,7 @@ def test_broken_bwrap_is_inactive(tmp_path: Path) -> None:
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
-    sandbox = CommandSandbox.create(tmp_path, SandboxSettings(failIfUnavailable=True), bwrap=str(fake))
+    sandbox = CommandSandbox.create(tmp_path, SandboxSettings(failIfUnavailable=True, backend="bwrap"), bwrap=str(fake))
     assert not sandbox.active
     assert "No permissions to create new namespace" in (sandbox.unavailable_reason or "")
     assert "refused" in sandbox.describe()

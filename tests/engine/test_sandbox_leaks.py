@@ -18,9 +18,9 @@ import pytest
 from codingcode_jupyter.engine.sandbox import CommandSandbox
 from codingcode_jupyter.engine.settings import SandboxSettings
 from tests.engine.helpers import make_deps
-from tests.engine.sandbox_helpers import SECRET, make_sandbox, needs_bwrap, run
+from tests.engine.sandbox_helpers import RUNNING_BACKEND, SECRET, make_sandbox, needs_sandbox, run
 
-pytestmark = needs_bwrap
+pytestmark = needs_sandbox
 
 VISIBLE = "VISIBLE-CONTROL-MARKER-5b21"
 
@@ -62,6 +62,7 @@ async def test_every_shadow_like_file_is_masked(sb: CommandSandbox) -> None:
     assert "READABLE /etc/os-release" in result.out or "READABLE /etc/hostname" in result.out
 
 
+@pytest.mark.skipif(RUNNING_BACKEND != "bwrap", reason="Landlock cannot replace /etc/passwd (said in its limits)")
 async def test_etc_passwd_lists_only_the_accounts_a_command_needs(sb: CommandSandbox) -> None:
     host_users = {line.split(":", 1)[0] for line in Path("/etc/passwd").read_text().splitlines() if line}
     result = await run(sb, "cut -d: -f1 /etc/passwd; id -un; ls -ld / | awk '{print $3}'")
@@ -139,6 +140,18 @@ async def _environs(sandbox: CommandSandbox) -> dict[str, str]:
     return {section.split("\n", 1)[0]: section.split("\n", 1)[1] for section in sections}
 
 
+def _inside(environs: dict[str, str]) -> dict[str, str]:
+    """The environ files of the sandbox's own processes. Under Landlock there is no PID namespace:
+    every process of the machine is listed, and the environ of each outside the sandbox reads
+    empty (Landlock refuses ptrace-like access) — the test's own process among them, which holds
+    every leaky variable (a control that the refusal, not an absent process, kept them out)."""
+    if RUNNING_BACKEND == "bwrap":
+        return environs
+    own = [key for key in environs if key.startswith(f"/proc/{os.getpid()}/environ ")]
+    assert own and not any(environs[key] for key in own), own
+    return {key: text for key, text in environs.items() if text}
+
+
 @pytest.fixture
 def leaky_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in _LEAKY_ENV.items():
@@ -157,8 +170,10 @@ async def test_only_allowlisted_variables_reach_any_process_inside(project: Path
     for path, text in environs.items():
         assert SECRET not in text, path
         assert not any(f"{name}=" in text for name in _LEAKY_ENV), path
+    environs = _inside(environs)
     # Controls: bwrap's init (PID 1) and the command were read, and they hold the allowlist.
-    assert set(environs) >= {"/proc/1/environ bwrap", "/proc/self/environ cat"}, sorted(environs)
+    first = "/proc/1/environ bwrap" if RUNNING_BACKEND == "bwrap" else "/proc/self/environ cat"
+    assert set(environs) >= {first, "/proc/self/environ cat"}, sorted(environs)
     for text in environs.values():
         assert f"CODINGCODE_PASSED={VISIBLE}" in text
         assert "LANG=C.UTF-8" in text and f"PATH={os.environ['PATH']}" in text
@@ -172,9 +187,10 @@ async def test_environment_of_the_proxy_forwarder_is_clean_too(project: Path, ho
     finally:
         await sandbox.aclose()
     assert all(SECRET not in text for text in environs.values())
+    environs = _inside(environs)
     # bwrap's init, the shell and the forwarder's relay (python) were all read.
     names = {key.split()[1] for key in environs}
-    assert {"bwrap", "bash"} <= names and any(name.startswith("python") for name in names), sorted(environs)
+    assert ({"bwrap", "bash"} if RUNNING_BACKEND == "bwrap" else {"bash"}) <= names and any(name.startswith("python") for name in names), sorted(environs)
     assert all(f"CODINGCODE_PASSED={VISIBLE}" in text for text in environs.values())
 
 
@@ -220,15 +236,17 @@ async def test_jupyter_runtime_and_credential_stores_are_hidden(
     elsewhere.mkdir()
     (elsewhere / "kernel-1.json").write_text(f'{{"key": "{SECRET}"}}\n')
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(elsewhere))
-    (home / ".config" / "app").mkdir(parents=True)
-    (home / ".config" / "app" / "settings.ini").write_text(VISIBLE)
+    # The home shows only its allowlist (caches, toolchains): a package cache is the control.
+    (home / ".cache" / "pip").mkdir(parents=True)
+    (home / ".cache" / "pip" / "entry").write_text(VISIBLE)
     sandbox = make_sandbox(project, home)
     try:
         paths = " ".join(str(home / rel) for rel in CREDENTIAL_STORES)
-        result = await run(sandbox, f"cat {paths} {elsewhere}/kernel-1.json; ls -A {elsewhere}; grep -r . {home}")
+        result = await run(sandbox, f"cat {paths} {elsewhere}/kernel-1.json; ls -A {elsewhere}; grep -r . {home}; "
+                                    f"cat {home}/.cache/pip/entry")
         assert SECRET not in result.out
         assert "kernel-" not in result.out
-        assert VISIBLE in result.out  # control: the rest of the home directory is readable
+        assert VISIBLE in result.out  # control: the allowlisted part of the home directory is readable
     finally:
         await sandbox.aclose()
 

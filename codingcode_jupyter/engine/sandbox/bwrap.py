@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+import shlex
 import logging
 import os
 import platform
@@ -60,9 +61,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 from ..host_paths import name_may_be_host_executed, sandbox_targets
 from ..secret_files import HOME_SECRETS, is_env_file
 from ..settings import SandboxSettings
-from .launcher import PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
+from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
 from ..domains import validate_domain_patterns
 from .seccomp import sandbox_filter
+from . import landlock
+from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
 
 if TYPE_CHECKING:
     # The allowlist proxy is imported by the first command that needs it (an allowlist is set).
@@ -100,6 +103,48 @@ _probe_lock = threading.Lock()
 _empty_dir: str | None = None
 _accounts: str | None = None
 _warned: set[str] = set()
+
+
+Backend = Literal["bwrap", "landlock"]
+_NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock"}
+# Where the sandbox's private directory appears inside bubblewrap (its /tmp is a private tmpfs).
+_INSIDE_PRIVATE = "/tmp/.codingcode-sandbox"
+BWRAP_LIMITS = (
+    "a file a command creates that matches a protected pattern only at a depth no mount names "
+    "is not stopped by the sandbox; the approval layer asks before writes to those paths",
+)
+
+
+def _system_secrets() -> set[Path]:
+    return {Path(os.path.realpath(match)) for pattern in SYSTEM_SECRETS for match in glob.glob(pattern)}
+
+
+def _choose_backend(settings: SandboxSettings, bwrap: str | None) -> tuple[Backend, str, str | None]:
+    """(backend, why it, the reason none can run or None)."""
+    wanted = settings.backend
+    filter_reason = _no_filter_reason() if sandbox_filter() is None else None
+    bwrap_reason: str | None = None
+    if wanted in ("auto", "bwrap"):
+        if bwrap is None:
+            bwrap_reason = "bubblewrap not found on PATH (install the 'bubblewrap' package)"
+        else:
+            bwrap_reason = filter_reason or probe_bwrap(bwrap)
+        if bwrap_reason is None:
+            why = "sandbox.backend is bwrap" if wanted == "bwrap" else "bubblewrap can create namespaces here"
+            return "bwrap", why, None
+        if wanted == "bwrap":
+            return "bwrap", "", bwrap_reason
+    landlock_reason = landlock.probe_landlock(sandbox_filter("tcp-only"))
+    if landlock_reason is None and settings.network.allowedDomains and landlock.landlock_abi() < 4:
+        landlock_reason = (f"Landlock ABI {landlock.landlock_abi()} has no TCP rules, so the network allowlist "
+                           "(sandbox.network.allowedDomains) cannot be enforced; it needs ABI 4 (Linux 6.7)")
+    if landlock_reason is None:
+        why = ("sandbox.backend is landlock" if wanted == "landlock"
+               else f"Landlock (ABI {landlock.landlock_abi()}) because {bwrap_reason}")
+        return "landlock", why, None
+    if wanted == "landlock":
+        return "landlock", "", landlock_reason
+    return "bwrap", "", f"{bwrap_reason}; and {landlock_reason}"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -235,6 +280,8 @@ class CommandSandbox:
         unavailable_reason: str | None,
         allowed_env_files: Iterable[str] = (),
         home: Path | None = None,
+        backend: Backend = "bwrap",
+        backend_reason: str = "",
     ) -> None:
         self.project = Path(os.path.realpath(project))
         self.settings = settings
@@ -242,6 +289,9 @@ class CommandSandbox:
         self.enabled = settings.enabled
         self.unavailable_reason = unavailable_reason if settings.enabled else None
         self.active = settings.enabled and unavailable_reason is None
+        # Which backend confines commands, and why that one (for status, doctor, the CLI).
+        self.backend: Backend | None = backend if self.active else None
+        self.backend_reason = backend_reason
         self.fail_if_unavailable = settings.failIfUnavailable
         self.allowed_env_files = [entry.strip("/") for entry in allowed_env_files if entry.strip("/")]
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
@@ -261,6 +311,8 @@ class CommandSandbox:
             if path.exists() and path not in self.writable_roots:
                 self.writable_roots.append(path)
         self.deny_read = [_expand(self.project, raw) for raw in settings.filesystem.denyRead]
+        self._home_view: HomeView | None = None
+        self._private: Path | None = None
         self.deny_write = [
             (_expand(self.project, raw), "dir" if raw.endswith("/") else "file") for raw in settings.filesystem.denyWrite
         ]
@@ -275,29 +327,34 @@ class CommandSandbox:
         bwrap: str | None = None,
         home: Path | None = None,
     ) -> "CommandSandbox":
-        """The sandbox for ``project``: probes bubblewrap once per process (``bwrap`` overrides PATH)."""
+        """The sandbox for ``project``: probes each backend once per process (``bwrap`` overrides PATH).
+
+        ``sandbox.backend`` "auto" takes bubblewrap when it can build its namespaces here, else
+        Landlock (containers refuse user namespaces; Landlock needs none)."""
         reason: str | None = None
         path = bwrap if bwrap is not None else shutil.which("bwrap")
+        backend: Backend = "bwrap"
+        why = ""
         if settings.enabled:
+            home_real = Path(os.path.realpath(home if home is not None else Path.home()))
             domain_problems = validate_domain_patterns(settings.network.allowedDomains or [])
             env_problems = env_name_problems(settings.env)
+            read_problems = allow_read_problems(home_real, settings.filesystem.allowRead)
             if domain_problems:
                 reason = "settings: sandbox.network.allowedDomains: " + "; ".join(domain_problems)
             elif env_problems:
                 reason = "settings: sandbox.env: " + "; ".join(env_problems)
-            elif path is None:
-                reason = "bubblewrap not found on PATH (install the 'bubblewrap' package)"
-            elif sandbox_filter() is None:
-                reason = _no_filter_reason()
+            elif read_problems:
+                reason = "settings: sandbox.filesystem.allowRead: " + "; ".join(read_problems)
             else:
-                reason = probe_bwrap(path)
+                backend, why, reason = _choose_backend(settings, path)
             if reason is not None and reason not in _warned:
                 # Said once per process; the session turns it into a notice for the user.
                 _warned.add(reason)
                 log.warning("command sandbox unavailable: %s", reason)
         return cls(
             Path(project), settings, bwrap=path, unavailable_reason=reason,
-            allowed_env_files=allowed_env_files, home=home,
+            allowed_env_files=allowed_env_files, home=home, backend=backend, backend_reason=why,
         )  # fmt: skip
 
     def describe(self) -> str:
@@ -305,14 +362,14 @@ class CommandSandbox:
         if not self.enabled:
             return "off (disabled in settings: sandbox.enabled is false)"
         if self.active:
-            return f"bubblewrap: on (network {self.network})"
+            return f"{_NAMES[self.backend or 'bwrap']}: on (network {self.network}) — {self.backend_reason}"
         then = "every command is refused (failIfUnavailable)" if self.fail_if_unavailable else "every command will be asked"
         return f"off: {self.unavailable_reason} — {then}"
 
     def card_note(self) -> str:
         """What an approval card says about where the command will run."""
         if self.active:
-            return f"runs sandboxed (bubblewrap, network {self.network})"
+            return f"runs sandboxed ({_NAMES[self.backend or 'bwrap']}, network {self.network})"
         if not self.enabled:
             return "runs unsandboxed (sandbox disabled in settings)"
         return f"runs UNSANDBOXED: {self.unavailable_reason}"
@@ -327,10 +384,12 @@ class CommandSandbox:
         ``pass_env`` names variables to pass besides the allowlist and ``sandbox.env``: those
         of the environment the caller spawns the argv with (an MCP server's ``env`` entry).
         """
-        if not self.active or self.bwrap is None:
+        if not self.active or (self.backend == "bwrap" and self.bwrap is None):
             raise SandboxUnavailable(
                 self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
             )
+        if self.backend == "landlock":
+            return self._landlock_wrap(argv, cwd, pass_env)
         program = sandbox_filter()
         if program is None:
             raise SandboxUnavailable(_no_filter_reason())
@@ -346,11 +405,17 @@ class CommandSandbox:
             *launcher_argv(program, extra_env, str(proxy.socket_path) if proxy else None),
             self.bwrap, *_base_flags(), "--seccomp", str(SECCOMP_FD),
         ]  # fmt: skip
+        args += self._home_args()
         # Shallow first, so an allowWrite path inside the project is not hidden by the project's bind.
         for root in sorted(self.writable_roots, key=lambda p: len(p.parts)):
             args += ["--bind", str(root), str(root)]
         args += self._protections()
         args += self._masks()
+        if self._home_hidden():
+            # After every bind below it: the tmpfs took them as mount points, now nothing else goes in.
+            args += ["--remount-ro", str(self.home)]
+        for name, value in self._credential_env(inside=_INSIDE_PRIVATE).items():
+            args += ["--setenv", name, value]
         args += ["--chdir", str(cwd)]
         if proxy is None:
             return [*args, "--", *argv]
@@ -451,6 +516,7 @@ class CommandSandbox:
         """What to hide; "private" directories get an empty tmpfs, since programs write there."""
         for rel in HOME_SECRETS:
             yield self.home / rel, "hide"
+        yield self.home / PRODUCT_DIR, "hide"
         for pattern in SYSTEM_SECRETS:
             for match in sorted(glob.glob(pattern)):
                 yield Path(match), "hide"
@@ -469,7 +535,7 @@ class CommandSandbox:
             # Mounts follow symlinks; mask what the path really is, and only if it exists
             # (a missing secret has nothing to hide, and the read-only root stops its creation).
             real = Path(os.path.realpath(target))
-            if real not in resolved and real.exists():
+            if real not in resolved and real.exists() and self._visible(real):
                 resolved[real] = how
         args: list[str] = []
         masked: set[Path] = set()
@@ -486,6 +552,120 @@ class CommandSandbox:
         if os.path.isfile("/etc/passwd"):
             args += ["--ro-bind", _accounts_file(), os.path.realpath("/etc/passwd")]
         return args
+
+    # ----- the home allowlist (sandbox/home.py), both backends -----------------------------------
+
+    def home_view(self) -> HomeView:
+        """The allowlisted part of the home directory (read once per sandbox: settings make a new one)."""
+        if self._home_view is None:
+            self._home_view = home_view(self.home, self.settings.filesystem.allowRead)
+        return self._home_view
+
+    def _home_hidden(self) -> bool:
+        """The home is replaced by the allowlist unless a writable root holds it (a project at ~)."""
+        return not any(_within(self.home, root) for root in self.writable_roots) and self.home != Path("/")
+
+    def _visible(self, real: Path) -> bool:
+        """Whether ``real`` is reachable at all: outside the home, or in an allowlisted or writable part of it."""
+        if not self._home_hidden() or not _within(real, self.home):
+            return True
+        return any(_within(real, root) for root in [*self.home_view().visible, *self.writable_roots])
+
+    def _home_args(self) -> list[str]:
+        private = self.private_dir()
+        args = ["--ro-bind", str(private), _INSIDE_PRIVATE]
+        if not self._home_hidden():
+            return args
+        view = self.home_view()
+        args += ["--tmpfs", str(self.home)]
+        for path in sorted(view.visible, key=lambda p: len(p.parts)):
+            args += ["--ro-bind", str(path), str(path)]
+        if view.git_config is not None:
+            args += ["--ro-bind", str(private / "gitconfig"), str(self.home / ".gitconfig")]
+        return args
+
+    def private_dir(self) -> Path:
+        """This sandbox's own directory on the host: the filtered git configuration, the askpass
+        program that says why there is no credential, and (Landlock) the commands' temp directory."""
+        if self._private is None or not self._private.is_dir():
+            private = Path(tempfile.mkdtemp(prefix="codingcode-sandbox-"))
+            (private / "tmp").mkdir()
+            askpass = private / "askpass"
+            askpass.write_text(f"#!/bin/sh\necho {shlex.quote(NO_CREDENTIALS)} >&2\nexit 1\n")
+            askpass.chmod(0o555)
+            git_config = self.home_view().git_config
+            if git_config is not None:
+                (private / "gitconfig").write_text(git_config)
+            self._private = private
+        return self._private
+
+    def _credential_env(self, inside: str) -> dict[str, str]:
+        """Credential prompts answer with :data:`NO_CREDENTIALS` instead of waiting or finding a helper."""
+        askpass = f"{inside}/askpass"
+        env = {"GIT_ASKPASS": askpass, "SSH_ASKPASS": askpass, "SSH_ASKPASS_REQUIRE": "force",
+               "GIT_TERMINAL_PROMPT": "0"}
+        if self._home_hidden() and self.home_view().git_config is not None and inside != _INSIDE_PRIVATE:
+            env["GIT_CONFIG_GLOBAL"] = f"{inside}/gitconfig"
+        return env
+
+    # ----- the Landlock backend (sandbox/landlock.py) ----------------------------------------------
+
+    def _landlock_wrap(self, argv: list[str], cwd: Path, pass_env: Iterable[str]) -> list[str]:
+        abi = landlock.landlock_abi()
+        program = sandbox_filter("tcp-only" if abi >= 4 else "none")
+        if program is None:
+            raise SandboxUnavailable(_no_filter_reason())
+        if not argv:
+            raise ValueError("an empty command cannot be sandboxed")
+        extra_env = [*self.settings.env, *pass_env]
+        problems = env_name_problems(extra_env)
+        if problems:
+            raise ValueError("environment variables to pass: " + "; ".join(problems))
+        cwd = Path(os.path.realpath(cwd))
+        plan = self.landlock_plan()
+        forwarder = None
+        if self.allowed_domains:
+            plan.proxy_socket = str(self._ensure_proxy().socket_path)
+            from .proxy import FORWARDER_SOURCE
+
+            forwarder = FORWARDER_SOURCE
+        return landlock.launcher_argv(plan, abi=abi, seccomp=program, env_names=[*PASSED_ENV, *extra_env], cwd=cwd,
+                                      argv=list(argv), forwarder=forwarder)
+
+    def landlock_plan(self) -> "landlock.Plan":
+        """The Landlock rules from the same tables as bubblewrap's mounts (see sandbox/landlock.py)."""
+        plan = landlock.Plan()
+        private = self.private_dir()
+        hidden = {Path(os.path.realpath(target)) for target, _how in self._mask_targets()}
+        hidden |= {Path(os.path.realpath(p)) for p in _runtime_directories(self.home)}
+        protected = {Path(os.path.realpath(path)) for path, _kind in self._protected_targets()}
+        for path in landlock.SYSTEM_READ:
+            plan.grant(landlock.READ, path)
+        landlock.grant_tree(plan, Path("/etc"), landlock.READ, hidden | _system_secrets(), set())
+        for path in landlock.python_roots():
+            plan.grant(landlock.READ, path)
+        for path in landlock.DEVICES:
+            plan.grant(landlock.READ_FILE | landlock.WRITE_FILE, path)
+        if self._home_hidden():
+            for path in self.home_view().visible:
+                landlock.grant_tree(plan, path, landlock.READ, hidden, set())
+        else:
+            landlock.grant_tree(plan, self.home, landlock.READ, hidden, set())
+        for root in sorted(self.writable_roots, key=lambda p: len(p.parts)):
+            landlock.grant_tree(plan, root, landlock.READ | landlock.WRITE, hidden, protected)
+        plan.grant(landlock.READ, private)
+        plan.grant(landlock.READ | landlock.WRITE, private / "tmp")
+        plan.env_set.update(self._credential_env(inside=str(private)))
+        plan.env_set["TMPDIR"] = str(private / "tmp")
+        return plan
+
+    def limits(self) -> list[str]:
+        """What the backend in force does not cover, and how the guarantee is kept instead."""
+        if self.backend == "landlock":
+            return landlock.LIMITS + (landlock.NETWORK_LIMIT if self.allowed_domains else [])
+        if self.backend == "bwrap":
+            return list(BWRAP_LIMITS)
+        return []
 
     def _env_allowed(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -575,3 +755,6 @@ class CommandSandbox:
         if proxy is not None:
             await proxy.aclose()
         self._remove_placeholders()
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None

@@ -322,26 +322,34 @@ class AllowlistProxy:
 
 
 # Runs inside the sandbox with `python -I -S -c SOURCE PORT CHANNEL_FD ARGV...`: listens on
-# 127.0.0.1:PORT (the sandbox's own loopback), then execs ARGV; a forked child passes each
+# 127.0.0.1:PORT (the sandbox's own loopback; "fd:N" is a listener the Landlock launcher
+# made before its domain refused binding), then execs ARGV; a forked child passes each
 # accepted TCP connection to the host proxy over the channel. It needs no Unix socket of its
 # own (the seccomp filter refuses them), and dies with the PID namespace when the command
 # ends. Stdlib only, no site import, so it starts in a few milliseconds.
 FORWARDER_SOURCE = r"""
-import os, socket, sys
-port, channel, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-server.bind(("127.0.0.1", port))
-server.listen(128)
+import os, select, socket, sys
+port, channel, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+if port.startswith("fd:"):
+    server = socket.socket(fileno=int(port[3:]))
+else:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", int(port)))
+    server.listen(128)
+parent = os.getpid()
 if os.fork() == 0:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     channel = socket.socket(fileno=channel)
-    while True:
-        client, _ = server.accept()
-        socket.send_fds(channel, [b"c"], [client.fileno()])
-        client.close()
+    # Under Landlock there is no PID namespace to end it: it leaves when the command has.
+    while os.getppid() == parent:
+        if select.select([server], [], [], 1.0)[0]:
+            client, _ = server.accept()
+            socket.send_fds(channel, [b"c"], [client.fileno()])
+            client.close()
+    os._exit(0)
 os.close(channel)
 server.close()
 os.execvp(argv[0], argv)

@@ -12,6 +12,11 @@ It refuses what the mount namespace cannot stop:
   a setuid-root binary left there would work for anyone on the host.
 - any other system-call ABI (i386, x32 on x86_64; arm32 on aarch64), whose numbers differ.
 
+The Landlock backend has no network namespace, so its variant (``tcp_only``) also refuses
+every socket but TCP over IPv4 and IPv6 (no UDP, raw, SCTP, netlink, packet sockets), and
+Landlock's own rules then decide which TCP ports a command may connect to; on a kernel whose
+Landlock has no TCP rules (ABI < 4) the variant ``none`` refuses sockets altogether.
+
 Refused calls fail with EPERM (ENOSYS for io_uring and openat2, as on a kernel without them,
 so libraries fall back); a process of another ABI is killed. Only x86_64 and aarch64 are
 known; elsewhere :func:`sandbox_filter` returns None and the sandbox is unavailable.
@@ -24,6 +29,7 @@ import functools
 import platform
 import struct
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = ["sandbox_filter"]
 
@@ -32,13 +38,15 @@ _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
 _JSET_K = 0x45
+_AND_K = 0x54
 _RET_K = 0x06
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
 _RET_KILL_PROCESS = 0x80000000
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6].
 _NR, _ARCH = 0, 4
-_AF_UNIX = 1
+_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_SOCK_STREAM, _SOCK_TYPE_MASK, _IPPROTO_TCP = 1, 0xF, 6
 _SETID_BITS = 0o6000  # S_ISUID | S_ISGID
 _X32_SYSCALL_BIT = 0x40000000
 
@@ -76,7 +84,28 @@ def _arg(index: int) -> int:
     return 16 + 8 * index
 
 
-def _lines(abi: _Abi) -> list[_Line]:
+Sockets = Literal["no-unix", "tcp-only", "none"]
+
+
+def _socket_lines(sockets: Sockets) -> list[_Line]:
+    if sockets == "no-unix":
+        return [("socket", _LD_W_ABS, _arg(0), None, None), (None, _JEQ_K, _AF_UNIX, "deny", "allow")]
+    if sockets == "none":
+        return [("socket", _RET_K, _RET_ERRNO | errno.EPERM, None, None)]
+    return [
+        ("socket", _LD_W_ABS, _arg(0), None, None),
+        (None, _JEQ_K, _AF_INET, "tcp", None),
+        (None, _JEQ_K, _AF_INET6, "tcp", "deny"),
+        ("tcp", _LD_W_ABS, _arg(1), None, None),
+        (None, _AND_K, _SOCK_TYPE_MASK, None, None),  # the type less SOCK_NONBLOCK / SOCK_CLOEXEC
+        (None, _JEQ_K, _SOCK_STREAM, None, "deny"),
+        (None, _LD_W_ABS, _arg(2), None, None),
+        (None, _JEQ_K, 0, "allow", None),
+        (None, _JEQ_K, _IPPROTO_TCP, "allow", "deny"),
+    ]
+
+
+def _lines(abi: _Abi, sockets: Sockets = "no-unix") -> list[_Line]:
     lines: list[_Line] = [
         (None, _LD_W_ABS, _ARCH, None, None),
         (None, _JEQ_K, abi.audit_arch, None, "kill"),
@@ -90,9 +119,8 @@ def _lines(abi: _Abi) -> list[_Line]:
     lines += [
         (None, _RET_K, _RET_ALLOW, None, None),
         # Classic BPF only jumps forward: each check below ends at the returns that follow it.
-        ("socket", _LD_W_ABS, _arg(0), None, None),
-        (None, _JEQ_K, _AF_UNIX, "deny", "allow"),
     ]
+    lines += _socket_lines(sockets)
     for index in sorted(set(abi.mode_arg.values())):
         lines += [
             (f"mode{index}", _LD_W_ABS, _arg(index), None, None),
@@ -121,11 +149,14 @@ def _assemble(lines: list[_Line]) -> bytes:
 
 
 @functools.cache
-def _program(machine: str) -> bytes | None:
+def _program(machine: str, sockets: Sockets) -> bytes | None:
     abi = _ABIS.get(machine)
-    return None if abi is None else _assemble(_lines(abi))
+    return None if abi is None else _assemble(_lines(abi, sockets))
 
 
-def sandbox_filter() -> bytes | None:
-    """The compiled filter for this machine's architecture, or None where it is not known."""
-    return _program(platform.machine())
+def sandbox_filter(sockets: Sockets = "no-unix") -> bytes | None:
+    """The compiled filter for this machine's architecture, or None where it is not known.
+
+    ``sockets``: "no-unix" for bubblewrap (its network namespace holds the rest), "tcp-only"
+    and "none" for Landlock (see the module docstring)."""
+    return _program(platform.machine(), sockets)
