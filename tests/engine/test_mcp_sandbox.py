@@ -53,7 +53,7 @@ async def test_opted_out_server_sees_the_host_pid_namespace(tmp_path):
 
 
 async def test_opted_in_server_never_starts_without_the_sandbox(tmp_path):
-    sandbox = CommandSandbox.create(tmp_path, SandboxSettings(), bwrap=str(tmp_path / "no-bwrap"))
+    sandbox = CommandSandbox.create(tmp_path, SandboxSettings(backend="bwrap"), bwrap=str(tmp_path / "no-bwrap"))
     assert not sandbox.active
     _config(tmp_path, True)
     manager = McpManager(tmp_path, start_timeout=20, sandbox=sandbox)

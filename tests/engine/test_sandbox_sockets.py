@@ -102,7 +102,8 @@ async def test_host_unix_sockets_cannot_be_reached(places: list[Path], tmp_path:
     home = make_home(places[0])
     project = home / "proj"
     project.mkdir()
-    paths = [home / ".local" / "docker.sock", project / "app.sock", *(place / "systemd.sock" for place in places[1:])]
+    # In an allowlisted part of the home (the rest of it is not visible at all).
+    paths = [home / ".local" / "lib" / "docker.sock", project / "app.sock", *(place / "systemd.sock" for place in places[1:])]
     paths[0].parent.mkdir(parents=True)
     abstract = f"@codingcode-test-{uuid.uuid4().hex}"
     listeners = [_Listener(str(path)) for path in paths] + [_Listener("\0" + abstract[1:])]
