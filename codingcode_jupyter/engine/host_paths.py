@@ -194,8 +194,9 @@ def sandbox_targets(project: Path, home: Path, found: Iterable[Path] = ()) -> li
     by the sandbox's own walk of the project (see :func:`name_may_be_host_executed`), and the
     virtualenvs among them (a ``pyvenv.cfg`` binds its whole directory).
 
-    bubblewrap can only bind what exists: a name that does not exist yet is held by the approval
-    layer (writes naming it are asked) and by the Landlock backend where it runs.
+    bubblewrap can only bind what exists, and Landlock can only grant by hierarchy: a name that
+    does not exist yet, in a directory a command may write, is held by the approval layer alone
+    (writes naming it are asked); both backends say so in their limits.
     """
     targets: list[tuple[Path, Kind]] = []
     for row in HOST_PATHS:

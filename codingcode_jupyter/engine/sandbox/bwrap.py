@@ -109,10 +109,14 @@ Backend = Literal["bwrap", "landlock"]
 _NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock"}
 # Where the sandbox's private directory appears inside bubblewrap (its /tmp is a private tmpfs).
 _INSIDE_PRIVATE = "/tmp/.codingcode-sandbox"
-BWRAP_LIMITS = (
-    "a file a command creates that matches a protected pattern only at a depth no mount names "
-    "is not stopped by the sandbox; the approval layer asks before writes to those paths",
+# What neither backend stops; both list it in their limits (status, doctor, `sandbox check`).
+COMMON_LIMITS = (
+    "a new file matching the host-executed table (engine/host_paths.py) in a directory a command may write "
+    "(sub/.envrc, x.pth, a new virtualenv) is not stopped by the sandbox, only existing ones are read-only; "
+    "the approval layer asks before every write that names such a path, in every mode",
+    "a secret file created while a command runs is not hidden from that command (the masks are made when it starts)",
 )
+BWRAP_LIMITS = COMMON_LIMITS
 
 
 def _system_secrets() -> set[Path]:
@@ -134,7 +138,8 @@ def _choose_backend(settings: SandboxSettings, bwrap: str | None) -> tuple[Backe
             return "bwrap", why, None
         if wanted == "bwrap":
             return "bwrap", "", bwrap_reason
-    landlock_reason = landlock.probe_landlock(sandbox_filter("tcp-only"))
+    landlock_filter = sandbox_filter("tcp-only")
+    landlock_reason = _no_filter_reason() if landlock_filter is None else landlock.probe_landlock(landlock_filter)
     if landlock_reason is None and settings.network.allowedDomains and landlock.landlock_abi() < 4:
         landlock_reason = (f"Landlock ABI {landlock.landlock_abi()} has no TCP rules, so the network allowlist "
                            "(sandbox.network.allowedDomains) cannot be enforced; it needs ABI 4 (Linux 6.7)")
@@ -662,7 +667,7 @@ class CommandSandbox:
     def limits(self) -> list[str]:
         """What the backend in force does not cover, and how the guarantee is kept instead."""
         if self.backend == "landlock":
-            return landlock.LIMITS + (landlock.NETWORK_LIMIT if self.allowed_domains else [])
+            return [*landlock.LIMITS, *COMMON_LIMITS, *(landlock.NETWORK_LIMIT if self.allowed_domains else [])]
         if self.backend == "bwrap":
             return list(BWRAP_LIMITS)
         return []
