@@ -1,8 +1,14 @@
 """Command line: ``python -m codingcode_jupyter permissions check [--project DIR] [--mode MODE] TOOL 'JSON'``.
 
 Runs approval layers 1-4 for one call and prints one JSON object (decision, layer, rule,
-reason); nobody is asked, so a call that would reach a person prints ``ask``. Imports
-nothing from Jupyter.
+reason); nobody is asked, so a call that would reach a person prints ``ask``.
+
+``codingcode sandbox check [--project DIR] [--json]`` prints the sandbox in force for the
+project, why that backend, what it confines and what it does not cover;
+``codingcode sandbox run [--project DIR] -- COMMAND...`` runs one command exactly as
+execute_command would (same backend, policy, environment, proxy), printing its output and
+returning its exit code — or refusing with the reason when no sandbox can run (it never
+runs a command unconfined). Imports nothing from Jupyter.
 """
 
 from __future__ import annotations
@@ -107,6 +113,52 @@ async def check_permission(
     return result
 
 
+def _project_sandbox(project: Path) -> Any:
+    """The sandbox a session in ``project`` would use now (its settings, the `.env` files its rules allow)."""
+    from .engine.deps import SessionDeps
+    from .engine.project_settings import ProjectSettings
+    from .engine.runtime import _sandbox_factory
+
+    settings = ProjectSettings(project)
+    deps = SessionDeps(project=project, settings=settings, sandbox_factory=_sandbox_factory(project))
+    return deps, deps.sandbox()
+
+
+def sandbox_check(project: Path, as_json: bool) -> tuple[int, str]:
+    """(exit status, text) of ``sandbox check``: 0 when a backend confines commands, 3 when none can."""
+    from .engine.sandbox.report import sandbox_report
+
+    _deps, box = _project_sandbox(project.resolve())
+    report = sandbox_report(box)
+    text = json.dumps(report.as_json(), ensure_ascii=False) if as_json else "\n".join(report.lines())
+    return (0 if report.state == "on" else 3), text
+
+
+async def sandbox_run(project: Path, command: list[str]) -> int:
+    """Run ``command`` as execute_command would, output passed through; its exit status (3: no sandbox)."""
+    import shlex
+
+    from .engine.tools.shell import command_env
+
+    project = project.resolve()
+    deps, box = _project_sandbox(project)
+    try:
+        if not box.active:
+            why = box.unavailable_reason or "the sandbox is disabled in settings (sandbox.enabled is false)"
+            print(f"codingcode: no sandbox to run it in: {why}; the command was not run", file=sys.stderr)
+            return 3
+        line = command[0] if len(command) == 1 else shlex.join(command)
+        env = command_env(deps.settings.current().merged.env)
+
+        # As execute_command starts it (own session, closed stdin), its output passed straight through.
+        proc = await asyncio.create_subprocess_exec(*box.argv_for(line, project), cwd=project, env=env,
+                                                    stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+        code = await proc.wait()
+        return code if code >= 0 else 128 - code
+    finally:
+        await box.aclose()
+
+
 def _parser() -> argparse.ArgumentParser:
     from .engine.settings import MODES
 
@@ -123,6 +175,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("tool", help="tool name as rules see it: execute_command, read_file, run_python, server:tool "
                        "(or Claude Code's: Bash, Read, mcp__server__tool)")
     check.add_argument("input", help="the tool's input as a JSON object, e.g. '{\"command\": \"ls\"}'")
+    sandbox = commands.add_parser("sandbox", help="the command sandbox on this machine")
+    boxes = sandbox.add_subparsers(dest="action", required=True)
+    box_check = boxes.add_parser("check", help="the backend in force, why, what it confines and does not cover")
+    box_check.add_argument("--project", default=".", help="project directory (default: the current directory)")
+    box_check.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    box_run = boxes.add_parser("run", help="run one command exactly as execute_command would")
+    box_run.add_argument("--project", default=".", help="project directory (default: the current directory)")
+    box_run.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND... (one word is run by bash -c as is)")
     return parser
 
 
@@ -131,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .engine.settings import SettingsError
 
+    if args.command == "sandbox":
+        return _sandbox_main(args)
     try:
         tool_input = json.loads(args.input)
     except json.JSONDecodeError as error:
@@ -153,6 +215,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"codingcode: warning: {warning}", file=sys.stderr)
     print(json.dumps(result, ensure_ascii=False))
     return 0
+
+
+def _sandbox_main(args: argparse.Namespace) -> int:
+    from .engine.settings import SettingsError
+
+    project = Path(args.project)
+    if not project.is_dir():
+        print(f"codingcode: project directory {project} does not exist", file=sys.stderr)
+        return 2
+    try:
+        if args.action == "check":
+            code, text = sandbox_check(project, args.json)
+            print(text)
+            return code
+        command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        if not command:
+            print("codingcode: usage: codingcode sandbox run [--project DIR] -- COMMAND...", file=sys.stderr)
+            return 2
+        return asyncio.run(sandbox_run(project, command))
+    except SettingsError as error:
+        print(f"codingcode: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

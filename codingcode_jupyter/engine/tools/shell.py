@@ -18,7 +18,7 @@ from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
 from .files import resolve_arg
 
-__all__ = ["ExecuteCommandArgs", "OutputBuffer", "execute_command_tool"]
+__all__ = ["ExecuteCommandArgs", "OutputBuffer", "execute_command_tool", "command_env"]
 
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_TIMEOUT_MS = 600_000
@@ -52,6 +52,15 @@ def _argv(command: str, workdir: Path, ctx: ToolContext) -> list[str]:
     return ["bash", "-c", command]
 
 
+def command_env(settings_env: dict[str, str]) -> dict[str, str]:
+    """The environment a command is started with (the sandbox then keeps its allowlist of it)."""
+    env = dict(os.environ)
+    # Pagers would wait forever on a closed stdin; colour codes are noise to the model.
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "NO_COLOR": "1", "TERM": env.get("TERM", "dumb")})
+    env.update(settings_env)
+    return env
+
+
 def _exit_label(code: int | None) -> str:
     if code is None:
         return "exit code unknown"
@@ -79,11 +88,7 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
     if timeout_ms > MAX_TIMEOUT_MS:
         notes.append(f"(timeout_ms {timeout_ms} is above the maximum; clamped to {MAX_TIMEOUT_MS})")
         timeout_ms = MAX_TIMEOUT_MS
-    env = dict(os.environ)
-    # Pagers would wait forever on a closed stdin; colour codes are noise to the model.
-    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "NO_COLOR": "1", "TERM": env.get("TERM", "dumb")})
-    if ctx.deps is not None:
-        env.update(ctx.deps.settings.current().merged.env)
+    env = command_env(ctx.deps.settings.current().merged.env if ctx.deps is not None else {})
     try:
         run = await run_process(_argv(args.command, workdir, ctx), cwd=workdir, env=env, timeout=timeout_ms / 1000,
                                 on_output=ctx.progress)
