@@ -241,7 +241,7 @@ class Subcommands:
         if command:
             raise UsageError("usage: %agent mcp [add NAME ENTRY | remove NAME | restart NAME | tools NAME | log NAME [N] "
                              "| login NAME [ADDRESS]]")
-        await mcp.start_now()  # a person who asks to see the servers wants them running, first answer or not
+        await mcp.start_now()  # a person who asks to see the servers wants them running (a no-op once started)
         return mcp.describe()
 
     async def cmd_trust(self, rest: list[str]) -> str:
