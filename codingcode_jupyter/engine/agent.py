@@ -172,6 +172,7 @@ class AgentLoop:
     _extra_usage: Usage = field(default_factory=Usage, init=False, repr=False)
     _extra_cost: float = field(default=0.0, init=False, repr=False)
     _turn_id: int = field(default=0, init=False, repr=False)
+    _conversation: Conversation | None = field(default=None, init=False, repr=False)
     # A hook said `continue: false`: the turn ends after the current step, for this reason.
     _stop_requested: str | None = field(default=None, init=False, repr=False)
 
@@ -181,6 +182,7 @@ class AgentLoop:
         usage = Usage()
         self._own_usage, self._extra_usage, self._extra_cost, self._turn_id = Usage(), Usage(), 0.0, turn_id
         self._stop_requested = None
+        self._conversation = conversation
         steps = 0
         text = ""
         stop_hook_active = False
@@ -235,6 +237,10 @@ class AgentLoop:
     @property
     def model_name(self) -> str:
         return self.model.name
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self._conversation.messages) if self._conversation is not None else []
 
     def notify(self, text: str) -> None:
         """Tell the person something about this turn (a Notice event), e.g. that the context was compacted."""

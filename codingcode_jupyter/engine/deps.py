@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import httpx
 
     from .agents.dispatch import DispatchEnv
+    from .approval.reviewer import ReviewerState
     from .approval.rules import Rule
     from .project_settings import EffectiveSettings
     from .checkpoints import CheckpointStore
@@ -52,6 +53,8 @@ class SessionDeps:
     http_transport: "httpx.AsyncBaseTransport | None" = None
     web_search_backend: "SearchBackend | None" = None
     sandbox_factory: SandboxFactory | None = None
+    # Auto mode's reviewer: this session's counts and whether it is paused.
+    reviewer: "ReviewerState" = field(default_factory=lambda: _reviewer_state())
     _sandbox: "CommandSandbox | None" = field(default=None, init=False, repr=False)
     _hooks: "LifecycleHooks | None" = field(default=None, init=False, repr=False)
     _sandbox_key: str | None = field(default=None, init=False, repr=False)
@@ -98,6 +101,12 @@ class SessionDeps:
             await self._sandbox.aclose()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def _reviewer_state() -> "ReviewerState":
+    from .approval.reviewer import ReviewerState
+
+    return ReviewerState()
 
 
 def sandbox_settings(effective: "EffectiveSettings") -> "SandboxSettings":

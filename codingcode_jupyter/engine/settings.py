@@ -32,6 +32,7 @@ from .hooks.events import HOOK_EVENTS
 __all__ = [
     "PermissionMode",
     "MODES",
+    "AutoModeSettings",
     "MODE_STRICTNESS",
     "MODE_ALIASES",
     "stricter_mode",
@@ -57,23 +58,24 @@ __all__ = [
     "load_settings",
 ]
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypass"]
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypass", "auto"]
 # The modes, in the order they are offered (`%agent mode`, `--mode`): the one list, read from the type.
 MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 Dialect = Literal["codingcode", "claude"]
 
-# Higher is stricter.
-MODE_STRICTNESS: dict[str, int] = {"bypass": 0, "acceptEdits": 1, "default": 2, "plan": 3}
+# Higher is stricter. auto is looser than acceptEdits (it allows in-project edits too, and a reviewer
+# answers what would be asked) and stricter than bypass (what the reviewer does not allow reaches the person).
+MODE_STRICTNESS: dict[str, int] = {"bypass": 0, "auto": 1, "acceptEdits": 2, "default": 3, "plan": 4}
 if set(MODE_STRICTNESS) != set(MODES):
     raise RuntimeError(f"MODE_STRICTNESS ranks {sorted(MODE_STRICTNESS)}, the modes are {MODES}")
 # Claude Code's spellings of our modes (accepted in every file).
 MODE_ALIASES: dict[str, PermissionMode] = {"bypassPermissions": "bypass", "manual": "default"}
-# Claude Code's modes we do not have, and what applies instead: `default` asks a person
-# where they would deny without asking (dontAsk) or ask a classifier (auto).
+# Claude Code's modes we do not have, and what applies instead: `default` asks a person where
+# dontAsk would deny without asking (never the looser `auto`: a reviewer must not answer what the
+# person wanted refused).
 _UNSUPPORTED_MODES = {
     "dontAsk": "Claude Code's dontAsk mode (deny whatever would ask) is not available here; default applies, "
                "which asks you instead",
-    "auto": "Claude Code's auto mode (a classifier approves) is not available here; default applies, which asks you",
 }
 
 
@@ -175,7 +177,23 @@ class WebSearchSettings(_Model):
     apiKeyEnv: str | None = None
 
 
+class AutoModeSettings(_Model):
+    """The reviewer of auto mode: its model, how long it may take, and the person's own guidance.
+
+    ``allow`` and ``block`` are plain-language lines (as Cursor's allow/block instructions):
+    what the person wants let through and what they want to be asked about. A block line can
+    only make the reviewer hand a call back; an allow line is read from the person's own files
+    (user and local settings) only, never from a project's shared file.
+    """
+
+    model: str | None = None
+    timeout: float = Field(default=10.0, gt=0)
+    allow: list[str] = Field(default_factory=list)
+    block: list[str] = Field(default_factory=list)
+
+
 class Settings(_Model):
+    autoMode: AutoModeSettings = Field(default_factory=lambda: AutoModeSettings())
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
     defaultMode: PermissionMode | None = None
     hooks: HooksSettings = Field(default_factory=HooksSettings)
@@ -270,7 +288,10 @@ _REASONS: dict[str, str] = {
     "enabledPlugins": "codingcode has no plugins",
     "extraKnownMarketplaces": "codingcode has no plugins",
     "strictKnownMarketplaces": "codingcode has no plugins",
-    "permissions.disableAutoMode": "codingcode has no auto mode",
+    "permissions.disableAutoMode": "leave auto out of defaultMode (and %agent mode) to keep the reviewer off",
+    "autoMode.soft_deny": "write these lines in autoMode.block (the reviewer hands such calls back to you)",
+    "autoMode.hard_deny": "write deny rules for these (permissions.deny): only a rule is certain to refuse",
+    "autoMode.environment": "write what the reviewer should know in autoMode.allow or autoMode.block",
     "sandbox.autoAllowBashIfSandboxed": "sandboxed commands follow the permission mode and the rules here",
     "sandbox.excludedCommands": "every command runs in the sandbox here",
     "sandbox.allowUnsandboxedCommands": "a command the sandbox cannot run is asked about here",

@@ -14,7 +14,7 @@ class CodingCode(Configurable):
     """Settings of the notebook front (``%config CodingCode.model = "..."`` or ipython_config.py)."""
 
     model = Unicode("", help="Model for new turns ('' = the settings' model, CODINGCODE_MODEL, Claude if a key is set, else the demo).").tag(config=True)
-    mode = Unicode("", help="Permission mode of new sessions: default, acceptEdits, plan or bypass ('' = settings.json).").tag(config=True)
+    mode = Unicode("", help="Permission mode of new sessions: default, acceptEdits, plan, bypass or auto ('' = settings.json).").tag(config=True)
     approval_timeout = Float(
         None, allow_none=True,
         help="Seconds to wait for an approval before denying it (None: as long as a frontend can answer).",

@@ -46,7 +46,7 @@ class AgentMagics(Magics):
     # -- %%agent ---------------------------------------------------------------------------
 
     @magic_arguments(name="%agent")  # shown as %%agent in the usage line
-    @argument("--mode", type=mode_arg, help="Permission mode for this cell: default, acceptEdits, plan, bypass.")
+    @argument("--mode", type=mode_arg, help="Permission mode for this cell: default, acceptEdits, plan, bypass, auto.")
     @argument("--model", help="Model for this cell (e.g. claude-sonnet-4-5, or demo).")
     @argument("--agent", dest="profile", metavar="PROFILE", help="Agent profile to run as.")
     @argument("--new", action="store_true", help="Start a new session instead of continuing this project's.")
@@ -96,7 +96,7 @@ class AgentMagics(Magics):
         """Inspect and steer the agent.
 
         %agent status            session, project, model, mode, tokens, cost, sandbox
-        %agent mode NAME         default | acceptEdits | plan | bypass
+        %agent mode NAME         default | acceptEdits | plan | bypass | auto
         %agent project [DIR]     show or change the notebook's project
         %agent reset             start a new session
         %agent sessions [--project DIR | --all]

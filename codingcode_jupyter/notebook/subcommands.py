@@ -60,6 +60,9 @@ class Subcommands:
             f"project   {session.project}  ({where})",
             f"model     {model}",
             f"mode      {choice.mode}  (from {choice.source})",
+            *([f"          {session.deps.reviewer.describe()}"] if session.deps is not None
+              and (choice.mode == "auto" or session.deps.reviewer.allowed or session.deps.reviewer.handed_back
+                   or session.deps.reviewer.failed) else []),
             f"tokens    {usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out",
             f"cost      ${session.cost:.4f}",
             f"sandbox   {parts.sandbox().describe()}"
@@ -117,6 +120,12 @@ class Subcommands:
             choice = session.mode_choice()
             return f"mode is {choice.mode} (from {choice.source}); change it with %agent mode {'|'.join(MODES)}"
         session.mode = mode_arg(rest[0])  # type: ignore[assignment]
+        if session.mode == "auto" and session.deps is not None:
+            # Setting auto again is how the person resumes a reviewer that handed back too often.
+            paused = session.deps.reviewer.paused
+            session.deps.reviewer.resume()
+            if paused:
+                return f"mode set to auto (the reviewer answers again; it had paused: {paused})"
         return f"mode set to {rest[0]}"
 
     def cmd_project(self, rest: list[str]) -> str:

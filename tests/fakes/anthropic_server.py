@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Union
 
-__all__ = ["Reply", "HTTPError", "StreamError", "FakeAnthropic", "text", "tool_use"]
+__all__ = ["Reply", "HTTPError", "StreamError", "Review", "FakeAnthropic", "text", "tool_use", "is_review"]
 
 _ids = itertools.count(1)
 
@@ -69,7 +69,31 @@ class StreamError:
     text_before: str = ""
 
 
-Scripted = Union[Reply, HTTPError, StreamError, Callable[[dict[str, Any]], Any]]
+@dataclass
+class Review:
+    """Auto mode's reviewer answering: a review_decision call (``decision`` None: ``raw`` content as is,
+    for answers that do not parse), after ``delay`` seconds (for the reviewer's timeout)."""
+
+    decision: str | None = "allow"
+    reason: str = "ordinary work"
+    delay: float = 0.0
+    raw: list[dict[str, Any]] | None = None
+
+    def reply(self) -> Reply:
+        if self.decision is None:
+            return Reply(self.raw or [text("I think it is fine.")], stop_reason="end_turn",
+                         usage={"input_tokens": 400, "output_tokens": 12})
+        return Reply([tool_use("review_decision", {"decision": self.decision, "reason": self.reason})],
+                     usage={"input_tokens": 400, "output_tokens": 20, "cache_read_input_tokens": 900})
+
+
+def is_review(body: dict[str, Any]) -> bool:
+    """A request from auto mode's reviewer (it forces its review_decision tool)."""
+    choice = body.get("tool_choice") or {}
+    return choice.get("type") == "tool" and choice.get("name") == "review_decision"
+
+
+Scripted = Union[Reply, HTTPError, StreamError, Review, Callable[[dict[str, Any]], Any]]
 
 
 class FakeAnthropic:
@@ -82,6 +106,11 @@ class FakeAnthropic:
         self.tls = tls
         self.default = default
         self.requests: list[dict[str, Any]] = []
+        # The reviewer's requests and answers, apart from the turn's own (see is_review): scripted
+        # with add_reviews, or answered by ``review_default`` (a Review, or a callable of the body).
+        self.reviews: list[Scripted] = []
+        self.review_default: Scripted | None = None
+        self.review_requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.count_token_requests: list[dict[str, Any]] = []
         # Every request as (method, path, the client's port): one port per connection it came on.
@@ -104,13 +133,24 @@ class FakeAnthropic:
         with self._lock:
             self.script.extend(items)
 
+    def add_reviews(self, *items: Scripted) -> None:
+        with self._lock:
+            self.reviews.extend(items)
+
     def _next(self, body: dict[str, Any]) -> Any:
         with self._lock:
-            item = self.script.pop(0) if self.script else self.default
+            if is_review(body):
+                item = self.reviews.pop(0) if self.reviews else self.review_default
+            else:
+                item = self.script.pop(0) if self.script else self.default
         if item is None:
             return HTTPError(500, "api_error", "the fake server has no scripted reply left")
-        if callable(item) and not isinstance(item, (Reply, HTTPError, StreamError)):
+        if callable(item) and not isinstance(item, (Reply, HTTPError, StreamError, Review)):
             item = item(body)
+        if isinstance(item, Review):
+            if item.delay:
+                time.sleep(item.delay)
+            item = item.reply()
         return item
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -147,7 +187,10 @@ class FakeAnthropic:
                 if not path.endswith("/v1/messages"):
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
                 with fake._lock:
-                    fake.requests.append(body)
+                    if is_review(body):
+                        fake.review_requests.append(body)
+                    else:
+                        fake.requests.append(body)
                     fake.headers.append(dict(self.headers))
                 item = fake._next(body)
                 if isinstance(item, HTTPError):

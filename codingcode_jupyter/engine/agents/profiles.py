@@ -91,7 +91,7 @@ _IGNORED_FIELDS = {
     "initialPrompt": "a sub-agent starts from the prompt dispatch_agent gives it",
     "forkContext": "a sub-agent starts from a fresh context",
 }
-_CLAUDE_MODES = {"dontAsk": "default", "auto": "default"}
+_CLAUDE_MODES = {"dontAsk": "default"}
 
 
 class _FrontMatter(BaseModel):

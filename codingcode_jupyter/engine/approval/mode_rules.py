@@ -61,11 +61,13 @@ MODE_RULES: tuple[ModeRule, ...] = (
     ModeRule("plan-read-only", frozenset({"plan"}), Decision.DENY, _not_read_only,
              lambda j: f"Denied: the session is in plan mode, where only read-only tools run; describe what "
                        f"{j.subject.tool} would do instead, and the user can switch modes to let it run."),
+    # auto mode is acceptEdits plus a reviewer answering what would be asked (:mod:`.reviewer`),
+    # as Claude Code's auto mode lets in-project edits skip its classifier.
     ModeRule("bypass", frozenset({"bypass"}), Decision.ALLOW, _always, lambda j: "bypass mode"),
-    ModeRule("accept-edits", frozenset({"acceptEdits"}), Decision.ALLOW, _edits_inside_project,
-             lambda j: "acceptEdits mode allows edits inside the project"),
+    ModeRule("accept-edits", frozenset({"acceptEdits", "auto"}), Decision.ALLOW, _edits_inside_project,
+             lambda j: f"{j.mode} mode allows edits inside the project"),
     # Inside the sandbox a command is held to the project and the allowed domains by construction.
-    ModeRule("sandbox-auto-allow", frozenset({"default", "acceptEdits"}), Decision.ALLOW, _sandbox_auto_allow,
+    ModeRule("sandbox-auto-allow", frozenset({"default", "acceptEdits", "auto"}), Decision.ALLOW, _sandbox_auto_allow,
              lambda j: "runs in the sandbox, which holds it to the project and the allowed domains (sandbox.autoAllow)",
              by="sandbox"),
 )

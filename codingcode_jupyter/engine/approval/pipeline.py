@@ -24,6 +24,7 @@ from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
+from .reviewer import Reviewer
 from .layers import Egress, Hooks, Judging, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
 from .rules import Rule, RuleError, exact_rules, parse_rule
 from .subject import Subject, build_subject
@@ -37,7 +38,7 @@ __all__ = ["ApprovalPipeline", "default_layers", "effective_rules", "persist_rul
 
 def default_layers(project: Path, settings: ProjectSettings) -> list[Layer]:
     """The layers in order, fresh objects (a pipeline may insert its own, e.g. a reviewer before ``confirm``)."""
-    return [Rules(), ReadOnly(), Mode(), Hooks(), Trust(), Egress(), Outside(), Confirm(project, settings),
+    return [Rules(), ReadOnly(), Mode(), Hooks(), Trust(), Egress(), Outside(), Reviewer(), Confirm(project, settings),
             SandboxGuard()]
 
 
@@ -190,6 +191,7 @@ class ApprovalPipeline:
             if decision.input and decision.input != call.input else None,
             "decision": str(decision.kind), "layer": decision.layer, "rule": decision.rule, "reason": decision.reason,
             "by": decision.by, "mode": ctx.mode, "layers": layers,
+            **({"reviewer": decision.detail} if decision.detail else {}),
         }, ctx)
 
     def record_outcome(self, call: ToolCall, ctx: "ToolContext", decision: Verdict, outcome: Outcome,

@@ -79,6 +79,8 @@ class Verdict(BaseModel):
     exact_rules: list[str] = Field(default_factory=list)
     allow_choices: list[list[str]] = Field(default_factory=list)
     deny_choices: list[list[str]] = Field(default_factory=list)
+    # What an answering layer adds to the audit record (the reviewer: its model and latency).
+    detail: dict[str, Any] | None = None
 
     @property
     def strength(self) -> tuple[int, bool]:
@@ -87,8 +89,9 @@ class Verdict(BaseModel):
 
     def trail_entry(self) -> dict[str, Any]:
         """The verdict as one row of the audit record's ``layers``."""
-        return {"layer": self.layer, "verdict": self.kind.value if self.kind is not None else "continue",
-                "rule": self.rule, "reason": self.reason}
+        entry = {"layer": self.layer, "verdict": self.kind.value if self.kind is not None else "continue",
+                 "rule": self.rule, "reason": self.reason}
+        return {**entry, **self.detail} if self.detail else entry
 
 
 def strictest(*verdicts: "Verdict | None") -> "Verdict | None":

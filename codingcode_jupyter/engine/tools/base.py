@@ -98,6 +98,11 @@ class AgentRun(Protocol):
     def session_id(self) -> str: ...
 
     @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation as it stands (auto mode's reviewer reads the turn so far)."""
+        ...
+
+    @property
     def project(self) -> Path: ...
 
     @property
