@@ -80,7 +80,7 @@ def _assumed_sandbox(project: Path, available: bool) -> Any:
 
 async def check_permission(
     project: Path, tool: str, tool_input: dict[str, Any], mode: str | None = None, sandbox: str | None = None,
-    *, with_warnings: bool = False,
+    *, with_warnings: bool = False, review: bool = False,
 ) -> dict[str, Any]:
     """Layers 1-4 for one call: ``{"decision", "layer", "rule", "reason", "mode", "sandbox"}``.
 
@@ -108,6 +108,8 @@ async def check_permission(
     box = deps.sandbox()
     result: dict[str, Any] = {"decision": str(evaluation.kind), "layer": evaluation.layer, "rule": evaluation.rule, "reason": evaluation.reason,
               "mode": choice.mode, "sandbox": "on" if box is not None and box.active else "off"}
+    if choice.mode == "auto":
+        result["reviewer"] = await _reviewer_check(call, ctx, evaluation, settings.current(), review)
     if with_warnings:
         result["warnings"] = list(settings.current().warnings)
     return result
@@ -159,6 +161,36 @@ async def sandbox_run(project: Path, command: list[str]) -> int:
         await box.aclose()
 
 
+async def _reviewer_check(call: Any, ctx: Any, evaluation: Any, effective: Any, review: bool) -> dict[str, Any]:
+    """In auto mode: whether the reviewer would be asked, what it would be sent, and (``review``) its answer."""
+    from .engine.approval.reviewer import REVIEWABLE, ask_reviewer, build_params, review_input, reviewer_settings
+    from .engine.approval.types import Decision
+
+    if evaluation.kind is not Decision.ASK:
+        return {"asked": False, "why": f"the call is {evaluation.kind} before any reviewer"}
+    if evaluation.forced or evaluation.layer not in REVIEWABLE:
+        return {"asked": False, "why": f"the {evaluation.layer} layer's ask is the person's to answer"}
+    model, timeout, guidance = reviewer_settings(effective)
+    params = build_params(await review_input(call, ctx, evaluation, guidance), model)
+    out: dict[str, Any] = {"asked": True, "model": model, "timeout": timeout,
+                           "sent": params["messages"][0]["content"]}
+    if guidance.ignored:
+        out["ignored_guidance"] = list(guidance.ignored)
+    if review:
+        import os
+
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            out["answer"] = "not asked: --review needs ANTHROPIC_API_KEY"
+            return out
+        from .engine.models.clients import shared_client
+
+        outcome = await ask_reviewer(shared_client(), params, timeout)
+        out["answer"] = (f"{outcome.answer.decision}: {outcome.answer.reason}" if outcome.answer is not None
+                         else f"ask the person (the reviewer failed: {outcome.failure})")
+        out["latency_ms"] = outcome.latency_ms
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     from .engine.settings import MODES
 
@@ -170,6 +202,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--project", default=".", help="project directory (default: the current directory)")
     check.add_argument("--mode", choices=MODES, default=None,
                        help="permission mode (default: the settings' defaultMode, else default)")
+    check.add_argument("--review", action="store_true",
+                       help="with --mode auto and ANTHROPIC_API_KEY set: ask the reviewer, not only show what it is sent")
     check.add_argument("--sandbox", choices=["on", "off"], default=None,
                        help="judge as if the command sandbox were available (on) or not (off); default: this machine")
     check.add_argument("tool", help="tool name as rules see it: execute_command, read_file, run_python, server:tool "
@@ -207,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         result = asyncio.run(check_permission(project, args.tool, tool_input, args.mode, args.sandbox,
-                                              with_warnings=True))
+                                              with_warnings=True, review=args.review))
     except SettingsError as error:
         print(f"codingcode: {error}", file=sys.stderr)
         return 1

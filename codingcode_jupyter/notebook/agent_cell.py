@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 _POLICY_NOTICE = {
     "deny": "Approval policy deny: nobody is asked; only tools that read run, everything else is denied.",
-    "rules": "Approval policy rules: nobody is asked; what the rules and the mode allow runs, everything else is denied.",
+    "rules": "Approval policy rules: nobody is asked; what the rules and the mode allow runs (in auto mode, what the "
+             "reviewer allows too), everything else is denied (with the reviewer's reason when it handed a call back).",
 }
 
 __all__ = ["AgentInterrupted", "AgentCellRunner", "NO_REQUEST", "APPROVAL_POLICIES"]

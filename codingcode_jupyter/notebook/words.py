@@ -202,6 +202,10 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
         return "denied: nobody was there to answer"
     if by == "readonly":
         return "allowed: it changes nothing"
+    if by == "reviewer":
+        # The reason already reads "allowed by the reviewer: <its one line>".
+        reason = str(record.get("reason") or "")
+        return reason if reason.startswith("allowed by the reviewer") else f"{verb} by the reviewer"
     if by == "rule":
         if str(rule).startswith("builtin:"):
             return f"{verb} by the built-in rule {_tick(str(rule).removeprefix('builtin:'))}"

@@ -286,3 +286,25 @@ async def test_an_injected_tool_result_does_not_change_the_decision(fake_api, pr
     assert "- pushing to main" in outside_data(injected) and "- everything" not in outside_data(injected)
     # a control: the person's own request is outside the data blocks, so the check above can fail
     assert "push the fix to my feature branch" in outside_data(injected)
+
+
+def test_the_tool_line_says_the_reviewer_allowed_it_and_why():
+    from codingcode_jupyter.notebook import words
+
+    record = {"decision": "allow", "by": "reviewer", "layer": "reviewer",
+              "reason": "allowed by the reviewer: runs the project's tests"}
+    assert words.decision(record) == "allowed by the reviewer: runs the project's tests"
+
+
+async def test_permissions_check_says_what_the_reviewer_is_sent_and_asks_it_with_review(fake_api, project: Path):
+    from codingcode_jupyter.__main__ import check_permission
+
+    shown = await check_permission(project, "execute_command", PUSH, "auto")
+    assert shown["decision"] == "ask" and shown["reviewer"]["asked"] is True
+    assert "$ git push origin main" in shown["reviewer"]["sent"] and "answer" not in shown["reviewer"]
+    assert not fake_api.review_requests
+    fake_api.add_reviews(Review("ask", "pushes to main"))
+    asked = await check_permission(project, "execute_command", PUSH, "auto", review=True)
+    assert asked["reviewer"]["answer"] == "ask: pushes to main" and len(fake_api.review_requests) == 1
+    forced = await check_permission(project, "execute_command", {"command": "rm -rf $TARGET"}, "auto", "off")
+    assert forced["reviewer"]["asked"] is False

@@ -16,8 +16,9 @@ layer's stands, so the order below is also the tier table. A deny ends the loop.
 | 5 | trust | ask | (only when nothing decided) an allow rule or directory of the project's, ignored until trusted, would allow it |
 | 6 | egress | ask | (only when nothing decided) a request to a domain nobody allowed |
 | 7 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
-| 8 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
-| 9 | sandbox | deny, forced ask | an allowed command would run unconfined because the sandbox is unavailable |
+| 8 | reviewer | answers | auto mode: a model answers the asks of confirm, egress and outside (:mod:`.reviewer`) |
+| 9 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
+| 10 | sandbox | deny, forced ask | an allowed command would run unconfined because the sandbox is unavailable |
 
 A new decision source is one more layer object in this list: a reviewer that answers what
 would otherwise be a card goes before ``confirm`` with ``answers = True``; it is never given a

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_REVIEWER_MODEL", "REVIEWABLE", "Guidance", "ReviewInput", "ReviewAnswer", "ReviewError",
            "ReviewerState", "Reviewer", "SYSTEM_PROMPT", "DECISION_TOOL", "build_params", "parse_answer",
-           "guidance_from", "review_input", "turn_summary", "MAX_CONSECUTIVE", "MAX_TOTAL"]
+           "guidance_from", "review_input", "ask_reviewer", "reviewer_settings", "ReviewOutcome", "turn_summary", "MAX_CONSECUTIVE", "MAX_TOTAL"]
 
 DEFAULT_REVIEWER_MODEL = "claude-haiku-4-5"
 # The asks a reviewer may answer: the default card (nothing allowed the call), a request to an
@@ -249,6 +249,52 @@ async def review_input(call: ToolCall, ctx: "ToolContext", asked: Verdict, guida
                        why_asked=asked.reason, guidance=guidance)
 
 
+@dataclass(frozen=True)
+class ReviewOutcome:
+    """One request to the reviewer: its answer, or why there is none (it fails closed)."""
+
+    answer: ReviewAnswer | None
+    failure: str | None
+    usage: Usage | None
+    latency_ms: float
+
+
+async def ask_reviewer(client: Any, params: dict[str, Any], timeout: float) -> ReviewOutcome:
+    """Send ``params`` and read the decision; any error, a timeout or an unusable answer is a failure."""
+    started = time.perf_counter()
+    answer: ReviewAnswer | None = None
+    failure: str | None = None
+    usage: Usage | None = None
+    try:
+        message = await asyncio.wait_for(client.messages.create(**params), timeout)
+    except asyncio.TimeoutError:
+        failure = f"no answer within {timeout:g} s"
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:  # fails closed: the person is asked
+        failure = f"{type(error).__name__}: {str(error)[:200]}"
+    else:
+        raw = getattr(message, "usage", None)
+        usage = Usage(
+            input_tokens=getattr(raw, "input_tokens", 0) or 0,
+            output_tokens=getattr(raw, "output_tokens", 0) or 0,
+            cache_creation_input_tokens=getattr(raw, "cache_creation_input_tokens", 0) or 0,
+            cache_read_input_tokens=getattr(raw, "cache_read_input_tokens", 0) or 0,
+        )
+        try:
+            answer = parse_answer(list(getattr(message, "content", []) or []))
+        except ReviewError as error:
+            failure = f"unusable answer ({error})"
+    return ReviewOutcome(answer, failure, usage, round((time.perf_counter() - started) * 1000, 1))
+
+
+def reviewer_settings(settings: "EffectiveSettings | None") -> tuple[str, float, Guidance]:
+    """The reviewer's model, timeout and guidance as the settings say."""
+    auto = settings.merged.autoMode if settings is not None else None
+    model = (auto.model if auto is not None else None) or DEFAULT_REVIEWER_MODEL
+    return model, (auto.timeout if auto is not None else 10.0), guidance_from(settings) if settings else Guidance()
+
+
 # -- the session's counts --------------------------------------------------------------------
 
 
@@ -338,32 +384,13 @@ class Reviewer(Layer):
         if state.paused:
             asked.layers.append(Verdict(kind=None, layer=self.name, reason=f"paused: {state.paused}"))
             return None
-        settings = ctx.deps.settings.current() if ctx.deps is not None else None
-        auto = settings.merged.autoMode if settings is not None else None
-        model = (auto.model if auto is not None else None) or DEFAULT_REVIEWER_MODEL
-        timeout = auto.timeout if auto is not None else 10.0
-        guidance = guidance_from(settings) if settings is not None else Guidance()
+        model, timeout, guidance = reviewer_settings(ctx.deps.settings.current() if ctx.deps is not None else None)
         review = await review_input(call, ctx, asked, guidance)
-        params = build_params(review, model)
-        started = time.perf_counter()
-        failure: str | None = None
-        answer: ReviewAnswer | None = None
-        try:
-            message = await asyncio.wait_for(self.client().messages.create(**params), timeout)
-        except asyncio.TimeoutError:
-            failure = f"no answer within {timeout:g} s"
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # fails closed: the person is asked
-            failure = f"{type(error).__name__}: {str(error)[:200]}"
-        else:
-            self._count(state, ctx, model, getattr(message, "usage", None))
-            try:
-                answer = parse_answer(list(getattr(message, "content", []) or []))
-            except ReviewError as error:
-                failure = f"unusable answer ({error})"
-        latency_ms = round((time.perf_counter() - started) * 1000, 1)
-        detail = {"model": model, "latency_ms": latency_ms}
+        outcome = await ask_reviewer(self.client(), build_params(review, model), timeout)
+        answer, failure = outcome.answer, outcome.failure
+        if outcome.usage is not None:
+            self._count(state, ctx, model, outcome.usage)
+        detail = {"model": model, "latency_ms": outcome.latency_ms}
         if answer is not None and answer.decision == "allow":
             state.record(allowed=True)
             return Verdict(kind=Decision.ALLOW, layer=self.name, by="reviewer", input=asked.input, rule=asked.rule,
@@ -377,13 +404,7 @@ class Reviewer(Layer):
         return None
 
     @staticmethod
-    def _count(state: ReviewerState, ctx: "ToolContext", model: str, raw: Any) -> None:
-        usage = Usage(
-            input_tokens=getattr(raw, "input_tokens", 0) or 0,
-            output_tokens=getattr(raw, "output_tokens", 0) or 0,
-            cache_creation_input_tokens=getattr(raw, "cache_creation_input_tokens", 0) or 0,
-            cache_read_input_tokens=getattr(raw, "cache_read_input_tokens", 0) or 0,
-        )
+    def _count(state: ReviewerState, ctx: "ToolContext", model: str, usage: Usage) -> None:
         cost = cost_usd(model, usage)
         state.usage = state.usage + usage
         state.cost += cost or 0.0
