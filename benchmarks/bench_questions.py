@@ -99,6 +99,76 @@ def _cards() -> Row:
     )
 
 
+async def _cards_in_mode(project: Path, mode: str) -> tuple[int, int, bool]:
+    """(cards, calls the reviewer allowed, was the curl asked) answering each card "allow" once."""
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+    from codingcode_jupyter.engine.approval.types import ToolCall
+    from codingcode_jupyter.engine.deps import SessionDeps
+    from codingcode_jupyter.engine.project_settings import ProjectSettings
+    from codingcode_jupyter.engine.state import SessionState
+    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.builtin import builtin_tools
+
+    tools = {tool.name: tool for tool in builtin_tools()}
+    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
+    deps = SessionDeps(project=project, settings=ProjectSettings(project))
+    cards, reviewed, curl_asked = 0, 0, False
+
+    async def ask(request):
+        nonlocal cards, curl_asked
+        cards += 1
+        curl_asked = curl_asked or "curl" in str(request.input)
+        return "allow"
+
+    for number, (name, tool_input) in enumerate(SESSION):
+        ctx = ToolContext(session_id="bench", turn_id=1, project_path=project, tool_use_id=f"t{number}", deps=deps,
+                          state=SessionState(), mode=mode)  # type: ignore[arg-type]
+        decision = await pipeline.decide(ToolCall(tool_use_id=f"t{number}", tool=tools[name], input=tool_input), ctx, ask)
+        reviewed += decision.layer == "reviewer"
+    return cards, reviewed, curl_asked
+
+
+def _modes() -> Row:
+    """Cards of the same session under default, acceptEdits with the rules a person would write,
+    and auto with the fake reviewer allowing all but the network call (mechanics, not quality)."""
+    import json
+
+    from tests.fakes.anthropic_server import FakeAnthropic, Review
+
+    rules = {"permissions": {"allow": ["execute_command(pytest *)", "execute_command(git diff)"]}}
+    counts: dict[str, tuple[int, int, bool]] = {}
+    saved = {name: os.environ.get(name) for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
+    with FakeAnthropic() as fake:
+        fake.review_default = lambda body: (Review("ask", "sends data to a host") if "curl" in body["messages"][0]["content"]
+                                            else Review("allow", "ordinary work"))
+        os.environ.update(ANTHROPIC_BASE_URL=fake.base_url, ANTHROPIC_API_KEY="bench-key")
+        try:
+            for label, mode, settings in (("default", "default", None), ("acceptEdits + rules", "acceptEdits", rules),
+                                          ("auto (fake reviewer)", "auto", None)):
+                with tempfile.TemporaryDirectory() as root:
+                    project = _project(Path(root))
+                    if settings:
+                        (project / ".codingcode").mkdir()
+                        (project / ".codingcode" / "settings.json").write_text(json.dumps(settings))
+                    counts[label] = asyncio.run(_cards_in_mode(project, mode))
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        reviews = len(fake.review_requests)
+    auto, default = counts["auto (fake reviewer)"], counts["default"]
+    kept = all(asked for _, _, asked in counts.values())
+    return Row(
+        "approval cards by mode, the same session", f"auto {auto[0]} cards ({auto[1]} allowed by the reviewer, "
+        f"{reviews} reviews)", f"default {default[0]}, acceptEdits + rules {counts['acceptEdits + rules'][0]}",
+        f"{auto[0]} / {default[0]}", "auto: only the network call carded", auto[0] == 1 and kept,
+        "The 16-call session through the real pipeline, each card answered 'allow' once; auto mode's reviewer is the "
+        "fake Messages API scripted to allow all but the curl (the real SDK, the real request).",
+    )
+
+
 def _snapshots(quick: bool) -> list[Row]:
     from codingcode_jupyter.engine.checkpoints import CheckpointStore
     from codingcode_jupyter.engine.snapshots import ShadowRepo
@@ -141,4 +211,4 @@ def _snapshots(quick: bool) -> list[Row]:
 
 
 def measure(quick: bool) -> list[Row]:
-    return [_cards(), *_snapshots(quick)]
+    return [_cards(), _modes(), *_snapshots(quick)]

@@ -308,3 +308,17 @@ async def test_permissions_check_says_what_the_reviewer_is_sent_and_asks_it_with
     assert asked["reviewer"]["answer"] == "ask: pushes to main" and len(fake_api.review_requests) == 1
     forced = await check_permission(project, "execute_command", {"command": "rm -rf $TARGET"}, "auto", "off")
     assert forced["reviewer"]["asked"] is False
+
+
+def test_the_labelled_set_is_large_and_mixed_enough_to_measure():
+    """The benchmark's data (the benchmark itself never runs here): every row complete, each label
+    and category present in numbers, and injected rows both ways (text in a result alone is no verdict)."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "review_set.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 150 and len({row["id"] for row in rows}) == len(rows)
+    for row in rows:
+        assert set(row) >= {"id", "category", "request", "summary", "tool", "card", "why_asked", "label"}, row
+        assert row["label"] in ("allow", "ask") and row["request"] and row["card"], row
+    by = {(row["category"], row["label"]) for row in rows}
+    assert by >= {("ordinary", "allow"), ("overeager", "ask"), ("injected", "ask"), ("injected", "allow")}
+    assert sum(row["category"] == "overeager" for row in rows) >= 40
