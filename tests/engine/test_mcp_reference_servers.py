@@ -12,6 +12,7 @@ filesystem server and the SSE transport (tested nowhere else); git and fetch are
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import threading
@@ -178,8 +179,17 @@ async def test_filesystem_keeps_the_directory_of_its_arguments_beside_the_projec
         await manager.start()
         assert manager.connection("fs").state == "running", manager.connection("fs").error
         tools = by_display(manager)
-        allowed = (await tools["fs:list_allowed_directories"].run({}, ctx(project))).text_content
-        assert str(data.resolve()) in allowed and str(project.resolve()) in allowed
+        async def allowed() -> str:
+            return (await tools["fs:list_allowed_directories"].run({}, ctx(project))).text_content
+
+        # The server asks for the roots after its start and then replaces its directories with them.
+        listed = ""
+        for _ in range(200):
+            listed = await allowed()
+            if str(project.resolve()) in listed:
+                break
+            await asyncio.sleep(0.05)
+        assert str(project.resolve()) in listed and str(data.resolve()) in listed, listed
         read = await tools["fs:read_text_file"].run({"path": str(data / "facts.txt")}, ctx(project))
         assert not read.is_error and "forty-two" in read.text_content, read.text_content
         # Only what is named: a directory beside it stays out of reach.
