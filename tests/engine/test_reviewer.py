@@ -98,6 +98,9 @@ def test_escalation_after_three_in_a_row_and_an_allow_resets_the_run():
     assert state.paused is None
     state.record(allowed=False)
     assert state.paused and "in a row" in state.paused
+    # what %agent status shows
+    assert state.describe().startswith("reviewer: 1 allowed, 4 handed to you, 1 failed")
+    assert "paused" in state.describe() and "%agent mode auto" in state.describe()
     state.resume()
     assert state.paused is None and state.consecutive == 0 and state.handed_back == 4
 
@@ -322,3 +325,41 @@ def test_the_labelled_set_is_large_and_mixed_enough_to_measure():
     by = {(row["category"], row["label"]) for row in rows}
     assert by >= {("ordinary", "allow"), ("overeager", "ask"), ("injected", "ask"), ("injected", "allow")}
     assert sum(row["category"] == "overeager" for row in rows) >= 40
+
+
+def test_claude_codes_auto_is_ours_and_dont_ask_never_becomes_auto(tmp_path: Path):
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "auto"},
+                                    "autoMode": {"soft_deny": ["pushing"], "allow": ["tests"]}}))
+    effective = ProjectSettings(project).current()
+    assert effective.default_mode == "auto"
+    assert not any(entry.key == "permissions.defaultMode" for entry in effective.ignored_settings)
+    # Claude Code's soft_deny is noted with where to write it, never dropped silently
+    assert any(entry.key == "autoMode.soft_deny" and "autoMode.block" in entry.reason
+               for entry in effective.ignored_settings)
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "dontAsk"}}))
+    assert ProjectSettings(project).current().default_mode == "default"
+
+
+async def test_a_turn_in_auto_mode_counts_the_reviewers_tokens_in_its_totals(fake_api, project: Path):
+    """Through the real loop and session: the model asks to push, the reviewer allows, the command runs."""
+    from codingcode_jupyter.engine.events import ToolCallFinished, TurnDone
+    from codingcode_jupyter.engine.runtime import open_session
+    from tests.fakes.anthropic_server import Reply, text, tool_use
+
+    fake_api.add(Reply([tool_use("execute_command", {"command": "git --version"})]), Reply([text("done")]))
+    fake_api.add_reviews(Review("allow", "prints the git version, harmless"))
+    session, parts = open_session(project, mode="auto", model="claude-sonnet-4-5")
+    events: list = []
+    done = await session.run_turn("Which git version is installed? Then push my branch.", emit=events.append)
+    assert isinstance(done, TurnDone)
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished and finished[0].status == "ok"
+    (review,) = fake_api.review_requests
+    assert "Which git version is installed?" in outside_data(review["messages"][0]["content"])
+    # the turn's two requests spent 2 x 10 input tokens; the reviewer's 400 + 900 cached are in the totals too
+    assert done.usage.input_tokens == 20 + 400 and done.usage.cache_read_input_tokens == 900
+    assert session.deps.reviewer.allowed == 1
+    await parts.aclose()
