@@ -245,6 +245,10 @@ async def review_input(call: ToolCall, ctx: "ToolContext", asked: Verdict, guida
     run = ctx.run
     messages = list(run.messages) if run is not None else []
     request, summary = turn_summary(messages)
+    if ctx.agent != "main":
+        # A sub-agent's task was written by the agent, not the person: it is data like the rest.
+        summary = f"task the main agent gave sub-agent {ctx.agent}: {request}\n{summary}"
+        request = "(not available: a sub-agent is working on a task the main agent wrote)"
     return ReviewInput(request=request, summary=summary, tool=card.tool, preview=_clip(card.preview, PREVIEW_CHARS),
                        why_asked=asked.reason, guidance=guidance)
 
