@@ -475,12 +475,18 @@ class AgentLoop:
                     args = tool.validate(raw_input)
                     if tool.precheck is not None:
                         await tool.precheck(args, ctx)
+                    if tool.resolve_input is not None:
+                        raw_input = await tool.resolve_input(args, ctx)
+                        tool.validate(raw_input)
                 except ToolError as error:
                     # Not worth a person's attention: the call cannot run as written, or cannot succeed.
                     result = ToolResult.text(str(error), is_error=True)
                 else:
                     tool_call = ToolCall(tool_use_id=tool_use_id, tool=tool, input=raw_input)
-                    decision = await self.approver.decide(tool_call, ctx, self._asker())
+                    asker = self._asker()
+                    if tool.asks_in_place and asker is not None:
+                        asker = _ask_in_place(ctx)
+                    decision = await self.approver.decide(tool_call, ctx, asker)
                     if decision.kind == "deny":
                         status = "denied"
                         result = ToolResult.text(decision.reason or f"{display} was denied.", is_error=True)
@@ -519,3 +525,13 @@ class AgentLoop:
                 turn_id,
             )
             raise
+
+
+def _ask_in_place(ctx: ToolContext) -> Asker:
+    """The asker of a tool that asks the person itself: it goes ahead, told to ask in place."""
+
+    async def asking(request: Any) -> Any:
+        ctx.ask_in_place = True
+        return "allow"
+
+    return asking

@@ -1,11 +1,13 @@
 /**
  * The notebook side of codingcode-jupyter.
  *
- * The agent lives in the kernel; this extension is its hands in the live document. It opens no
- * channel itself: the kernel opens a comm on the target below when it needs the notebook, and
- * every notebook page with this extension answers with a hello. The kernel then addresses one
- * page by its client id. Requests are few: read the live cells, propose changes (applied at once,
- * or shown on the cells with Accept / Reject), write outputs into a cell, cancel a review.
+ * The agent lives in the kernel; this extension is its hands in the live document. When the
+ * kernel needs the notebook it opens a short-lived comm on PING_TARGET; every page with this
+ * extension answers by opening a comm of its own on TARGET (or by saying hello again on the one
+ * it has), so a page without the extension, which closes unknown comms, never closes ours, and
+ * several pages on one kernel each have their channel. The kernel addresses one page by its
+ * client id. Requests are few: read the live cells, propose changes (applied at once, or shown on
+ * the cells with Accept / Reject), write outputs into a cell, cancel a review.
  *
  * Decisions stay in the kernel: this code renders review controls and relays edits through the
  * notebook's shared model, so with real-time collaboration they travel like a person's typing.
@@ -17,6 +19,7 @@ import { ReviewSession, applyChange, Change, ChangeResult } from './review';
 import { readNotebook, setOutputs } from './cells';
 
 export const TARGET = 'codingcode.notebook';
+export const PING_TARGET = 'codingcode.notebook.ping';
 const PROTOCOL = 1;
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -45,15 +48,27 @@ class Channel {
     comm.onMsg = msg => this.onMessage(msg);
     comm.onClose = () => this.closeAll();
     panel.disposed.connect(() => this.closeAll());
-    comm.send({
+    comm.open(this.hello());
+  }
+
+  get open(): boolean {
+    return !this.comm.isDisposed;
+  }
+
+  hello(): Json {
+    return {
       type: 'hello',
       protocol: PROTOCOL,
       client: this.client,
-      path: panel.context.path,
+      path: this.panel.context.path,
       focused: document.hasFocus() && !document.hidden,
-      visible: panel.isVisible,
-      dirty: panel.context.model.dirty
-    });
+      visible: this.panel.isVisible,
+      dirty: this.panel.context.model.dirty
+    };
+  }
+
+  sayHello(): void {
+    this.comm.send(this.hello());
   }
 
   private onMessage(msg: KernelMessage.ICommMsgMsg): void {
@@ -117,9 +132,20 @@ class Channel {
 }
 
 function watch(panel: NotebookPanel): void {
+  let channel: Channel | null = null;
   const register = (kernel: Kernel.IKernelConnection | null | undefined) => {
-    kernel?.registerCommTarget(TARGET, (comm: Kernel.IComm) => {
-      new Channel(panel, comm);
+    channel = null;
+    kernel?.registerCommTarget(PING_TARGET, (ping: Kernel.IComm) => {
+      try {
+        if (channel && channel.open) {
+          channel.sayHello();
+        } else {
+          channel = new Channel(panel, kernel.createComm(TARGET));
+        }
+      } catch (error) {
+        console.error('codingcode-jupyter: could not answer the kernel', error);
+      }
+      ping.close();
     });
   };
   register(panel.sessionContext.session?.kernel);

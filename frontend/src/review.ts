@@ -25,6 +25,8 @@ export interface Change {
   cell_type?: 'code' | 'markdown' | 'raw';
   /** move: the index the cell ends at. */
   to_index?: number;
+  /** insert without an anchor: the index it lands at (undoing a deletion); none: at the end. */
+  index?: number;
 }
 
 export interface ChangeResult {
@@ -65,7 +67,7 @@ function locate(notebook: Notebook, change: Change): number | ChangeResult {
 function insertIndex(notebook: Notebook, change: Change, lastAt: Map<string, string>): number | ChangeResult {
   const count = notebook.model!.cells.length;
   if (!change.cell_id) {
-    return count;
+    return change.index === undefined || change.index === null ? count : Math.max(0, Math.min(count, change.index));
   }
   const anchor = lastAt.get(change.cell_id) ?? change.cell_id;
   const index = findIndex(notebook, anchor);
@@ -195,7 +197,8 @@ export class ReviewSession {
     banner.appendChild(text('span', 'cc-review-title', title));
     banner.appendChild(button('Accept all', 'accept', () => this.answerAll(true)));
     banner.appendChild(button('Reject all', 'reject', () => this.answerAll(false)));
-    this.panel.node.insertBefore(banner, this.panel.content.node);
+    // At the top of the scrolling notebook, sticky: in view whichever cell the person scrolled to.
+    this.panel.content.node.prepend(banner);
     return banner;
   }
 

@@ -117,7 +117,7 @@ KNOWN_TOOL_NAMES: frozenset[str] = frozenset({
     "read_file", "write_file", "edit_file", "search_code", "search_files", "execute_command", "fetch_url",
     "web_search", "todo_write", "dispatch_agent", "tool_search", "list_mcp_resources", "read_mcp_resource",
     "list_variables", "inspect_variable", "notebook_history", "read_cell_output", "read_notebook", "run_python",
-    "insert_cell",
+    "insert_cell", "edit_notebook", "run_cells",
 })
 
 # The server part holds no `__` and no wildcard (Claude Code: a rule names one configured server).

@@ -152,6 +152,8 @@ class ToolContext:
     approval_timeout: float | None = None
     # What PreToolUse hooks added for the model (additionalContext); the loop appends it to the result.
     hook_context: list[str] = field(default_factory=list)
+    # Set for a tool that asks in place (ToolDefinition.asks_in_place) when a person must answer.
+    ask_in_place: bool = False
 
     def progress(self, text: str) -> None:
         """Stream a line of progress (e.g. command output) to whoever renders the turn."""
@@ -238,6 +240,13 @@ class ToolDefinition:
     # the text to replace is there); raises ToolError, which the model gets as the result.
     # The tool's own execute checks again: things may change while a person decides.
     precheck: Callable[[Any, ToolContext], Awaitable[None]] | None = None
+    # Fills in, before anyone decides, what the call will really act on that its arguments only
+    # name (run_cells: the code of the cells named by id), so the approval judges that and the
+    # tool runs exactly what was judged. Returns the full input; raises ToolError.
+    resolve_input: Callable[[Any, ToolContext], Awaitable[dict[str, Any]]] | None = None
+    # When a person would be asked, the tool asks them itself, where the change shows (the
+    # notebook's cells), instead of a card: the call goes ahead with ``ctx.ask_in_place`` set.
+    asks_in_place: bool = False
     _schema: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

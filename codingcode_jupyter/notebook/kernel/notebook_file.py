@@ -148,9 +148,19 @@ def _age(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
-def read_notebook(shell: Any, user_ns: Any, args: ReadNotebookArgs) -> str:
-    """The tool: the notebook's cells in order, paged, with where the agent is running."""
-    found = find_notebook(user_ns)
+def read_notebook(shell: Any, user_ns: Any, args: ReadNotebookArgs, live: dict[str, Any] | None = None) -> str:
+    """The tool: the notebook's cells in order, paged, with where the agent is running.
+
+    ``live`` is the page's own copy (see :mod:`..live`), read in preference to the saved file.
+    """
+    if live is not None:
+        dirty = " It has unsaved changes, included here." if live.get("dirty") else ""
+        found = NotebookSource(
+            f"the open notebook page, live{(' (' + str(live['path']) + ')') if live.get('path') else ''}.{dirty}",
+            content=live,
+        )
+    else:
+        found = find_notebook(user_ns)
     notebook = found.content if found.content is not None else _load(found.path)  # type: ignore[arg-type]
     cells = [c for c in notebook.get("cells") or [] if isinstance(c, dict)]
     history = output_history(shell)
@@ -165,7 +175,8 @@ def read_notebook(shell: Any, user_ns: Any, args: ReadNotebookArgs) -> str:
         fresh = f"{since} cell(s) ran since it was saved; their new outputs are not in it" if since else "no cell ran since"
         header = f"Notebook {found.path} (found from {found.how}; saved {_age(time.time() - saved)} ago, {fresh})."
     else:
-        header = f"Notebook from {found.how}."
+        header = f"Notebook from {found.how}"
+        header += "" if header.endswith(".") else "."
     running_index = None
     if running is not None:
         for index, cell in enumerate(cells):
@@ -193,17 +204,20 @@ def read_notebook(shell: Any, user_ns: Any, args: ReadNotebookArgs) -> str:
         facts = [kind]
         if kind == "code":
             count = cell.get("execution_count")
-            facts.append(f"In [{count}] when saved" if count else "not run when saved")
+            state = "now" if live is not None else "when saved"
+            facts.append(f"In [{count}] {state}" if count else f"not run {state}")
             run = runs.get(cell.get("id")) if cell.get("id") else None
             if run is not None and run.execution_count != count:
                 facts.append(f"last run here as In [{run.execution_count}]")
             outputs = _saved_outputs(cell)
             if outputs:
-                facts.append(f"saved outputs: {outputs}")
+                facts.append(f"{'outputs' if live is not None else 'saved outputs'}: {outputs}")
         if cell.get("id"):
             facts.append(f"id {cell['id']}")
         if index == running_index:
             facts.append("THIS CELL IS RUNNING THE AGENT")
+        elif live is not None and cell.get("id") and cell.get("id") == live.get("active_cell_id"):
+            facts.append("the person's active cell")
         block = f"--- cell {index + 1} ({'; '.join(facts)})\n{source}" if source else f"--- cell {index + 1} ({'; '.join(facts)}) (empty)"
         if used + len(block) > MAX_TOTAL_CHARS and index > first:
             break

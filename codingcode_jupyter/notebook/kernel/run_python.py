@@ -14,6 +14,7 @@ import threading
 import time
 import traceback
 import types
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -113,76 +114,101 @@ def _time_limit(seconds: float):
             signal.setitimer(signal.ITIMER_REAL, *old_timer)
 
 
-async def run_python(access: KernelAccess, args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
+@dataclass
+class Execution:
+    """What running a piece of code did."""
+
+    stdout: str = ""
+    stderr: str = ""
+    value: Any = None
+    has_value: bool = False
+    failure: BaseException | None = None
+    timed_out: bool = False
+    compile_error: str | None = None
+    elapsed: float = 0.0
+
+
+async def execute(access: KernelAccess, code: str, timeout: float, ctx: ToolContext) -> Execution:
+    """Run ``code`` in the user's namespace as a cell would (its last expression is its value)."""
     filename = f"<agent-run_python-{next(_run_counter)}>"
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     try:
-        tree = compile(args.code, filename, "exec", ast.PyCF_ONLY_AST | flags)
+        tree = compile(code, filename, "exec", ast.PyCF_ONLY_AST | flags)
         body, last = _split_last_expression(tree)
         body_code = compile(body, filename, "exec", flags)
         last_code = compile(last, filename, "eval", flags) if last is not None else None
     except (SyntaxError, ValueError) as error:
-        detail = "".join(traceback.format_exception_only(type(error), error))
-        return ToolResult.text(f"The code did not compile:\n{detail}", is_error=True)
+        return Execution(compile_error="".join(traceback.format_exception_only(type(error), error)))
     # Registered so tracebacks (and inspect.getsource of functions it defines) show the code.
-    linecache.cache[filename] = (len(args.code), None, args.code.splitlines(True), filename)
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
 
     out, err = _Capture(ctx, "stdout"), _Capture(ctx, "stderr")
     ns = access.user_ns
     started = time.monotonic()
-    value: Any = None
-    has_value = False
-    failure: BaseException | None = None
+    result = Execution()
 
-    async def run(code: types.CodeType, mode: str) -> Any:
-        if code.co_flags & inspect.CO_COROUTINE:
+    async def run(compiled: types.CodeType, mode: str) -> Any:
+        if compiled.co_flags & inspect.CO_COROUTINE:
             # Top-level await: runs on the loop; the turn's cancellation reaches it.
-            remaining = max(0.01, args.timeout - (time.monotonic() - started))
+            remaining = max(0.01, timeout - (time.monotonic() - started))
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                return await asyncio.wait_for(eval(code, ns), remaining)
-        remaining = max(0.01, args.timeout - (time.monotonic() - started))
+                return await asyncio.wait_for(eval(compiled, ns), remaining)
+        remaining = max(0.01, timeout - (time.monotonic() - started))
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             with async_cell.sync_interrupts(), _time_limit(remaining):
                 if mode == "exec":
-                    exec(code, ns)
+                    exec(compiled, ns)
                     return None
-                return eval(code, ns)
+                return eval(compiled, ns)
 
     if ctx.cancelled.is_set():
         raise asyncio.CancelledError()
     try:
         await run(body_code, "exec")
         if last_code is not None:
-            value = await run(last_code, "eval")
-            has_value = value is not None
+            result.value = await run(last_code, "eval")
+            result.has_value = result.value is not None
     except KeyboardInterrupt:
         # The interrupt button: stop the turn, as it stops a cell.
         ctx.cancelled.set()
         raise asyncio.CancelledError() from None
     except (_RunTimeout, asyncio.TimeoutError) as error:
-        failure = error
+        result.failure, result.timed_out = error, True
     except asyncio.CancelledError:
         raise
     except BaseException as error:  # SystemExit too: the code's failure, not the kernel's
-        failure = error
+        result.failure = error
+    result.elapsed = time.monotonic() - started
+    result.stdout, result.stderr = out.value(), err.value()
+    return result
 
-    elapsed = time.monotonic() - started
+
+def execution_text(result: Execution, timeout: float) -> str:
+    """What the model reads of an execution."""
+    if result.compile_error is not None:
+        return f"The code did not compile:\n{result.compile_error}"
     sections = []
-    stdout, stderr = out.value(), err.value()
-    if stdout:
-        sections.append(f"[stdout]\n{stdout.rstrip()}")
-    if stderr:
-        sections.append(f"[stderr]\n{stderr.rstrip()}")
-    if has_value:
+    if result.stdout:
+        sections.append(f"[stdout]\n{result.stdout.rstrip()}")
+    if result.stderr:
+        sections.append(f"[stderr]\n{result.stderr.rstrip()}")
+    if result.has_value:
+        value = result.value
         sections.append(f"[result] {clip(safe_call(lambda: repr(value), '<repr failed>'), 10_000)}")
-    if isinstance(failure, (_RunTimeout, asyncio.TimeoutError)):
-        sections.append(f"[error] Stopped after {args.timeout:g} s (timeout). Changes made before that remain.")
-    elif failure is not None:
-        sections.append("[error]\n" + format_exception(failure).rstrip())
+    if result.timed_out:
+        sections.append(f"[error] Stopped after {timeout:g} s (timeout). Changes made before that remain.")
+    elif result.failure is not None:
+        sections.append("[error]\n" + format_exception(result.failure).rstrip())
     if not sections:
         sections.append("(ran without output)")
-    sections.append(f"({elapsed:.2f} s)")
-    return ToolResult.text("\n".join(sections), is_error=failure is not None)
+    sections.append(f"({result.elapsed:.2f} s)")
+    return "\n".join(sections)
+
+
+async def run_python(access: KernelAccess, args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
+    result = await execute(access, args.code, args.timeout, ctx)
+    failed = result.compile_error is not None or result.failure is not None
+    return ToolResult.text(execution_text(result, args.timeout), is_error=failed)
 
 
 async def run_python_preview(args: RunPythonArgs, ctx: ToolContext) -> str:

@@ -16,6 +16,9 @@ from .namespace import KernelAccess
 from .notebook_file import ReadNotebookArgs, read_notebook
 from .outputs import install_output_recorder
 from .run_python import RunPythonArgs
+from ..live.edits import EditNotebookArgs, edit_notebook, edit_notebook_preview
+from ..live.reading import live_cells
+from ..live.run_cells import RunCellsArgs, resolve_run_cells, run_cells, run_cells_preview
 from .values import (
     InspectVariableArgs,
     ListVariablesArgs,
@@ -51,6 +54,22 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
 
     async def propose_cell(args: InsertCellArgs, ctx: ToolContext) -> str:
         return insert_cell.insert_cell(access, args)
+
+    async def notebook_live(args: ReadNotebookArgs, ctx: ToolContext) -> str:
+        live = await live_cells(access.shell)
+        return read_notebook(access.shell, access.user_ns, args, live=live)
+
+    async def edit_cells(args: EditNotebookArgs, ctx: ToolContext) -> str:
+        return await edit_notebook(access.shell, args, ctx, review=ctx.ask_in_place)
+
+    async def edit_cells_preview(args: EditNotebookArgs, ctx: ToolContext) -> str:
+        return await edit_notebook_preview(args, ctx, access.shell)
+
+    async def run_notebook_cells(args: RunCellsArgs, ctx: ToolContext) -> ToolResult:
+        return await run_cells(access, args, ctx)
+
+    async def resolve_cells(args: RunCellsArgs, ctx: ToolContext) -> dict[str, Any]:
+        return await resolve_run_cells(access.shell, args)
 
     return [
         ToolDefinition(
@@ -93,10 +112,11 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
         ToolDefinition(
             name="read_notebook",
             description=(
-                "The notebook this kernel belongs to, read from its saved file: every cell in order (markdown and "
-                "code, run or not) with execution counts, saved output kinds and which cell is running you. Paged."
+                "The notebook this kernel belongs to: every cell in order (markdown and code, run or not) with its id, "
+                "execution count, output kinds and which cell is running you. Read live from the open page when the "
+                "codingcode-jupyter extension is there (unsaved edits included), else from the saved file. Paged."
             ),
-            parameters=ReadNotebookArgs, execute=notebook, source="kernel",
+            parameters=ReadNotebookArgs, execute=notebook_live, source="kernel",
             access=ToolAccess(key="start", read_only=True),
         ),
         ToolDefinition(
@@ -118,6 +138,29 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
             ),
             parameters=InsertCellArgs, execute=propose_cell, preview=insert_cell.insert_cell_preview, source="kernel",
             access=ToolAccess(key="cells"),
+        ),
+        ToolDefinition(
+            name="edit_notebook",
+            description=(
+                "Change the open notebook: replace a cell's source, insert cells, delete or move cells (cell ids from "
+                "read_notebook). The person reviews each change on its cell (Accept / Reject) unless their rules allow "
+                "edits outright; the result says what was accepted. Needs JupyterLab 4 or Notebook 7 with the "
+                "codingcode-jupyter extension; elsewhere use insert_cell."
+            ),
+            parameters=EditNotebookArgs, execute=edit_cells, preview=edit_cells_preview, source="kernel",
+            access=ToolAccess(key="changes"), asks_in_place=True,
+        ),
+        ToolDefinition(
+            name="run_cells",
+            description=(
+                "Run cells of the open notebook in the kernel (one cell, the cells above it, or all; %%agent cells are "
+                "skipped) and put their outputs in the cells; returns what each printed, displayed or raised. Stops at "
+                "the first cell that raises. Judged like run_python. Needs the codingcode-jupyter extension."
+            ),
+            parameters=RunCellsArgs, execute=run_notebook_cells, preview=run_cells_preview, source="kernel",
+            resolve_input=resolve_cells,
+            # Arbitrary code in the kernel, never sandboxed, as run_python.
+            access=ToolAccess(code="code", key="cell_id", opaque=True),
         ),
     ]
 

@@ -1,0 +1,226 @@
+"""edit_notebook: change, insert, delete and move cells of the open notebook, through its page.
+
+The changes travel to the page (see :mod:`.channel`), which applies them to the notebook's own
+model, so an open document is never overwritten behind its back and, with real-time
+collaboration, they go through the shared document like a person's typing. When the call
+was allowed by a rule or the mode they are applied at once; when a person must answer they
+show on the cells with Accept / Reject, and the answers are the tool's result.
+
+A replacement or deletion names the source the agent last read (read_notebook); if the
+person changed that cell since, the page answers "conflict" instead of overwriting it.
+What was accepted is kept per turn, so ``%agent undo`` can put the cells back.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from ...engine.tools.base import ToolContext, ToolError
+from .channel import LiveChannel, NotebookUnavailable, PageError, channel_for
+
+__all__ = ["CellChange", "EditNotebookArgs", "CellEdits", "edit_notebook", "edit_notebook_preview", "undo_cell_edits"]
+
+MAX_CHANGES = 20
+MAX_SOURCE_CHARS = 200_000
+
+
+class CellChange(BaseModel):
+    """One change to the notebook."""
+
+    action: Literal["replace", "insert", "delete", "move"] = Field(
+        description="'replace' a cell's source, 'insert' a new cell, 'delete' a cell, or 'move' a cell."
+    )
+    cell_id: str | None = Field(
+        default=None,
+        description="The cell's id as read_notebook shows it. For insert: the cell to insert next to (none: at the end).",
+    )
+    source: str | None = Field(default=None, max_length=MAX_SOURCE_CHARS, description="replace/insert: the new source.")
+    cell_type: Literal["code", "markdown", "raw"] = Field(default="code", description="insert: the new cell's type.")
+    position: Literal["after", "before"] = Field(default="after", description="insert: after or before cell_id.")
+    to_position: int | None = Field(default=None, ge=1, description="move: the cell's new position, counting from 1.")
+
+    @model_validator(mode="after")
+    def _complete(self) -> "CellChange":
+        needs = {
+            "replace": ("cell_id", "source"), "insert": ("source",), "delete": ("cell_id",), "move": ("cell_id", "to_position"),
+        }[self.action]
+        missing = [name for name in needs if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"{self.action} needs {' and '.join(missing)}")
+        return self
+
+
+class EditNotebookArgs(BaseModel):
+    """Parameters of edit_notebook."""
+
+    changes: list[CellChange] = Field(min_length=1, max_length=MAX_CHANGES, description="The changes, in order.")
+
+
+@dataclass
+class CellEdits:
+    """What one turn's accepted changes were, and how to put each back."""
+
+    session_id: str
+    turn_id: int
+    described: list[str] = field(default_factory=list)
+    inverse: list[dict[str, Any]] = field(default_factory=list)
+
+
+# Per channel: turns' accepted edits, newest last (kept in the kernel: they belong to the page).
+_EDITS: dict[int, list[CellEdits]] = {}
+
+
+def _wire(change: CellChange, number: int, expected: str | None) -> dict[str, Any]:
+    wire: dict[str, Any] = {"change": f"c{number}", "kind": change.action, "cell_id": change.cell_id}
+    if change.action in ("replace", "insert"):
+        wire["source"] = change.source
+    if change.action == "insert":
+        wire["cell_type"] = change.cell_type
+        wire["position"] = change.position
+    if change.action in ("replace", "delete"):
+        wire["expected_source"] = expected
+    if change.action == "move":
+        wire["to_index"] = (change.to_position or 1) - 1
+    return wire
+
+
+def _diff(before: str, after: str) -> str:
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "before", "after", lineterm="", n=2)
+    return "\n".join(list(lines)[2:])
+
+
+def _describe(change: CellChange, read: dict[str, str]) -> str:
+    where = f"cell {change.cell_id}" if change.cell_id else "the end"
+    if change.action == "replace":
+        before = read.get(change.cell_id or "", "")
+        return f"Replace the source of cell {change.cell_id}:\n{_diff(before, change.source or '')}"
+    if change.action == "insert":
+        place = f"{change.position} {where}" if change.cell_id else "at the end"
+        return f"Insert a {change.cell_type} cell {place}:\n{change.source}"
+    if change.action == "delete":
+        return f"Delete cell {change.cell_id}:\n{read.get(change.cell_id or '', '')}"
+    return f"Move cell {change.cell_id} to position {change.to_position}"
+
+
+async def edit_notebook_preview(args: EditNotebookArgs, ctx: ToolContext, shell: Any = None) -> str:
+    read = last_read(channel_for(shell)) if shell is not None else {}
+    return "\n\n".join(_describe(change, read) for change in args.changes)
+
+
+def last_read(channel: LiveChannel) -> dict[str, str]:
+    """Each cell's source as the agent last read it (cell id -> source)."""
+    return channel.last_read
+
+
+def _inverse(change: dict[str, Any], result: dict[str, Any]) -> dict[str, Any] | None:
+    kind = change["kind"]
+    if kind == "replace":
+        return {"kind": "replace", "cell_id": result.get("cell_id"), "source": result.get("before", ""),
+                "expected_source": change.get("source")}
+    if kind == "insert":
+        return {"kind": "delete", "cell_id": result.get("cell_id"), "expected_source": change.get("source")}
+    if kind == "delete":
+        return {"kind": "insert", "cell_id": None, "index": result.get("index"), "source": result.get("before", ""),
+                "cell_type": result.get("cell_type", "code")}
+    if kind == "move":
+        return {"kind": "move", "cell_id": result.get("cell_id"), "to_index": result.get("index")}
+    return None
+
+
+_ANSWERS = {
+    "applied": "done", "accepted": "accepted by the person", "rejected": "rejected by the person (nothing changed)",
+    "cancelled": "not answered (the review was withdrawn; nothing changed)",
+}
+
+
+async def edit_notebook(shell: Any, args: EditNotebookArgs, ctx: ToolContext, *, review: bool) -> str:
+    """The tool: send the changes to the page; return what each became."""
+    channel = channel_for(shell)
+    read = last_read(channel)
+    try:
+        live = await channel.request("read")
+    except NotebookUnavailable as error:
+        raise ToolError(f"Cannot edit the notebook: {error}. Use insert_cell to propose a cell instead.") from None
+    current = {cell["id"]: cell.get("source", "") for cell in live.get("cells", []) if cell.get("id")}
+    wire = []
+    for number, change in enumerate(args.changes, 1):
+        if change.cell_id is not None and change.cell_id not in current:
+            raise ToolError(f"There is no cell {change.cell_id!r} in the open notebook: call read_notebook for the ids.")
+        expected = read.get(change.cell_id or "", current.get(change.cell_id or "")) if change.cell_id else None
+        wire.append(_wire(change, number, expected))
+
+    def on_answer(event: dict[str, Any]) -> None:
+        ctx.progress(f"cell change {event.get('change')}: {event.get('answer')}")
+
+    timeout = ctx.approval_timeout if review else None
+    try:
+        reply = await channel.request(
+            "propose", changes=wire, review=review, on_answer=on_answer,
+            title=f"The agent proposes {len(wire)} cell change{'s' if len(wire) != 1 else ''}",
+            wait=timeout if review else 30.0,
+        )
+    except NotebookUnavailable as error:
+        raise ToolError(f"The notebook page stopped answering: {error}. Nothing more was changed.") from None
+    except PageError as error:
+        raise ToolError(f"The notebook page could not apply the changes: {error}") from None
+    results = {result.get("change"): result for result in reply.get("results", [])}
+    edits = CellEdits(ctx.session_id, ctx.turn_id)
+    lines = []
+    for change, sent in zip(args.changes, wire):
+        result = results.get(sent["change"], {"answer": "cancelled"})
+        answer = result.get("answer", "cancelled")
+        if change.action == "insert":
+            anchor = f" {change.position} cell {change.cell_id}" if change.cell_id else " at the end"
+            what = f"insert a new {change.cell_type} cell{anchor}"
+        else:
+            what = f"{change.action} cell {change.cell_id}"
+        if answer == "conflict":
+            lines.append(f"- {what}: not done, {result.get('note', 'the cell changed')}")
+            continue
+        if answer in ("applied", "accepted"):
+            inverse = _inverse(sent, result)
+            if inverse is not None:
+                edits.inverse.append(inverse)
+                edits.described.append(what)
+            if change.action == "insert" and result.get("cell_id"):
+                what += f" (its id: {result['cell_id']})"
+            if change.cell_id and change.action == "replace":
+                read[change.cell_id] = change.source or ""
+        lines.append(f"- {what}: {_ANSWERS.get(answer, answer)}")
+    if edits.inverse:
+        _EDITS.setdefault(id(channel), []).append(edits)
+    how = "reviewed on the cells" if review else "applied (allowed without review)"
+    return f"Notebook changes {how}:\n" + "\n".join(lines)
+
+
+def turn_edits(shell: Any, session_id: str, turn_id: int | None = None) -> CellEdits | None:
+    """The accepted cell edits of a turn of ``session_id`` (the newest when ``turn_id`` is None)."""
+    for edits in reversed(_EDITS.get(id(channel_for(shell)), [])):
+        if edits.session_id == session_id and (turn_id is None or edits.turn_id == turn_id):
+            return edits
+    return None
+
+
+def undo_cell_edits(shell: Any, edits: CellEdits) -> str:
+    """Ask the page to put ``edits`` back (newest first); returns what was asked.
+
+    ``%agent undo`` runs in an ordinary cell, which cannot wait for the page's answer on
+    every ipykernel: the request is sent and the page applies it as it arrives.
+    """
+    channel = channel_for(shell)
+    page = channel.page()
+    if page is None:
+        return "The notebook page is not connected: its cell edits cannot be undone from here."
+    changes = []
+    for number, inverse in enumerate(reversed(edits.inverse), 1):
+        changes.append({"change": f"u{number}", **inverse})
+    page.comm.send({"type": "request", "id": f"undo-{edits.turn_id}", "to": page.client, "op": "propose",
+                    "changes": changes, "review": False})
+    stack = _EDITS.get(id(channel), [])
+    if edits in stack:
+        stack.remove(edits)
+    return "Asked the notebook page to undo the cell edits: " + "; ".join(reversed(edits.described)) + "."
