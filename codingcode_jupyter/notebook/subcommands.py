@@ -297,6 +297,7 @@ class Subcommands:
         from IPython.display import display
 
         from ..engine.checkpoints import CheckpointError, CheckpointStore
+        from .live.edits import turn_edits, undo_cell_edits
 
         usage = "usage: %agent undo [--turn N] [--dry-run] [--force] [--outside]"
         words = list(rest)
@@ -323,8 +324,11 @@ class Subcommands:
         except CheckpointError as error:
             raise UsageError(str(error)) from None
         display(Pretty(plan.render()))
+        cells = turn_edits(self.shell, plan.checkpoint.session_id, plan.checkpoint.turn_id)
+        if cells is not None:
+            display(Pretty("Notebook cells the turn changed: " + "; ".join(cells.described)))
         if "--dry-run" in flags:
-            return "Dry run: nothing was changed. `%agent undo` restores these files."
+            return "Dry run: nothing was changed. `%agent undo` restores these files (and cells)."
         try:
             store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags)
         except CheckpointError as error:
@@ -336,7 +340,10 @@ class Subcommands:
                 f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
                 f"as they were before it: {files}. Read them again before changing them.)"
             )
-        return f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
+        undone = f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
+        if cells is not None:
+            undone += " " + undo_cell_edits(self.shell, cells)
+        return undone
 
 
     def cmd_login(self, rest: list[str]) -> Any:
