@@ -11,6 +11,8 @@ PY=${PYTHON:-python3.11}
 # first import, which PYTHONDONTWRITEBYTECODE (set on some machines) forbids: every kernel
 # would then compile the whole package again. Write it here, as pip would.
 .venv/bin/python -m compileall -q codingcode_jupyter >/dev/null
+# The notebook extension ships prebuilt in the package; an editable install needs it linked.
+bash scripts/link_frontend.sh .venv/bin/python
 
 args=()
 # JupyterLab refuses to run as root unless told; containers and CI machines often are root.

@@ -483,10 +483,7 @@ class AgentLoop:
                     result = ToolResult.text(str(error), is_error=True)
                 else:
                     tool_call = ToolCall(tool_use_id=tool_use_id, tool=tool, input=raw_input)
-                    asker = self._asker()
-                    if tool.asks_in_place and asker is not None:
-                        asker = _ask_in_place(ctx)
-                    decision = await self.approver.decide(tool_call, ctx, asker)
+                    decision = await self.approver.decide(tool_call, ctx, self._asker())
                     if decision.kind == "deny":
                         status = "denied"
                         result = ToolResult.text(decision.reason or f"{display} was denied.", is_error=True)
@@ -526,12 +523,3 @@ class AgentLoop:
             )
             raise
 
-
-def _ask_in_place(ctx: ToolContext) -> Asker:
-    """The asker of a tool that asks the person itself: it goes ahead, told to ask in place."""
-
-    async def asking(request: Any) -> Any:
-        ctx.ask_in_place = True
-        return "allow"
-
-    return asking

@@ -105,6 +105,13 @@ def action(tool: str, tool_input: Mapping[str, Any], *, key: str | None = None, 
         return f"run Python code in this kernel ({plural(_lines(args.get('code')), 'line')})"
     if tool == "insert_cell":
         return "insert a new cell into the notebook"
+    if tool == "edit_notebook":
+        changes = args.get("changes")
+        return f"change the notebook ({plural(len(changes) if isinstance(changes, list) else 1, 'cell change')})"
+    if tool == "run_cells":
+        which = args.get("which") or "cell"
+        target = {"cell": "cell", "above": "cells above cell", "all": "all cells"}.get(str(which), "cell")
+        return f"run notebook {target}" + (f" {_tick(str(args.get('cell_id')))}" if which != "all" and args.get("cell_id") else "")
     if tool == "dispatch_agent":
         return f"start the sub-agent {_tick(args.get('agent', key or ''))}"
     if ":" in tool:
@@ -206,6 +213,8 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
         # The reason already reads "allowed by the reviewer: <its one line>".
         reason = str(record.get("reason") or "")
         return reason if reason.startswith("allowed by the reviewer") else f"{verb} by the reviewer"
+    if by == "in_place":
+        return "sent for your review on the cells"
     if by == "rule":
         if str(rule).startswith("builtin:"):
             return f"{verb} by the built-in rule {_tick(str(rule).removeprefix('builtin:'))}"

@@ -119,8 +119,11 @@ def test_review_answers_reach_the_model_and_a_cell_typed_in_since_is_a_conflict(
     assert "replace cell b: not done, the cell changed since the agent read it" in result
     assert "delete cell a: rejected by the person" in result
     assert [cell["source"] for cell in page.cells] == ["x = 10", "y = 2  # the person typed here meanwhile", "print(x + y)"]
-    # The record says the person reviewed on the cells, not that "you" allowed a card.
+    # No card: the person answered on the cells, and the audit says so.
     assert _button(kernel, "Allow") is None
+    audit = [json.loads(line) for line in (kernel.project / ".codingcode" / "audit.jsonl").read_text().splitlines()]
+    edits = [record for record in audit if record.get("tool") == "edit_notebook" and record.get("by")]
+    assert edits and all(record["by"] == "in_place" for record in edits), edits
 
 
 def test_an_allow_rule_applies_edits_without_review_and_undo_puts_them_back(kernel):

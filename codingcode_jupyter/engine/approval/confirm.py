@@ -57,6 +57,11 @@ class Confirm(Layer):
             return decided("deny", "nobody", f"Denied: {tool_name} needs a person's approval ({asked.reason}) and nobody "
                            "can be asked in this session; do without it, or tell the user what to run or which allow "
                            "rule to add to .codingcode/settings.json.")
+        if call.definition.asks_in_place:
+            # The person answers where the change shows (a notebook's cells, change by change):
+            # the tool goes ahead told to ask there, and its result carries each answer.
+            ctx.ask_in_place = True
+            return decided("allow", "in_place", f"{tool_name} asks the person on each change it shows ({asked.reason})")
         request = await request_for(call, ctx, asked)
         ctx.emit(ApprovalRequested.carrying(request))
         try:

@@ -148,7 +148,7 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
                 "codingcode-jupyter extension; elsewhere use insert_cell."
             ),
             parameters=EditNotebookArgs, execute=edit_cells, preview=edit_cells_preview, source="kernel",
-            access=ToolAccess(key="changes"), asks_in_place=True,
+            access=ToolAccess(), asks_in_place=True,
         ),
         ToolDefinition(
             name="run_cells",

@@ -198,7 +198,9 @@ class LiveChannel:
             self.cancel(page, request_id, "the agent's turn was stopped")
             raise
         except asyncio.TimeoutError:
-            raise NotebookUnavailable(f"the notebook page did not answer within {wait:.0f} s") from None
+            # Nobody answered in time: the page takes back what it still shows, as on a stop.
+            self.cancel(page, request_id, f"no answer within {wait:.0f} s")
+            raise NotebookUnavailable(f"no answer from the notebook page within {wait:.0f} s") from None
         finally:
             self._replies.pop(request_id, None)
             self._listeners.pop(request_id, None)
