@@ -45,9 +45,13 @@ async def text(tools, tool_name, ctx, **args) -> str:
 def test_read_only_flags_and_previews(tools):
     flags = {t.name: t.read_only for t in tools}
     assert flags == {"list_variables": True, "inspect_variable": True, "notebook_history": True,
-                     "read_cell_output": True, "read_notebook": True, "run_python": False, "insert_cell": False}
+                     "read_cell_output": True, "read_notebook": True, "run_python": False, "insert_cell": False,
+                     "edit_notebook": False, "run_cells": False}
     assert tools.get("read_cell_output").access.key == "cell" and tools.get("read_cell_output").source == "kernel"
     assert tools.get("run_python").preview is not None and tools.get("insert_cell").preview is not None
+    # Cell edits are reviewed on the cells, not on a card; run_cells is judged on the cells' code.
+    assert tools.get("edit_notebook").asks_in_place and not tools.get("run_python").asks_in_place
+    assert tools.get("run_cells").access.code == "code" and tools.get("run_cells").resolve_input is not None
 
 
 async def test_preview_is_the_code(tools, ctx):
