@@ -20,7 +20,8 @@ from ..host_paths import git_config_program
 from ..secret_files import find_env_files, is_env_file
 from .examples import CheckedOnce
 from .python_code import CodeCall
-from .shell_parse import DOWNLOADERS, INTERPRETERS, SHELLS, SimpleCommand
+from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
+from .shell_parse import SimpleCommand
 from .subject import Subject, build_subject
 
 __all__ = ["Hit", "BuiltinRule", "BUILTIN_RULES", "check_builtin", "BuiltinRuleError", "examples_checked"]
@@ -213,19 +214,17 @@ def _deletes_dangerous_path(path: str) -> bool:
         return False
 
 
-# -- 2. running as another user --------------------------------------------------------------
-
-_PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "su", "sudoedit", "run0", "sudo-rs", "please", "runuser", "sg"})
+# -- 2. running as another user (the privilege programs: rows of .program_traits) ---------------
 
 
 def _check_privilege(subject: Subject) -> list[Hit]:
     hits: list[Hit] = []
     for command in _commands(subject):
-        names = command.basenames & _PRIVILEGE
+        names = command.basenames & PRIVILEGE
         if command.name == "machinectl" and any(a in ("shell", "login") for a in command.argv[1:]):
             names = {"machinectl shell"}
         if command.name in ("cp", "ln", "install", "mv", "rsync") and len(command.argv) > 2 and any(
-                os.path.basename(a) in _PRIVILEGE for a in command.argv[1:-1] if not a.startswith("-")):
+                os.path.basename(a) in PRIVILEGE for a in command.argv[1:-1] if not a.startswith("-")):
             hits.append(Hit("builtin:privilege", "ask", f"`{_short(command.text or command.rule_text())}` copies a "
                             "privilege program under another name, where running it escapes this check."))
             continue

@@ -18,26 +18,17 @@ from ..domains import url_host
 from .builtin_rules import check_builtin
 from .paths import protected_reason, relative_to_project
 from .rules import escape_pattern, exact_rules
-from .shell_parse import DOWNLOADERS, INTERPRETERS, SHELLS, SimpleCommand
+from .program_traits import NAMES_SUBCOMMAND, NESTED_SUBCOMMANDS, NO_WILDCARD
+from .shell_parse import SimpleCommand
 from .subject import Subject
 
 __all__ = ["allow_candidates", "deny_candidates"]
 
-# Programs whose first operand names what they do: the rule keeps it (`git diff *`, `npm run test *`).
-_SUBCOMMANDS = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "pip", "pip3", "conda",
-                          "docker", "kubectl", "make", "just", "gradle", "mvn", "dotnet", "bundle", "rake",
-                          "hatch", "pdm", "tox", "nox"})
-# ... and these nest one level more (`npm run test *`).
-_SCRIPT_RUNNERS = {("npm", "run"), ("pnpm", "run"), ("yarn", "run"), ("uv", "run"), ("poetry", "run"),
-                   ("npm", "exec"), ("hatch", "run"), ("pdm", "run")}
-# Never generalised: they run other code, reach the network, delete, or change who runs what.
-_NO_WILDCARD = SHELLS | INTERPRETERS | DOWNLOADERS | frozenset({
-    "sudo", "doas", "su", "env", "xargs", "eval", "exec", "nohup", "timeout", "nice", "ionice", "strace",
-    "watch", "ssh", "scp", "rsync", "nc", "ncat", "socat", "telnet", "ftp", "rm", "rmdir", "shred", "dd", "mv",
-    "chmod", "chown", "chgrp", "ln", "kill", "pkill", "killall", "crontab", "systemctl", "mount", "umount",
-    "vim", "vi", "nvim", "emacs", "less", "more", "man", "find", "awk", "gawk", "sed", "perl", "tee",
-    "npx", "pipx", "uvx", "bunx",
-})
+# Programs whose first operand names what they do (`git diff *`), those that nest one level more
+# (`npm run test *`, `uv run pytest *`) and those never generalised: rows of the program table.
+_SUBCOMMANDS = NAMES_SUBCOMMAND
+_SCRIPT_RUNNERS = NESTED_SUBCOMMANDS
+_NO_WILDCARD = NO_WILDCARD
 
 
 def _single(subject: Subject) -> SimpleCommand | None:

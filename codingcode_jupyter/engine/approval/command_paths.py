@@ -15,7 +15,8 @@ import re
 from pathlib import Path
 
 from .path_refs import Access, PathRef, candidates, resolve_all
-from .shell_parse import PRINTERS, ParsedCommand, SimpleCommand
+from .program_traits import PRINTERS
+from .shell_parse import ParsedCommand, SimpleCommand
 
 __all__ = ["command_paths"]
 

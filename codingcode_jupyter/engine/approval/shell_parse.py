@@ -19,43 +19,16 @@ from dataclasses import dataclass, field
 
 from .python_code import CodeCall, analyse_python
 from . import programs
+# What each program is (shells, interpreters, privilege tools, wrappers...): the program table.
+from .program_traits import (COMMAND_WRAPPERS, DOWNLOADERS, INTERPRETERS, NEVER_RUN_ARGS, PRINTERS, SHELLS,
+                             SPECULATIVE_NAMES)
 
 __all__ = ["SimpleCommand", "Reach", "Redirect", "EMBEDDED_PATH", "PRINTERS", "SPECULATIVE_NAMES", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "rbash", "yash", "elvish",
-                    "oksh", "loksh", "posh", "pwsh", "powershell"})
-INTERPRETERS = frozenset(
-    {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
-     "deno", "bun", "osascript", "tclsh", "wish", "expect", "Rscript", "julia", "irb", "jrunscript", "jjs", "octave",
-     "octave-cli", "php-cgi", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12", "python3.13",
-     "python3.14", "ipython", "ipython3"}
-)
-DOWNLOADERS = frozenset(
-    {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat", "netcat", "socat",
-     "lwp-request", "lwp-download", "GET", "tftp", "ftp"}
-)
 # Options after which the interpreter runs code given inline, not a file or stdin.
 _INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-p", "-r", "-m", "--eval", "--print", "--command", "-Command",
                                   "-command", "-x"})
 _PYTHONS = re.compile(r"(python|pypy)[\d.]*|ipython3?")
-# Programs whose arguments are text, never a command they run or a file they open.
-PRINTERS = frozenset({"echo", "printf", ":", "true", "false", "test", "[", "exit", "return", "shift", "sleep", "seq",
-                      "expr", "let", "read", "wait", "local", "unset", "set", "shopt", "type", "which", "whereis",
-                      "hash", "help", "getopts", "umask", "jobs", "logger", "basename", "dirname", "date", "printenv",
-                      "tput", "stty", "clear", "yes", "id", "whoami", "uname", "hostname", "nproc", "getconf"})
-# Programs given as arguments whose run a built-in rule judges: a program that may run
-# its arguments (`aa-exec sudo id`) is judged as if it did, and asked rather than denied.
-SPECULATIVE_NAMES = frozenset({"sudo", "doas", "pkexec", "su", "sudoedit", "run0", "sudo-rs", "please", "runuser", "sg",
-                               "shutdown", "reboot", "poweroff", "halt", "killall5", "telinit", "kill", "pkill",
-                               "killall", "chmod", "setcap", "rm", "mkfs", "dd", "systemctl", "loginctl"})
-# Programs that never run their arguments (package managers name packages, pagers show text).
-_NEVER_RUN_ARGS = PRINTERS | frozenset({"apt", "apt-get", "apt-cache", "dnf", "yum", "pacman", "brew", "pip", "pip3",
-                                        "npm", "yarn", "pnpm", "cargo", "conda", "mamba", "snap", "apk",
-                                        "zypper", "dpkg", "rpm", "man", "info", "whatis", "apropos", "grep", "egrep",
-                                        "fgrep", "rg", "ag", "cat", "head", "tail", "wc", "ls", "git", "touch", "mkdir",
-                                        "cp", "mv", "ln", "diff", "file", "stat", "sort", "uniq", "cut", "tr", "export",
-                                        "declare", "typeset", "readonly", "alias", "cd", "pushd", "popd", "tee", "jq",
-                                        "less", "more", "find", "xargs", "test", "sed", "awk", "command"})
 _MKTEMP = re.compile(r"\$\(\s*mktemp(\s+(-[dqut]+|-p\s+\S+|--tmpdir(=\S+)?|--suffix=\S+|[A-Za-z0-9_./-]*X{3,}[A-Za-z0-9_.-]*))*\s*\)")
 _MAX_DEPTH = 6
 _KNOWN_VARS = ("HOME", "PWD")
@@ -339,11 +312,6 @@ _WRAPPERS: dict[str, tuple[str, frozenset[str], int]] = {
     "catchsegv": ("", frozenset(), 0),
     "spawn": ("", frozenset(), 0),
 }
-# Package and environment tools that run the command after a subcommand ("" : right after their name).
-_SUBCOMMAND_WRAPPERS = {"uv": "run", "poetry": "run", "pipenv": "run", "pdm": "run", "hatch": "run", "rye": "run",
-                        "conda": "run", "mamba": "run", "micromamba": "run", "npm": "exec", "pnpm": "exec", "yarn": "exec",
-                        "bundle": "exec", "bundler": "exec", "cabal": "exec", "stack": "exec", "npx": "", "pnpx": "",
-                        "bunx": "", "pipx": "run", "uvx": ""}
 # Wrapper options naming a file, and how the wrapper uses it.
 _WRAPPER_PATH_OPTIONS: dict[tuple[str, str], str] = {
     ("strace", "-o"): "write", ("strace", "--output"): "write", ("ltrace", "-o"): "write",
@@ -816,7 +784,7 @@ class _Walker:
                     found.commands.extend(more.commands)
                     found.unresolved.extend(more.unresolved)
             self._apply(command, found, via=via, depth=depth)
-        if name not in _NEVER_RUN_ARGS and name not in SHELLS and name not in INTERPRETERS and depth < _MAX_DEPTH:
+        if name not in NEVER_RUN_ARGS and name not in SHELLS and name not in INTERPRETERS and depth < _MAX_DEPTH:
             self._speculate_args(command, via=via, depth=depth)
         for redirect in command.redirects:
             if redirect.dynamic:
@@ -955,7 +923,7 @@ class _Walker:
         extra_names: set[str] = set()
         while words:
             name = os.path.basename(words[0])
-            sub = _SUBCOMMAND_WRAPPERS.get(name)
+            sub = COMMAND_WRAPPERS.get(name)
             if sub is not None and len(words) > 1 and (words[1] == sub or sub == "") and not dynamic[0]:
                 # `uv run CMD`, `npm exec CMD`, `npx CMD`: a package tool that runs the command after it.
                 i = 1 if sub == "" else 2
