@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from .approval.rules import Rule
+    from .sandbox import CommandSandbox
     from .project_settings import EffectiveSettings
 
 __all__ = ["DoctorReport", "doctor_report"]
@@ -35,13 +36,14 @@ class DoctorReport:
     agents: list[str] = field(default_factory=list)
     instructions: list[str] = field(default_factory=list)
     mcp: list[str] = field(default_factory=list)
+    sandbox: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def render(self) -> str:
         sections = [("Files read", self.files), ("No effect here", self.ignored),
                     ("Waiting for trust (%agent trust)", self.untrusted), ("Rules in force", self.rules),
                     ("Hooks", self.hooks), ("Agent files", self.agents), ("Instructions", self.instructions),
-                    (".mcp.json", self.mcp), ("Warnings", self.warnings)]
+                    (".mcp.json", self.mcp), ("Command sandbox", self.sandbox), ("Warnings", self.warnings)]
         out = []
         for title, lines in sections:
             out.append(title)
@@ -168,7 +170,8 @@ def _mcp(project: Path, effective: "EffectiveSettings", report: DoctorReport) ->
     report.mcp.extend(config.notes)
 
 
-def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: Iterable["Rule"] = ()) -> DoctorReport:
+def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: Iterable["Rule"] = (),
+                  sandbox: "CommandSandbox | None" = None) -> DoctorReport:
     """Everything the person's files configure for ``project``, and what of it applies (see the module docstring)."""
     report = DoctorReport()
     project = Path(project)
@@ -181,5 +184,10 @@ def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: 
     _agents(project, effective, report)
     _instructions(project, report)
     _mcp(project, effective, report)
+    if sandbox is not None:
+        from .sandbox.report import sandbox_report
+
+        # The backend in force, why that one, what it confines and what it does not cover.
+        report.sandbox.extend(sandbox_report(sandbox).lines())
     report.warnings.extend(effective.warnings)
     return report

@@ -364,6 +364,9 @@ def open_session(
     if sandbox is not None and sandbox.enabled and not sandbox.active:
         # Said once, at the session's first turn; the pipeline then asks for every command.
         session.pending_notices.append(f"Command sandbox {sandbox.describe()}")
+    elif sandbox is not None and sandbox.active and sandbox.backend == "landlock":
+        # Said once: the weaker of the two backends is in force, and why (%agent doctor lists its limits).
+        session.pending_notices.append(f"Command sandbox {sandbox.describe()} (%agent doctor: what it does not cover)")
     session.pending_notices.extend(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
     parts = SessionParts(deps, agent.resolver, pipeline, profile, session_id=session.id)

@@ -103,7 +103,8 @@ class Subcommands:
             effective = entry.parts.settings.current()
         except SettingsError as error:
             raise UsageError(str(error)) from None
-        return doctor_report(entry.session.project, effective, entry.parts.pipeline.session_rules).render()
+        return doctor_report(entry.session.project, effective, entry.parts.pipeline.session_rules,
+                             sandbox=entry.parts.sandbox()).render()
 
     async def cmd_compact(self, rest: list[str]) -> str:
         """Shorten what is sent to the model now (the transcript on disk keeps everything)."""

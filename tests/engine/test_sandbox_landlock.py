@@ -232,3 +232,18 @@ async def test_the_allowlist_proxy_is_reached_and_nothing_else(furnished: Path, 
     assert lines and lines[0].startswith("HTTP/1.1 403"), result  # the proxy answered, and refused the domain
     assert lines[1] == "other port refused 13", result
     assert any("port, not an address" in line for line in sandbox.limits())
+
+
+def test_doctor_names_the_backend_why_and_what_it_does_not_cover(tmp_path: Path) -> None:
+    from codingcode_jupyter.engine.doctor import doctor_report
+    from codingcode_jupyter.engine.project_settings import ProjectSettings
+
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: Creating new namespace failed: No space left on device' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    sandbox = CommandSandbox.create(tmp_path, SandboxSettings(), bwrap=str(fake))
+    text = doctor_report(tmp_path, ProjectSettings(tmp_path).current(), sandbox=sandbox).render()
+    section = text.split("Command sandbox\n", 1)[1].split("\nWarnings", 1)[0]
+    assert "landlock: on — Landlock (ABI" in section and "Creating new namespace failed" in section
+    assert "confines: writes:" in section and section.count("does not cover:") == len(sandbox.limits())
+    assert "top level" in section

@@ -18,7 +18,7 @@ layer's stands, so the order below is also the tier table. A deny ends the loop.
 | 7 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
 | 8 | reviewer | answers | auto mode: a model answers the asks of confirm, egress and outside (:mod:`.reviewer`) |
 | 9 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
-| 10 | sandbox | deny, forced ask | an allowed command would run unconfined because the sandbox is unavailable |
+| 10 | sandbox | deny, forced ask | an allowed command would run unconfined because the sandbox is unavailable (read-only commands never) |
 
 A new decision source is one more layer object in this list: a reviewer that answers what
 would otherwise be a card goes before ``confirm`` with ``answers = True``; it is never given a
@@ -296,7 +296,7 @@ class Outside(Layer):
 class SandboxGuard(Layer):
     name = "sandbox"
     summary = ("a command that would run unsandboxed although a sandbox is wanted is asked (forced), or denied "
-               "when the settings say failIfUnavailable")
+               "when the settings say failIfUnavailable; a read-only command never is")
 
     async def judge(self, j: Judging) -> list[Verdict]:
         verdict = j.verdict
@@ -304,6 +304,10 @@ class SandboxGuard(Layer):
             return []
         sandbox = j.ctx.deps.sandbox() if j.ctx.deps is not None else None
         if sandbox is None or not sandbox.enabled or sandbox.active:
+            return []
+        if j.facts.read_only and j.facts.egress is None:
+            # A command the read-only table proves only reads (ls, git status) needs no confinement
+            # to be harmless: a missing sandbox is never a reason to ask about it, in any mode.
             return []
         why = sandbox.unavailable_reason or "it could not start"
         if sandbox.fail_if_unavailable:

@@ -54,7 +54,12 @@ def _edits_inside_project(j: "Judging") -> bool:
 
 
 def _sandbox_auto_allow(j: "Judging") -> bool:
-    return j.sandboxed and j.settings.merged.sandbox.autoAllow
+    if not (j.sandboxed and j.settings.merged.sandbox.autoAllow):
+        return False
+    # Landlock's TCP rules name a port, not an address: with a network allowlist it cannot prove
+    # that a command reaches only the proxy, so it does not vouch for the command.
+    sandbox = j.ctx.deps.sandbox() if j.ctx.deps is not None else None
+    return sandbox is None or getattr(sandbox, "network_exact", True)
 
 
 MODE_RULES: tuple[ModeRule, ...] = (

@@ -664,6 +664,12 @@ class CommandSandbox:
         plan.env_set["TMPDIR"] = str(private / "tmp")
         return plan
 
+    @property
+    def network_exact(self) -> bool:
+        """Whether the sandbox proves a command reaches the network only through the proxy: bubblewrap's
+        own network namespace does; Landlock's port rules do only when there is no allowlist (no TCP at all)."""
+        return self.backend != "landlock" or not self.allowed_domains
+
     def limits(self) -> list[str]:
         """What the backend in force does not cover, and how the guarantee is kept instead."""
         if self.backend == "landlock":
