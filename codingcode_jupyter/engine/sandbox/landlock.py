@@ -113,16 +113,29 @@ def grant_tree(plan: Plan, root: Path, rights: int, hidden: set[Path], protected
     root = Path(os.path.realpath(root))
     if not os.path.lexists(root):
         return
-    _visit(plan, root, rights, {h for h in hidden if _within(h, root)}, {p for p in protected if _within(p, root)})
+    hidden = {h for h in hidden if _within(h, root)}
+    protected = {p for p in protected if _within(p, root)}
+    # Every directory above a hidden or protected path, as sets: one lookup per visited entry.
+    above_hidden = {parent for h in hidden for parent in h.parents}
+    above_protected = {parent for p in protected for parent in p.parents}
+    _visit(plan, root, rights, _Holes(hidden, protected, above_hidden, above_protected))
 
 
-def _visit(plan: Plan, path: Path, rights: int, hidden: set[Path], protected: set[Path]) -> None:
-    if path in hidden:
+@dataclass
+class _Holes:
+    hidden: set[Path]
+    protected: set[Path]
+    above_hidden: set[Path]
+    above_protected: set[Path]
+
+
+def _visit(plan: Plan, path: Path, rights: int, holes: _Holes) -> None:
+    if path in holes.hidden:
         return
-    if path in protected:
+    if path in holes.protected:
         rights &= ~WRITE
-    secret_below = any(path in h.parents for h in hidden)
-    protected_below = bool(rights & WRITE) and any(path in p.parents for p in protected)
+    secret_below = path in holes.above_hidden
+    protected_below = bool(rights & WRITE) and path in holes.above_protected
     if not secret_below and not protected_below:
         plan.grant(rights, path)
         return
@@ -139,7 +152,7 @@ def _visit(plan: Plan, path: Path, rights: int, hidden: set[Path], protected: se
     except OSError:
         return
     for child in children:
-        _visit(plan, child, rights, hidden, protected)
+        _visit(plan, child, rights, holes)
 
 
 LIMITS = [
