@@ -51,7 +51,19 @@ def _project(root: Path) -> Path:
     return project
 
 
-async def _count(project: Path, pick: str) -> tuple[int, int, bool]:
+def _assumed(project: Path, backend: str):
+    """A sandbox factory: bubblewrap or Landlock taken as available, or none ("off"), never probed."""
+    from codingcode_jupyter.engine.sandbox import CommandSandbox
+
+    def make(settings, allowed_env_files):
+        return CommandSandbox(project, settings, bwrap="bwrap", allowed_env_files=allowed_env_files,
+                              backend="landlock" if backend == "landlock" else "bwrap",
+                              unavailable_reason="assumed unavailable" if backend == "off" else None)
+
+    return make
+
+
+async def _count(project: Path, pick: str, mode: str = "default", sandbox: str | None = None) -> tuple[int, int, bool]:
     """(cards, calls the read-only command layer allowed, was the curl asked)."""
     from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
     from codingcode_jupyter.engine.approval.types import Reply, ToolCall
@@ -63,7 +75,8 @@ async def _count(project: Path, pick: str) -> tuple[int, int, bool]:
 
     tools = {tool.name: tool for tool in builtin_tools()}
     pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
-    deps = SessionDeps(project=project, settings=ProjectSettings(project))
+    deps = SessionDeps(project=project, settings=ProjectSettings(project),
+                       sandbox_factory=_assumed(project, sandbox) if sandbox else None)
     cards, read_only_commands, curl_asked = 0, 0, False
 
     async def ask(request):
@@ -77,11 +90,28 @@ async def _count(project: Path, pick: str) -> tuple[int, int, bool]:
 
     for number, (name, tool_input) in enumerate(SESSION):
         ctx = ToolContext(session_id="bench", turn_id=1, project_path=project, tool_use_id=f"t{number}", deps=deps,
-                          state=SessionState())
+                          state=SessionState(), mode=mode)
         decision = await pipeline.decide(ToolCall(tool_use_id=f"t{number}", tool=tools[name], input=tool_input), ctx, ask)
         if decision.layer == "readonly" and name == "execute_command":
             read_only_commands += 1
     return cards, read_only_commands, curl_asked
+
+
+def _cards_by_sandbox() -> list[Row]:
+    """The same session in bypass mode with bubblewrap, with Landlock, and with no sandbox at all."""
+    os.environ["CODINGCODE_TRUST"] = "1"
+    counts = {}
+    for backend in ("bwrap", "landlock", "off"):
+        with tempfile.TemporaryDirectory() as root:
+            counts[backend] = asyncio.run(_count(_project(Path(root)), "fitting", "bypass", backend))[0]
+    return [Row(
+        "approval cards, the session in bypass mode, by sandbox", f"{counts['landlock']} cards with Landlock",
+        f"{counts['bwrap']} with bubblewrap; {counts['off']} with no sandbox", f"{counts['off']} without",
+        "Landlock = bubblewrap; no sandbox asks only what could do harm", None,
+        "The 16-call session through the real pipeline in bypass mode, the sandbox assumed available (each backend) "
+        "or missing. With none, read-only commands (ls, git status, git diff) are not asked; the pytest runs, "
+        "the curl and every other command are (one card each: the once-per-session choice is not built yet).",
+    )]
 
 
 def _cards() -> Row:
@@ -211,4 +241,4 @@ def _snapshots(quick: bool) -> list[Row]:
 
 
 def measure(quick: bool) -> list[Row]:
-    return [_cards(), _modes(), *_snapshots(quick)]
+    return [_cards(), _modes(), *_cards_by_sandbox(), *_snapshots(quick)]
