@@ -13,4 +13,7 @@ PYTHON=${1:-.venv/bin/python}
   node node_modules/@jupyterlab/builder/lib/build-labextension.js --core-path "$staging" . >/dev/null
 )
 cp frontend/install.json codingcode_jupyter/labextension/install.json
+# Which source the prebuilt copy was built from (webpack's output depends on where it was built,
+# so the copy itself cannot be compared with a new build): scripts/test.sh checks it.
+bash scripts/frontend_source_hash.sh > codingcode_jupyter/labextension/source.sha256
 bash scripts/link_frontend.sh "$PYTHON"

@@ -22,14 +22,14 @@ fi
 # first import, which PYTHONDONTWRITEBYTECODE (set on some machines) forbids: every kernel
 # would then compile the whole package again. Write it here, as pip would.
 .venv/bin/python -m compileall -q codingcode_jupyter >/dev/null
-# The notebook extension, built from frontend/ (TypeScript, npm) over the prebuilt copy, so the
-# tests run what the source says; then linked into the venv's Jupyter.
-bash scripts/build_frontend.sh .venv/bin/python
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1 \
-   && ! git diff --quiet -- codingcode_jupyter/labextension; then
-  echo "The prebuilt notebook extension differs from a build of frontend/: run scripts/build_frontend.sh and commit it." >&2
+# The notebook extension: the prebuilt copy in the package must come from the source in
+# frontend/; then it is built from that source (TypeScript, npm), so the tests run what the
+# source says, and linked into the venv's Jupyter.
+if [ "$(bash scripts/frontend_source_hash.sh)" != "$(cat codingcode_jupyter/labextension/source.sha256 2>/dev/null)" ]; then
+  echo "The prebuilt notebook extension is not built from frontend/ as it is: run scripts/build_frontend.sh and commit it." >&2
   exit 1
 fi
+bash scripts/build_frontend.sh .venv/bin/python
 
 # A second kernel environment with ipykernel 6.29, for the kernel tests that must pass on 6.x too.
 if [ ! -x .venv-ipykernel6/bin/python ]; then
