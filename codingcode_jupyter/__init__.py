@@ -10,6 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import import_guard as _import_guard
+
+# Before anything else of the package runs: its imports never resolve from the project.
+_import_guard.install()
+
 __all__ = ["tool", "pre_tool_use", "on_approval", "Image", "ToolDefinition", "ToolContext", "ToolError", "load_ipython_extension", "unload_ipython_extension"]
 
 _LAZY = {
@@ -42,8 +47,12 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%%agent`` / ``%agent`` and the cell transformer (``%load_ext codingcode_jupyter``)."""
+    import os
+
     from .notebook.extension import load
 
+    # The kernel's working directory is the project the agent writes in.
+    _import_guard.install(os.getcwd())
     load(ipython)
 
 

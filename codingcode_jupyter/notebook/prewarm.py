@@ -312,6 +312,10 @@ class Prewarm:
                 self._give_way()
             return original(name, globals, locals, fromlist, level)
 
+        # A pass-through: whose import it is, the import guard reads from the frames around it.
+        from ..import_guard import pass_through
+
+        pass_through(hooked)
         builtins.__import__ = hooked
 
         def restore() -> None:
