@@ -5,8 +5,8 @@ site-packages, and the package imports many libraries only when first needed (ma
 at the first fetch_url, nbformat, keyring, the MCP types, ...). A file the agent wrote
 (``markdownify.py`` in the project) would then become code run in the kernel, on the host.
 
-:class:`ProjectShadowGuard` sits first in ``sys.meta_path``. For a top-level import made on
-behalf of this package (a frame of ``codingcode_jupyter`` is the nearest importer on the
+:class:`ProjectShadowGuard` takes the place of the path-based finder in ``sys.meta_path``.
+For a top-level import made on behalf of this package (a frame of ``codingcode_jupyter`` is the nearest importer on the
 stack that is not a library's), the path-based search runs over ``sys.path`` less the
 working directory and every entry inside the project (a virtualenv inside the project stays:
 it is on the table of host-executed paths, asked for and read-only in the sandbox). A name
@@ -44,20 +44,14 @@ class ProjectShadowGuard:
         self.project = os.path.realpath(project) if project else None
 
     def find_spec(self, name: str, path: Sequence[str] | None = None, target: object = None) -> ModuleSpec | None:
-        if path is not None or not _for_the_package(sys._getframe(1)):
-            return None  # a submodule (its package's __path__ decides), or the person's own import
-        clean = self.clean_path(sys.path)
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            if finder is PathFinder:
-                spec = PathFinder.find_spec(name, clean, target)
-            else:
-                find = getattr(finder, "find_spec", None)
-                spec = find(name, None, target) if find is not None else None
-            if spec is not None:
-                return spec
-        raise ModuleNotFoundError(f"No module named {name!r} in the installed environment", name=name)
+        if path is None and _for_the_package(sys._getframe(1)):
+            # None when the name is not installed: probing (importlib.util.find_spec) works as before.
+            return PathFinder.find_spec(name, self.clean_path(sys.path), target)
+        return PathFinder.find_spec(name, path, target)
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything else of the path-based finder (invalidate_caches, find_distributions) as it is.
+        return getattr(PathFinder, name)
 
     def clean_path(self, entries: Sequence[str]) -> list[str]:
         """``entries`` less the working directory and every entry inside the project but outside a virtualenv."""
@@ -121,14 +115,17 @@ def installed_guard() -> ProjectShadowGuard | None:
 
 
 def install(project: str | os.PathLike[str] | None = None) -> ProjectShadowGuard:
-    """Put the guard first in ``sys.meta_path`` (once); ``project`` is where the agent writes."""
+    """Put the guard in the path-based finder's place in ``sys.meta_path`` (once); ``project`` is
+    where the agent writes. In its place, not before it: a name that is not installed is then
+    not found (None, as importlib.util.find_spec expects), and no later finder searches the
+    project for it."""
     guard = installed_guard()
     if guard is None:
         guard = ProjectShadowGuard()
-        sys.meta_path.insert(0, guard)
-    elif sys.meta_path[0] is not guard:
-        sys.meta_path.remove(guard)
-        sys.meta_path.insert(0, guard)
+        if PathFinder in sys.meta_path:
+            sys.meta_path[sys.meta_path.index(PathFinder)] = guard
+        else:
+            sys.meta_path.append(guard)
     if project is not None:
         guard.set_project(project)
     return guard
