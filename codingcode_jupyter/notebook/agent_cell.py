@@ -17,6 +17,7 @@ from IPython.core.error import UsageError
 
 from . import async_cell
 from .config import CodingCode
+from .failures import AgentFailed, one_line
 from .sessions import Entry, SessionRegistry
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class AgentCellRunner:
 
     async def run(self, args: Any, body: str, *, expand: bool = True, reuse: Any = None) -> None:
         """Run the turn a parsed ``%%agent`` line and its body ask for."""
-        from ..engine.events import Notice
+        from ..engine.events import ErrorEvent, Notice
         from ..engine.session import TurnOptions
         from .references import expand_references
 
@@ -95,34 +96,43 @@ class AgentCellRunner:
         view = self.make_view(session, timeout)
         view.display(reuse)
         parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
-        await self.review_trust(entry, view)
-        if expanded is not None and expanded.unresolved:
-            names = ", ".join("{" + name + "}" for name in expanded.unresolved)
-            view(Notice(session_id=session.id,
-                        text=f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
-        if policy != "ask":
-            view(Notice(session_id=session.id, text=_POLICY_NOTICE[policy]))
-        # With a policy nobody is asked: the pipeline denies what needs a person, as by "nobody".
-        ask = view.ask if policy == "ask" else None
-        turn = asyncio.ensure_future(session.run_turn(request, emit=view, ask=ask, options=options))
-        # The Stop button cancels the turn exactly as the interrupt handler below does.
-        view.on_stop = turn.cancel
+        turn: asyncio.Future[Any] | None = None
         interrupted = False
+        failure: str | None = None
         try:
+            await self.review_trust(entry, view)
+            if expanded is not None and expanded.unresolved:
+                names = ", ".join("{" + name + "}" for name in expanded.unresolved)
+                view(Notice(session_id=session.id,
+                            text=f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
+            if policy != "ask":
+                view(Notice(session_id=session.id, text=_POLICY_NOTICE[policy]))
+            # With a policy nobody is asked: the pipeline denies what needs a person, as by "nobody".
+            ask = view.ask if policy == "ask" else None
+            turn = asyncio.ensure_future(session.run_turn(request, emit=view, ask=ask, options=options))
+            # The Stop button cancels the turn exactly as the interrupt handler below does.
+            view.on_stop = turn.cancel
             async with async_cell.cancel_on_interrupt(turn):
                 # Waiting this way lets the Stop click reach the kernel on ipykernel 6 as well.
                 await async_cell.wait_answer(turn, self.shell)
         except asyncio.CancelledError:
-            if not turn.cancelled():
+            if turn is None or not turn.cancelled():
                 raise  # the cell itself was cancelled from outside: let it go on up
             interrupted = True
+        except Exception as error:  # noqa: BLE001 -- whatever ends the turn, the cell ends cleanly
+            # A broken settings file read mid-session, a hook or a bug: one line in the record, the
+            # view finished, the record saved; the next cell starts afresh.
+            failure = one_line(error)
+            view(ErrorEvent(session_id=session.id, message=failure))
         finally:
-            if not turn.done():
+            if turn is not None and not turn.done():
                 turn.cancel()
             parts.mcp.detach_front(view)
-            view.finish(interrupted=interrupted)
+            view.finish(interrupted=interrupted, failed=failure is not None)
         if interrupted:
             raise AgentInterrupted()
+        if failure is not None:
+            raise AgentFailed(failure)
 
     async def review_trust(self, entry: Entry, view: Front) -> TrustAnswer | None:
         """Ask about what the project's files ask for that loosens the agent (once per session unless

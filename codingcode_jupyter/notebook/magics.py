@@ -20,8 +20,9 @@ from IPython.display import Pretty, display
 from . import prewarm
 from .agent_cell import APPROVAL_POLICIES, NO_REQUEST, AgentCellRunner
 from .config import CodingCode
+from .failures import one_line
 from .sessions import SessionRegistry
-from .subcommands import COMMANDS, Subcommands, mode_arg
+from .subcommands import COMMANDS, Subcommands, help_text, mode_arg
 
 __all__ = ["AgentMagics"]
 
@@ -93,27 +94,7 @@ class AgentMagics(Magics):
 
     @line_magic("agent")
     def agent_line(self, line: str) -> Any:
-        """Inspect and steer the agent.
-
-        %agent status            session, project, model, mode, tokens, cost, sandbox
-        %agent mode NAME         default | acceptEdits | plan | bypass | auto
-        %agent project [DIR]     show or change the notebook's project
-        %agent reset             start a new session
-        %agent sessions [--project DIR | --all]
-                                 saved sessions of this project (or of every project found)
-        %agent resume ID [--project DIR]
-                                 continue a saved session
-        %agent login             set the API key for this kernel (never shown in the notebook)
-        %agent rules             effective approval rules and where each comes from
-        %agent audit [N]         the last N audit records (default 20)
-        %agent tools             the tools the agent sees
-        %agent mcp               MCP servers; also: mcp add NAME JSON, mcp remove NAME,
-                                 mcp restart NAME, mcp tools NAME, mcp log NAME [N], mcp login NAME [ADDRESS]
-        %agent fix [NOTE]        ask the agent to fix the last failing cell
-        %agent compact           summarise older turns now to free context
-        %agent undo [--turn N] [--dry-run] [--force] [--outside]
-                                 show the diff of, then restore, what the last turn (or turn N) changed
-        """
+        """Inspect and steer the agent: ``%agent help`` lists the subcommands (set below from their table)."""
         coro = self.run_line(line)
         try:
             asyncio.get_running_loop()
@@ -136,15 +117,20 @@ class AgentMagics(Magics):
         """Run one ``%agent`` subcommand."""
         words = split_words(line)
         if not words:
-            display(Pretty(self.agent_line.__doc__ or ""))
+            display(Pretty(help_text()))
             return None
         handler = self.subcommands.handler(words[0])
         if handler is None:
-            raise UsageError(f"Unknown subcommand {words[0]!r}. Try: {', '.join(COMMANDS)}")
+            raise UsageError(f"Unknown subcommand {words[0]!r}. Try: {', '.join(COMMANDS)} (%agent help lists them)")
         await prewarm.ready(show=False)  # a subcommand's own output follows at once
-        result = handler(words[1:])
-        if asyncio.iscoroutine(result):
-            result = await result
+        try:
+            result = handler(words[1:])
+            if asyncio.iscoroutine(result):
+                result = await result
+        except UsageError:
+            raise
+        except Exception as error:  # noqa: BLE001 -- a broken settings file read by status, rules, ...
+            raise UsageError(one_line(error)) from None
         # Displayed, not returned: a subcommand's answer shows wherever it stands in a cell.
         if isinstance(result, str):
             display(Pretty(result))
@@ -155,6 +141,8 @@ class AgentMagics(Magics):
 
 # magic_arguments writes the usage for reStructuredText ("::" before it); a notebook shows it as text.
 AgentMagics.agent_cell.__doc__ = (AgentMagics.agent_cell.__doc__ or "").replace("::\n\n", "", 1)
+# `%agent?` shows the same lines as `%agent help`, from the table that dispatches the subcommands.
+AgentMagics.agent_line.__doc__ = "Inspect and steer the agent.\n\n" + help_text()
 
 
 def split_words(line: str) -> list[str]:

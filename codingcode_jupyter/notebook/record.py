@@ -162,6 +162,8 @@ class TurnRecord:
         self.usage = ""
         self.stop_reason = ""
         self.interrupted = False
+        # This turn changed the todo (a turn that failed at once must not show the previous turn's as its own).
+        self.todo_changed = False
 
     # -- folding events ----------------------------------------------------------------
 
@@ -227,6 +229,7 @@ class TurnRecord:
         if isinstance(event, TodoUpdated):
             if agent == "main":
                 self.todo = list(event.items)
+                self.todo_changed = True
             return None
         if isinstance(event, Notice):
             if agent == "main" and event.text == LOOP_INTERRUPT_NOTICE:
@@ -260,9 +263,15 @@ class TurnRecord:
             item.decision = dict(record)
         return item
 
-    def finish(self, *, interrupted: bool = False) -> None:
-        """The turn ended: what was still running or waiting did not finish."""
+    def finish(self, *, interrupted: bool = False, failed: bool = False) -> None:
+        """The turn ended: what was still running or waiting did not finish; a step still in progress
+        when the turn was stopped or failed is not being worked on any more (shown as pending)."""
         self.interrupted = self.interrupted or interrupted
+        if failed and not self.todo_changed:
+            self.todo = []
+        if self.interrupted or failed or self.stop_reason in ("error", "interrupted"):
+            self.todo = [item.model_copy(update={"status": "pending"}) if item.status == "in_progress" else item
+                         for item in self.todo]
         for item in self.tools.values():
             if item.status in ("running", "waiting"):
                 item.status = "interrupted"

@@ -18,8 +18,10 @@ from .sessions import SessionRegistry
 
 __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 
+# The one table of subcommands: dispatch (Subcommands.handler) and help (help_text) both read it; each
+# `cmd_<name>` method's docstring opens with its help line, "%agent NAME ARGS — what it does".
 COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "trust", "fix",
-            "undo", "compact", "login", "doctor")
+            "undo", "compact", "login", "doctor", "help")
 
 
 def mode_arg(value: str) -> str:
@@ -43,7 +45,18 @@ class Subcommands:
     def handler(self, name: str) -> Callable[[list[str]], Any] | None:
         return getattr(self, f"cmd_{name}", None) if name in COMMANDS else None
 
+    def cmd_help(self, rest: list[str]) -> str:
+        """%agent help [COMMAND] — one line per subcommand, or the whole help of one"""
+        if len(rest) > 1:
+            raise UsageError("usage: %agent help [COMMAND]")
+        if rest:
+            if rest[0] not in COMMANDS:
+                raise UsageError(f"Unknown subcommand {rest[0]!r}. Try: %agent help")
+            return command_help(rest[0], full=True)
+        return help_text()
+
     def cmd_status(self, rest: list[str]) -> str:
+        """%agent status — session, project, model, mode, tokens, cost, sandbox, what was read"""
         from ..engine.context import context_status
         from ..engine.models import resolve_model_name
         from ..engine.prompts import loaded_instructions
@@ -92,7 +105,10 @@ class Subcommands:
         return "\n".join(lines)
 
     def cmd_doctor(self, rest: list[str]) -> str:
-        """What was read from which file (ours and Claude Code's), what was ignored and why, what is in force."""
+        """%agent doctor — what was read from which file, what was ignored and why
+
+        What was read from which file (ours and Claude Code's), what was ignored and why, what is in force.
+        """
         from ..engine.doctor import doctor_report
         from ..engine.settings import SettingsError
 
@@ -107,13 +123,17 @@ class Subcommands:
                              sandbox=entry.parts.sandbox()).render()
 
     async def cmd_compact(self, rest: list[str]) -> str:
-        """Shorten what is sent to the model now (the transcript on disk keeps everything)."""
+        """%agent compact — summarise older turns now to free context
+
+        Shorten what is sent to the model now (the transcript on disk keeps everything).
+        """
         from ..engine.context import compact
 
         report = await compact(self.registry.current_entry().session, force=True)
         return report.describe()
 
     def cmd_mode(self, rest: list[str]) -> str:
+        """%agent mode [NAME] — show the permission mode and the others, or set one"""
         from ..engine.settings import MODES
 
         session = self.registry.current_entry().session
@@ -130,7 +150,10 @@ class Subcommands:
         return f"mode set to {rest[0]}"
 
     def cmd_project(self, rest: list[str]) -> str:
-        """Show or change the notebook's project (what cells and subcommands without --project act on)."""
+        """%agent project [DIR] — show or change the notebook's project (what cells without --project act on)
+
+        Show or change the notebook's project (what cells and subcommands without --project act on).
+        """
         if len(rest) > 1:
             raise UsageError("usage: %agent project [DIR]")
         if rest:
@@ -139,10 +162,12 @@ class Subcommands:
         return f"project is {self.registry.project()}" + ("" if self.registry.current else " (the working directory)")
 
     def cmd_reset(self, rest: list[str]) -> str:
+        """%agent reset — start a new session"""
         entry = self.registry.entry(self.registry.project(), new=True)
         return f"new session {entry.session.id}"
 
     def cmd_sessions(self, rest: list[str]) -> str:
+        """%agent sessions [--project DIR | --all] — saved sessions of this project (or of every project found)"""
         from ..engine.session import list_sessions
 
         flags = _options(rest, "usage: %agent sessions [--project DIR | --all]", values=("--project",), switches=("--all",))
@@ -166,6 +191,7 @@ class Subcommands:
         return "\n\n".join(blocks) + hint
 
     def cmd_resume(self, rest: list[str]) -> str:
+        """%agent resume ID [--project DIR] — continue a saved session"""
         usage = "usage: %agent resume ID [--project DIR]   (see %agent sessions)"
         flags = _options(rest, usage, values=("--project",), positional=1)
         project = self.registry.project(flags.get("--project"))
@@ -175,6 +201,7 @@ class Subcommands:
         return f"resumed {session.id} in {project}: {session.turns} turns, {len(session.conversation.messages)} messages"
 
     def cmd_rules(self, rest: list[str]) -> str:
+        """%agent rules — the approval rules in force and where each comes from"""
         from ..engine.approval.pipeline import effective_rules
         from ..engine.settings import SettingsError
 
@@ -191,7 +218,10 @@ class Subcommands:
         return table(table_rows, right={2})
 
     def cmd_audit(self, rest: list[str]) -> str:
-        """The last N decisions (each with its outcome), in words, in aligned columns."""
+        """%agent audit [N] — the last N decisions with their outcome (default 20)
+
+        The last N decisions (each with its outcome), in words, in aligned columns.
+        """
         from ..engine.approval.audit import AuditLog
         from .record import audit_row_words
 
@@ -212,6 +242,7 @@ class Subcommands:
         return table(rows, wrap={1: 40, 2: 48})
 
     def cmd_tools(self, rest: list[str]) -> str:
+        """%agent tools — the tools the agent sees"""
         entry = self.registry.current_entry()
         rows = [["tool", "source", "notes"]]
         for tool, status in entry.parts.resolver.visible():
@@ -223,6 +254,10 @@ class Subcommands:
         return table(rows) if len(rows) > 1 else "no tools"
 
     async def cmd_mcp(self, rest: list[str]) -> str:
+        """%agent mcp [ACTION NAME] — the MCP servers; add, remove, restart, tools, log, login one
+
+        %agent mcp add NAME ENTRY | remove NAME | restart NAME | tools NAME | log NAME [N] | login NAME [ADDRESS]
+        """
         from ..engine.mcp import LoginError, McpConfigError, parse_typed_entry
 
         mcp = self.registry.current_entry().parts.mcp
@@ -255,7 +290,10 @@ class Subcommands:
         return mcp.describe()
 
     async def cmd_trust(self, rest: list[str]) -> str:
-        """What the project's files ask for and whether it applies; asks again (``--revoke`` forgets)."""
+        """%agent trust [--revoke] — what the project's files ask for that loosens the agent; asks again
+
+        What the project's files ask for and whether it applies; asks again (``--revoke`` forgets).
+        """
         from .widgets.trust import trust_lines
 
         if rest not in ([], ["--revoke"]):
@@ -285,6 +323,7 @@ class Subcommands:
         return "\n".join([*lines, f"ignored until trusted: {len(ignored)} item(s)", *trust_lines(ignored, session.project)])
 
     async def cmd_fix(self, rest: list[str]) -> None:
+        """%agent fix [NOTE] — ask the agent to fix the last failing cell"""
         from .references import NoErrorToFix, fix_prompt
 
         try:
@@ -295,6 +334,11 @@ class Subcommands:
         await self.run_request("", prompt, expand=True)
 
     def cmd_undo(self, rest: list[str]) -> str:
+        """%agent undo [--turn N] [--dry-run] [--yes] — show what this notebook's last turn changed; restore it if you say so
+
+        --turn N: that turn of this notebook's session; --dry-run: only show; --yes: restore without asking (scripts);
+        --force: restore files changed since; --outside: files outside the project too.
+        """
         from IPython.display import display
 
         from ..engine.checkpoints import CheckpointError, CheckpointStore
@@ -348,12 +392,46 @@ class Subcommands:
 
 
     def cmd_login(self, rest: list[str]) -> Any:
-        """Ask for the API key without it ever reaching the notebook's output."""
+        """%agent login [--keyring] — set the API key for this kernel (never shown in the notebook)
+
+        Ask for the API key without it ever reaching the notebook's output.
+        """
         from .login import login
 
         if rest not in ([], ["--keyring"]):
             raise UsageError("usage: %agent login [--keyring]")
         return login(self.shell, keyring="--keyring" in rest)
+
+
+def _help_line(name: str) -> tuple[str, str, str]:
+    """(usage, summary, the rest of the docstring) of one subcommand, from its method's docstring."""
+    import inspect
+
+    doc = inspect.getdoc(getattr(Subcommands, f"cmd_{name}", None)) or ""
+    first, _, rest = doc.partition("\n")
+    usage, dash, summary = first.partition(" — ")
+    if not dash:
+        usage, summary = f"%agent {name}", first
+    return usage.strip(), summary.strip().rstrip("."), rest.strip()
+
+
+def command_help(name: str, *, full: bool = False) -> str:
+    usage, summary, rest = _help_line(name)
+    return f"{usage}\n  {summary}" + (f"\n\n{rest}" if full and rest else "")
+
+
+def help_text() -> str:
+    """One line per subcommand (their usage aligned, the summary after it), from the table that dispatches them."""
+    rows = [_help_line(name)[:2] for name in COMMANDS]
+    width = min(max(len(usage) for usage, _ in rows), 42)
+    lines = ["%%agent runs a request (see %%agent?); %agent COMMAND inspects and steers the agent:", ""]
+    for usage, summary in rows:
+        if len(usage) > width:  # a long usage takes its own line rather than pushing every summary right
+            lines += [usage, " " * (width + 2) + summary]
+        else:
+            lines.append(f"{usage.ljust(width)}  {summary}")
+    lines += ["", "%agent help COMMAND shows one in full."]
+    return "\n".join(lines)
 
 
 def merge_outcomes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

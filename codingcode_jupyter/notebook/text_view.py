@@ -216,10 +216,10 @@ class TextView:
                     "forms are shown in a notebook only.")
         return ElicitationResponse.decline("terminal")
 
-    def finish(self, *, interrupted: bool = False) -> None:
+    def finish(self, *, interrupted: bool = False, failed: bool = False) -> None:
         # The interrupt itself is said once, by the cell's exception.
         self._flush_text(everything=True)
-        self.record.finish(interrupted=interrupted)
+        self.record.finish(interrupted=interrupted, failed=failed)
 
 
 def _console(out: Any) -> Any:

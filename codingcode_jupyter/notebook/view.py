@@ -96,6 +96,25 @@ class _Section:
         self.item = None
 
 
+# What a saved notebook shows for a turn that never reached its end (the kernel restarted or died
+# mid-turn): the live widgets' models are gone with the kernel, so an export or a viewer without
+# them falls back to this instead of the widget's repr.
+CUT_OFF_TEXT = ("This agent turn was cut off before it finished (the kernel restarted or stopped while it ran); "
+                "nothing after that moment is recorded here. Run the cell again to redo it.")
+
+
+class _LiveRoot(widgets.VBox):
+    """The live cell's root: a widget view, and for whoever cannot render it, what the turn became."""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, dict):
+            data["text/plain"] = CUT_OFF_TEXT
+            data["text/html"] = (f'<div class="codingcode-record codingcode-cut-off" style="color:{theme.MUTED}">'
+                                 f'{theme.icon("stop")} {h(CUT_OFF_TEXT)}</div>')
+        return data
+
+
 class TurnView:
     """Widgets for one ``%%agent`` cell: the engine's :class:`~..engine.front.Front` in a notebook."""
 
@@ -137,7 +156,7 @@ class TurnView:
         self.stop_button.add_class("codingcode-stop")
         self.stop_button.on_click(lambda _b: self._stop_clicked())
         self.status_bar = widgets.HBox([self.stop_button, self.thinking], layout=widgets.Layout(align_items="center"))
-        self.root = widgets.VBox([widgets.HBox([self.main, self.side]), self.status_bar, self.footer])
+        self.root = _LiveRoot([widgets.HBox([self.main, self.side]), self.status_bar, self.footer])
         self.root.add_class("codingcode-cell")
         for name in ("tex2jax_ignore", "mathjax_ignore"):  # a cost line "$0.01 … $0.02" is not LaTeX
             self.root.add_class(name)
@@ -452,14 +471,14 @@ class TurnView:
 
     # -- the end ---------------------------------------------------------------------------
 
-    def finish(self, *, interrupted: bool = False) -> None:
+    def finish(self, *, interrupted: bool = False, failed: bool = False) -> None:
         """Final flush; what still waits or runs is marked; the widgets give way to the static record."""
         self._flush_now()
         self.finished = True
         if self._tick_handle is not None:
             self._tick_handle.cancel()
             self._tick_handle = None
-        self.record.finish(interrupted=interrupted)
+        self.record.finish(interrupted=interrupted, failed=failed)
         for card in self.cards.values():
             if card.state == "pending":
                 card.settle("interrupted")

@@ -158,6 +158,8 @@ async def run_pre_tool_use(
             _tell(ctx, f"PreToolUse hook: {answer.failure} (a non-blocking error, as in Claude Code)")
             continue
         if answer.failure is not None:
+            # Said in the turn's record too: the card that carries the reason is gone once answered.
+            _tell(ctx, f"PreToolUse hook: {answer.failure}; asking instead (hooks fail closed)")
             answer = HookAnswer(decision="ask", reason=f"{answer.failure}; asking instead (hooks fail closed)")
         if answer.system_message:
             _tell(ctx, answer.system_message)

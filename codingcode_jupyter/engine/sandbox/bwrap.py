@@ -54,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
@@ -308,6 +309,10 @@ class CommandSandbox:
         # Called (on the proxy's thread) with each network decision; the runtime audits them.
         self.on_network: Callable[[Any], None] | None = None
         self._placeholders: list[Path] = []
+        # Sandboxed commands running now; their placeholders go once none runs (see command()).
+        self._running = 0
+        # A long-lived process (an MCP server) was confined: its mounts keep the placeholders until aclose.
+        self._pinned = False
         self._env_cache: dict[str, _DirCache] = {}
         self._host_found: list[Path] = []
         self.writable_roots = [self.project]
@@ -379,16 +384,35 @@ class CommandSandbox:
             return "runs unsandboxed (sandbox disabled in settings)"
         return f"runs UNSANDBOXED: {self.unavailable_reason}"
 
+    @contextmanager
+    def command(self) -> Iterator[None]:
+        """Around one sandboxed command, from building its argv to its end: the empty placeholders made
+        for it (``.mcp.json``, ``.git``) are removed once no sandboxed command runs any more, so the
+        person's project is left as it was. Not earlier: removing a mount point under a live sandbox
+        would detach the read-only mount that protects it there."""
+        self._running += 1
+        try:
+            yield
+        finally:
+            self._running -= 1
+            if self._running == 0 and not self._pinned:
+                self._remove_placeholders()
+
     def argv_for(self, command: str, cwd: Path) -> list[str]:
         """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``."""
-        return self.wrap(["bash", "-c", command], cwd)
+        return self._wrap(["bash", "-c", command], cwd)
 
     def wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
         """Any argv confined the same way (for stdio MCP servers that opt in).
 
         ``pass_env`` names variables to pass besides the allowlist and ``sandbox.env``: those
         of the environment the caller spawns the argv with (an MCP server's ``env`` entry).
+        Such a process may outlive every command: the placeholders stay until :meth:`aclose`.
         """
+        self._pinned = True
+        return self._wrap(argv, cwd, pass_env=pass_env)
+
+    def _wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
         if not self.active or (self.backend == "bwrap" and self.bwrap is None):
             raise SandboxUnavailable(
                 self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"

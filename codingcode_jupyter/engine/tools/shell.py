@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import signal
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -45,8 +47,7 @@ def _workdir(args: ExecuteCommandArgs, ctx: ToolContext) -> Path:
     return workdir
 
 
-def _argv(command: str, workdir: Path, ctx: ToolContext) -> list[str]:
-    sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+def _argv(command: str, workdir: Path, sandbox: Any) -> list[str]:
     if sandbox is not None and sandbox.active:
         return list(sandbox.argv_for(command, workdir))
     return ["bash", "-c", command]
@@ -89,11 +90,14 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
         notes.append(f"(timeout_ms {timeout_ms} is above the maximum; clamped to {MAX_TIMEOUT_MS})")
         timeout_ms = MAX_TIMEOUT_MS
     env = command_env(ctx.deps.settings.current().merged.env if ctx.deps is not None else {})
-    try:
-        run = await run_process(_argv(args.command, workdir, ctx), cwd=workdir, env=env, timeout=timeout_ms / 1000,
-                                on_output=ctx.progress)
-    except OSError as error:
-        raise ToolError(f"Could not start the command: {error}") from None
+    sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+    # The sandbox's empty mount targets (.mcp.json, .git) leave the project when its last command ends.
+    with sandbox.command() if sandbox is not None and sandbox.active else nullcontext():
+        try:
+            run = await run_process(_argv(args.command, workdir, sandbox), cwd=workdir, env=env, timeout=timeout_ms / 1000,
+                                    on_output=ctx.progress)
+        except OSError as error:
+            raise ToolError(f"Could not start the command: {error}") from None
     notes.extend(run.notes)
     out, err, timed_out = run.stdout, run.stderr, run.timed_out
     if timed_out:

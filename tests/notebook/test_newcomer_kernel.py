@@ -1,0 +1,164 @@
+"""A newcomer's first hour in a real kernel: every error of a turn ends it cleanly, help, undo,
+the project left as it was, the todo after a refusal, %env of a key.
+
+Each error source is driven as a person meets it; the cell's saved outputs (what a notebook keeps
+and an export shows) must hold one line naming the cause, no traceback of the package and no
+widget reference, and the next cell must work.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.fakes.anthropic_server import Reply, text, tool_use
+from tests.notebook.test_kernel import _button, _render, kernel  # noqa: F401 (fixture)
+from tests.notebook.test_record_kernel import _outputs, _saved_text
+
+pytestmark = pytest.mark.kernel
+
+# What must never reach a saved cell: the package's own traceback, or a live widget's reference.
+_LEAKS = ("Traceback", "codingcode_jupyter/", "VBox(children", "HBox(children", "model not found",
+          "application/vnd.jupyter.widget-view+json")
+
+
+def _assert_clean(kernel, msg_id: str, *expected: str) -> str:
+    saved = _saved_text(kernel, msg_id) + json.dumps(_outputs(kernel, msg_id))
+    for leak in _LEAKS:
+        assert leak not in saved, (leak, saved[:3000])
+    for word in expected:
+        assert word in saved, (word, saved[:3000])
+    # No live counter left behind: every "thinking" indicator the cell opened is empty or closed.
+    closed = {m["content"]["comm_id"] for m in kernel.messages if m["msg_type"] == "comm_close"}
+    for cid in kernel.with_class("codingcode-thinking"):
+        assert cid in closed or not kernel.widgets[cid].get("value"), kernel.widgets[cid]
+    for cid in kernel.find(_model_name="ButtonModel"):
+        assert cid in closed or kernel.widgets[cid].get("disabled") or \
+            (kernel.widgets[cid].get("layout") and True), cid
+    return saved
+
+
+def _next_cell_works(kernel) -> None:
+    kernel.fake.add(Reply([text("Still here.")]))
+    msg_id = kernel.execute("%%agent\nare you there?")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    assert "Still here." in _saved_text(kernel, msg_id)
+
+
+def _settings(kernel, content: str) -> None:
+    path = kernel.project / ".codingcode" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+
+
+def _first_turn(kernel) -> None:
+    kernel.fake.add(Reply([text("Hello.")]))
+    msg_id = kernel.execute("%%agent\nhi")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+
+
+@pytest.mark.parametrize("content, words", [
+    ('{"permissions": {"allow": ["read_file(*)"],}}', ("settings.json", "line 1")),  # a JSON error
+    ('{"permissions": {"defaultMode": "yolo"}}', ("settings.json", "defaultMode")),  # a bad value
+])
+def test_a_broken_settings_file_ends_the_turn_in_one_line(kernel, content, words):
+    _first_turn(kernel)  # the session is open when the file breaks
+    _settings(kernel, content)
+    for cell in ("%%agent\nhello", "%agent status", "%agent rules"):
+        msg_id = kernel.execute(cell)
+        kernel.reply(msg_id)
+        _assert_clean(kernel, msg_id, *words)
+    _settings(kernel, "{}")
+    _next_cell_works(kernel)
+
+
+def test_a_missing_project_is_one_line_and_the_next_cell_works(kernel):
+    msg_id = kernel.execute("%%agent --project /no/such/place\nhello")
+    assert kernel.reply(msg_id)["status"] == "error"
+    _assert_clean(kernel, msg_id, "/no/such/place", "does not exist")
+    msg_id = kernel.execute("%agent status --project /no/such/place")
+    kernel.reply(msg_id)
+    _assert_clean(kernel, msg_id)
+    _next_cell_works(kernel)
+
+
+def test_an_exception_inside_a_tool_or_a_python_hook_is_one_line(kernel):
+    kernel.ok("from codingcode_jupyter import tool, pre_tool_use\n"
+              "@tool(read_only=True)\ndef boom() -> str:\n    '''Always fails.'''\n    raise RuntimeError('the boom tool exploded')\n"
+              "@tool(read_only=True)\ndef quiet() -> str:\n    '''Fine, but its hook is not.'''\n    return 'ok'\n"
+              "@pre_tool_use('quiet')\ndef broken(payload):\n    raise KeyError('no_such_key')\n")
+    kernel.fake.add(Reply([tool_use("boom", {}, id="t1"), tool_use("quiet", {}, id="t2")]), Reply([text("Both tried.")]))
+    msg_id = kernel.execute("%%agent\ntry the tools")
+    kernel.reply(msg_id)
+    saved = _assert_clean(kernel, msg_id, "the boom tool exploded", "Both tried.")
+    assert "no_such_key" in saved, saved[:6000]  # the hook's failure is named, not hidden
+    _next_cell_works(kernel)
+
+
+def test_a_broken_command_hook_is_one_line(kernel):
+    kernel.ok("%env CODINGCODE_TRUST=1")
+    _settings(kernel, json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "/no/such/hook-program --check"}]}]}}))
+    kernel.fake.add(Reply([tool_use("search_files", {"pattern": "*"}, id="t1")]), Reply([text("Listed.")]))
+    msg_id = kernel.execute("%%agent\nlist the files")
+    kernel.reply(msg_id)
+    _assert_clean(kernel, msg_id, "hook-program")
+    _next_cell_works(kernel)
+
+
+def test_the_model_server_gone_is_one_line_and_the_record_is_saved(kernel):
+    _first_turn(kernel)
+    kernel.fake.stop()
+    msg_id = kernel.execute("%%agent\nhello while it is down")
+    kernel.reply(msg_id, timeout=120)
+    _assert_clean(kernel, msg_id, "hello while it is down" if False else "")
+    saved = _saved_text(kernel, msg_id)
+    assert "codingcode-record" in saved and re.search(r"connect|reach|server", saved, re.I), saved[:2000]
+
+
+def test_a_kernel_restart_mid_turn_leaves_a_record_that_says_so(kernel):
+    kernel.fake.add(Reply([text("Writing."), tool_use("write_file", {"path": "a.txt", "content": "x"}, id="w1")]))
+    msg_id = kernel.execute("%%agent\nwrite a.txt")
+    _render(kernel, msg_id)
+    _button(kernel, "Allow")  # the card waits for the person
+    kernel.km.restart_kernel(now=False)
+    kernel.kc.wait_for_ready(timeout=60)
+    kernel.pump(1)
+    (saved,) = _outputs(kernel, msg_id)  # what the notebook keeps: the live display, never replaced
+    data = saved["data"]
+    for shown in (data["text/plain"], data["text/html"]):  # what an export or a viewer without widgets shows
+        assert "cut off" in shown and "VBox" not in shown, shown
+    kernel.ok("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0")
+    _next_cell_works(kernel)
+
+
+def test_help_lists_every_subcommand_from_the_table_that_dispatches_them(kernel):
+    from codingcode_jupyter.notebook.subcommands import COMMANDS
+
+    listed = kernel.ok("%agent help")["output"]
+    lines = [line for line in listed.splitlines() if line.startswith("%agent ") and "  " in line.strip()]
+    assert [line.split()[1] for line in lines] == list(COMMANDS)
+    assert all(len(line) <= 120 for line in listed.splitlines())
+    alone = kernel.ok("%agent")["output"]
+    assert alone == listed and not any(line.startswith(" " * 8 + "%agent") for line in alone.splitlines())
+    one = kernel.ok("%agent help undo")["output"]
+    assert one.startswith("%agent undo") and "--yes" in one and "--force" in one
+    msg_id = kernel.execute("%agent help nonsense")
+    assert kernel.reply(msg_id)["status"] == "error" and "nonsense" in kernel.text_output(msg_id)
+
+
+def test_a_command_leaves_no_mcp_json_or_git_in_the_project_and_undo_offers_nothing(kernel):
+    (kernel.project / "main.py").write_text("print('hi')\n")
+    before = sorted(p.name for p in kernel.project.iterdir())
+    kernel.fake.add(Reply([tool_use("execute_command", {"command": "ls"}, id="c1")]), Reply([text("Listed.")]))
+    msg_id = kernel.execute("%%agent --approval-policy rules\nlist the files")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    assert "main.py" in _saved_text(kernel, msg_id)  # the command ran, sandboxed
+    after = sorted(p.name for p in kernel.project.iterdir() if p.name != ".codingcode")
+    assert after == before, after
+    dry = kernel.execute("%agent undo --dry-run")
+    kernel.reply(dry)
+    offered = kernel.text_output(dry)
+    assert ".mcp.json" not in offered and not re.search(r"\.git\b(?!ignore)", offered), offered
