@@ -32,7 +32,7 @@ from .events import (
 from .models.base import Model, ModelError, ModelRequest, ModelResponse
 from .models.pricing import cost_usd
 from .state import SessionState
-from .tools.base import AgentRun, ToolContext, ToolDefinition, ToolError, ToolResult
+from .tools.base import AgentRun, NoChange, ToolContext, ToolDefinition, ToolError, ToolResult
 from .tools.images import IMAGE_MIME_TYPES
 from .tools.web import server_side_tools
 
@@ -442,6 +442,22 @@ class AgentLoop:
         if store is not None and not tool.access.read_only:
             await asyncio.to_thread(store.before_call, self.session_id, turn_id)
 
+    def _audit_no_change(self, tool: ToolDefinition, tool_input: dict[str, Any], ctx: ToolContext, why: str) -> None:
+        """The audit row of a call that changed nothing (so ran without anyone's approval)."""
+        from .approval.audit import clip_input
+        from .events import AuditRecorded
+
+        record: dict[str, Any] = {
+            "event": "decision", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": ctx.tool_use_id,
+            "agent": ctx.agent, "tool": tool.display_name or tool.name, "input": clip_input(tool_input),
+            "decision": "allow", "layer": "no_change", "rule": None, "reason": why, "by": "no_change", "mode": ctx.mode,
+            "outcome": "ok",
+        }
+        log = getattr(self.approver, "audit", None)  # the pipeline's log (None where auditing is off)
+        if log is not None:
+            record = log.append(record)
+        self.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
+
     async def _call(self, call: dict[str, Any], turn_id: int, results: dict[str, ToolResult]) -> None:
         tool_use_id, name, raw_input = call["id"], call["name"], call.get("input") or {}
         tool = self.tools.lookup(name)
@@ -478,6 +494,11 @@ class AgentLoop:
                     if tool.resolve_input is not None:
                         raw_input = await tool.resolve_input(args, ctx)
                         tool.validate(raw_input)
+                except NoChange as nothing:
+                    # Already as asked: done, not failed; nobody needs asking, and the audit says why.
+                    result = ToolResult.text(str(nothing))
+                    status = "ok"
+                    self._audit_no_change(tool, raw_input, ctx, str(nothing))
                 except ToolError as error:
                     # Not worth a person's attention: the call cannot run as written, or cannot succeed.
                     result = ToolResult.text(str(error), is_error=True)

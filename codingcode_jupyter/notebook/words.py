@@ -215,6 +215,8 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
         return reason if reason.startswith("allowed by the reviewer") else f"{verb} by the reviewer"
     if by == "in_place":
         return "sent for your review on the cells"
+    if by == "no_change":
+        return "nothing to do: already as asked"
     if by == "rule":
         if str(rule).startswith("builtin:"):
             return f"{verb} by the built-in rule {_tick(str(rule).removeprefix('builtin:'))}"

@@ -162,3 +162,37 @@ def test_a_command_leaves_no_mcp_json_or_git_in_the_project_and_undo_offers_noth
     kernel.reply(dry)
     offered = kernel.text_output(dry)
     assert ".mcp.json" not in offered and not re.search(r"\.git\b(?!ignore)", offered), offered
+
+
+def _decisions(kernel) -> list[dict]:
+    path = kernel.project / ".codingcode" / "audit.jsonl"
+    return [r for r in map(json.loads, path.read_text().splitlines()) if r.get("event") == "decision"]
+
+
+def test_a_write_that_changes_nothing_is_done_not_failed_and_audited(kernel):
+    (kernel.project / "same.txt").write_text("as it is\n")
+    kernel.fake.add(Reply([tool_use("read_file", {"path": "same.txt"}, id="r_same")]),
+                    Reply([tool_use("write_file", {"path": "same.txt", "content": "as it is\n"}, id="w_same")]),
+                    Reply([text("Nothing to change.")]))
+    msg_id = kernel.execute("%%agent\nwrite same.txt")
+    assert kernel.reply(msg_id)["status"] == "ok"
+    saved = _saved_text(kernel, msg_id)
+    assert "[error]" not in saved and "failed" not in saved, saved[:2000]
+    assert "already has exactly this content" in saved
+    (row,) = [r for r in _decisions(kernel) if r["tool_use_id"] == "w_same"]
+    assert row["decision"] == "allow" and row["by"] == "no_change"
+
+
+def test_the_demo_todo_after_never_allow_on_the_run_step(kernel):
+    (kernel.project / "cli.py").write_text("def main():\n    pass\n")
+    msg_id = kernel.execute("%%agent --model demo\nadd a docstring to main")
+    _render(kernel, msg_id)
+    kernel.click(_button(kernel, "Allow"))  # the write
+    kernel.wait_for(lambda: len(kernel.find(_model_name="ButtonModel", description="Never allow")) >= 2, 60, "the run card")
+    never = [cid for cid in kernel.find(_model_name="ButtonModel", description="Never allow")
+             if cid not in {m["content"]["comm_id"] for m in kernel.messages if m["msg_type"] == "comm_close"}]
+    kernel.click(never[-1])
+    assert kernel.reply(msg_id, timeout=60)["status"] == "ok", kernel.text_output(msg_id)
+    saved = _saved_text(kernel, msg_id)
+    assert "Todo (2/3)" in saved and "scripted" in saved.splitlines()[1], saved[:1500]
+    assert re.search(r"\[ \] Run it and report", saved), saved[:1500]

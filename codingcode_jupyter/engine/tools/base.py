@@ -50,6 +50,11 @@ class ToolError(Exception):
     """A failure the model should read and can act on (bad path, no match, HTTP 404...)."""
 
 
+class NoChange(ToolError):
+    """Raised by a precheck: the call would change nothing (a file already has exactly this content).
+    Not a failure: the call is done as it stands, nobody is asked, and the audit says why."""
+
+
 def text_block(text: str) -> ContentBlock:
     return {"type": "text", "text": text}
 

@@ -20,7 +20,7 @@ from ..checkpoints import record_after_write, snapshot_before_write
 from ..paths import is_within
 from ..state import FileStamp
 from .access import PathArg, ToolAccess
-from .base import ToolContext, ToolDefinition, ToolError, ToolResult, text_block
+from .base import NoChange, ToolContext, ToolDefinition, ToolError, ToolResult, text_block
 from .images import MAX_IMAGE_BYTES, image_block, sniff_image
 
 __all__ = [
@@ -364,7 +364,7 @@ async def _write_precheck(args: WriteFileArgs, ctx: ToolContext) -> None:
         except OSError:
             return  # let the write itself report it
         if unchanged:
-            raise ToolError(f"{path} already has exactly this content; nothing to write.")
+            raise NoChange(f"{display_path(ctx, path)} already has exactly this content; nothing to write.")
 
 
 async def _write_preview(args: WriteFileArgs, ctx: ToolContext) -> str:
