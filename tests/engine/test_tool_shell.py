@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import asyncio
 import time
 from pathlib import Path
@@ -112,13 +114,18 @@ async def test_timeout_clamped_and_bad_values_rejected(ctx):
 async def test_sandbox_seam_used_when_active(ctx):
     class FakeSandbox:
         active = True
+        commands = 0
+
+        def command(self):  # the real one removes its empty mount targets when the last command ends
+            FakeSandbox.commands += 1
+            return contextlib.nullcontext()
 
         def argv_for(self, command, cwd):
             return ["bash", "-c", f"echo SANDBOXED in {cwd}: {command}"]
 
     ctx.deps = make_deps(ctx.project_path, sandbox=FakeSandbox())
     result = await execute_command.run({"command": "echo hi"}, ctx)
-    assert f"SANDBOXED in {ctx.project_path}: echo hi" in result.text_content
+    assert f"SANDBOXED in {ctx.project_path}: echo hi" in result.text_content and FakeSandbox.commands == 1
     FakeSandbox.active = False
     plain = await execute_command.run({"command": "echo hi"}, ctx)
     assert "SANDBOXED" not in plain.text_content
