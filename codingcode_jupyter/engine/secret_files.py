@@ -2,8 +2,8 @@
 
 The built-in rule that asks before touching `.env` files and the sandbox that hides them
 must agree on the name, or a file is asked about but readable by commands (or hidden but
-allowed): `.env`, and `.env` followed by `.`, `-` or `_` (`.env.local`, `.env-production`,
-`.env_test`). `.envrc` (direnv) and `env.py` are code, not dotenv files.
+allowed): see :func:`is_env_file`. `env.py` is code, not a dotenv file; `.envrc` is both
+(a script direnv runs, and where people keep their tokens).
 
 They must also agree on where to look: :func:`find_env_files` walks a tree the way the
 sandbox does, skipping the directories in :data:`ENV_SCAN_SKIP` (vendored code,
@@ -53,8 +53,30 @@ def credential_store(path: Path) -> Path | None:
 
 
 def is_env_file(name: str) -> bool:
-    """True for a dotenv file's base name (`.env`, `.env.local`, `.env-prod`, `.env_test`)."""
-    return name == ".env" or (name.startswith(".env") and len(name) > 4 and name[4] in ".-_")
+    """True for a dotenv-like base name: `.env`, `.env.local`, `.env-prod`, `.env_test`, `prod.env`,
+    `.envrc`, `.flaskenv`, and an editor's backup or swap file of one (`#.env#`, `.#.env`,
+    `.env~`, `.env.swp`), which holds the same secrets."""
+    name = _editor_original(name)
+    if name in (".env", ".envrc", ".flaskenv"):
+        return True
+    if name.startswith(".env") and len(name) > 4 and name[4] in ".-_":
+        return True
+    return name.endswith(".env") and len(name) > 4
+
+
+def _editor_original(name: str) -> str:
+    """The file an editor's backup, lock or swap file copies (Emacs `#x#`, `.#x`, `x~`; vim `.x.swp`)."""
+    if len(name) > 2 and name.startswith("#") and name.endswith("#"):
+        name = name[1:-1]
+    if name.startswith(".#"):
+        name = name[2:]
+    name = name.rstrip("~")
+    for suffix in (".swp", ".swo", ".swn", ".bak", ".orig", ".save"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            stem = name[: -len(suffix)]
+            # vim names the swap file of `.env` `.env.swp`, and of `x.env` `.x.env.swp`.
+            return stem[1:] if stem.startswith("..") or (stem.startswith(".") and stem[1:].endswith(".env")) else stem
+    return name
 
 
 def find_env_files(root: Path, limit: int = 20_000) -> tuple[list[Path], bool]:

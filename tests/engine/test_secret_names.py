@@ -1,0 +1,42 @@
+"""Secret files by name, one definition (engine/secret_files.is_env_file) read by the env-file rule,
+the sandbox's mask and read_file; each name asked has a control that is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codingcode_jupyter.engine.secret_files import is_env_file
+from tests.engine.approval_helpers import evaluate, make_project
+
+SECRET_NAMES = [".env", ".env.local", "config/prod.env", "secrets.env", "#.env#", ".#.env", ".env~", ".env.swp",
+                ".envrc", ".flaskenv", "app/.env.production.bak"]
+ORDINARY = ["env.py", "environment.yml", "docs/a.md", "src/envelope.py", ".environment"]
+
+
+@pytest.mark.parametrize("name", SECRET_NAMES)
+def test_env_like_names(name: str) -> None:
+    assert is_env_file(name.rsplit("/", 1)[-1])
+
+
+@pytest.mark.parametrize("name", ORDINARY)
+def test_ordinary_names(name: str) -> None:
+    assert not is_env_file(name.rsplit("/", 1)[-1])
+
+
+@pytest.mark.parametrize("name", SECRET_NAMES)
+async def test_read_file_of_a_secret_name_is_asked_in_default_mode(tmp_path: Path, name: str) -> None:
+    project = make_project(tmp_path)
+    result = await evaluate(project, "read_file", {"path": name}, mode="default")
+    assert result.kind == "ask" and result.rule == "builtin:env-file", result.model_dump()
+    control = await evaluate(project, "read_file", {"path": "docs/a.md"}, mode="default")
+    assert control.kind == "allow"
+
+
+@pytest.mark.parametrize("command", ["git show HEAD:config/prod.env", "git cat-file -p HEAD:secrets.env",
+                                     "cat '#.env#'"])
+async def test_git_show_of_a_secret_name_is_asked(tmp_path: Path, command: str) -> None:
+    project = make_project(tmp_path)
+    result = await evaluate(project, "execute_command", {"command": command}, mode="bypass")
+    assert result.kind == "ask", result.model_dump()
