@@ -177,7 +177,7 @@ CASES = [
     cmd("rm -rf build/", "allow", "bypass"),
     cmd("rm -rf ./build ./dist", "allow", "bypass"),
     cmd("grep -rn shutdown docs/", "allow", "bypass"),
-    cmd("cat .envrc", "allow", "bypass"),
+    cmd("cat .envrc", "ask", "bypass"),  # dotenv-like since issue 33
     cmd("git commit -m 'mention .env and sudo'", "allow", "bypass"),
     cmd("grep sudo notes.txt", "allow", "bypass"),
     cmd("chmod 755 run.sh", "allow", "bypass"),

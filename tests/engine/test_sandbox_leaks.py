@@ -89,15 +89,17 @@ async def test_env_files_in_any_directory_are_hidden(project: Path, home: Path) 
         (project / rel).write_text(f"KEY={SECRET}\n")
     (project / "node_modules" / "pkg" / "config.txt").write_text(f"{VISIBLE}\n")
     (project / "node_modules" / "pkg" / ".env.example").write_text(f"EXAMPLE={VISIBLE}\n")
-    (project / "node_modules" / "pkg" / ".envrc").write_text(f"{VISIBLE}-envrc\n")
+    (project / "node_modules" / "pkg" / "env.py").write_text(f"{VISIBLE}-envpy\n")
+    # .envrc is dotenv-like since issue 33 (direnv's script is where people keep tokens): hidden too.
+    (project / "node_modules" / "pkg" / ".envrc").write_text(f"KEY={SECRET}\n")
     sandbox = CommandSandbox.create(project, SandboxSettings(), home=home, allowed_env_files=[".env.example"])
     try:
         result = await run(sandbox, "grep -r . . ; cat " + " ".join(hidden))
         assert SECRET not in result.out
-        # Controls: the same grep prints a plain file, an allowed dotenv file, and .envrc (code, not dotenv).
+        # Controls: the same grep prints a plain file, an allowed dotenv file, and env.py (code, not dotenv).
         assert f"./node_modules/pkg/config.txt:{VISIBLE}" in result.out
         assert f"EXAMPLE={VISIBLE}" in result.out
-        assert f"{VISIBLE}-envrc" in result.out
+        assert f"{VISIBLE}-envpy" in result.out
     finally:
         await sandbox.aclose()
 
