@@ -129,7 +129,7 @@ def _busy_sample(root: Path, index: int, env: dict[str, str], delay: float, prew
         msg_id = kernel.execute(BUSY_CELL)
         if kernel.reply(msg_id, timeout=120)["status"] != "ok":
             raise RuntimeError(kernel.text_output(msg_id)[-2000:])
-        line = next(l for l in kernel.text_output(msg_id).splitlines() if l.startswith(MARK)).split()
+        line = next(row for row in kernel.text_output(msg_id).splitlines() if row.startswith(MARK)).split()
         return float(line[1]), line[2] == "True"
     finally:
         kernel.close()

@@ -57,7 +57,7 @@ def _load_time(root: Path, name: str, sample: int, env: dict[str, str]) -> tuple
         out = kernel.text_output(msg_id)
         if reply["status"] != "ok":
             raise RuntimeError(f"%load_ext {name} failed: {out[-2000:]}")
-        line = next((l for l in out.splitlines() if l.startswith(MARK)), None)
+        line = next((row for row in out.splitlines() if row.startswith(MARK)), None)
         if line is None:
             raise RuntimeError(f"no timing printed by the %load_ext {name} cell: {out[-2000:]}")
         fields = line.split()

@@ -14,8 +14,8 @@ runs a command unconfined). Imports nothing from Jupyter.
 from __future__ import annotations
 
 import argparse
-import functools
 import asyncio
+import functools
 import json
 import sys
 from pathlib import Path

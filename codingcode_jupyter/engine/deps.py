@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from .agents.dispatch import DispatchEnv
     from .approval.reviewer import ReviewerState
     from .approval.rules import Rule
-    from .project_settings import EffectiveSettings
     from .checkpoints import CheckpointStore
     from .hooks.lifecycle import LifecycleHooks
     from .mcp.manager import McpManager
+    from .project_settings import EffectiveSettings
     from .sandbox import CommandSandbox
     from .settings import SandboxSettings
     from .tools.registry import ToolRegistry

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from .approval.rules import Rule
-    from .sandbox import CommandSandbox
     from .project_settings import EffectiveSettings
+    from .sandbox import CommandSandbox
 
 __all__ = ["DoctorReport", "doctor_report"]
 

@@ -10,7 +10,6 @@ project, no file imports a secret. All of it shares one size budget.
 from __future__ import annotations
 
 import os
-
 import platform
 from datetime import date
 from pathlib import Path

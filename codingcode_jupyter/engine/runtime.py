@@ -26,8 +26,7 @@ from .deps import SessionDeps
 from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager
 from .mcp.startup import StartupWait, startup_wait
-from .project_settings import ProjectSettings
-from .project_settings import preload as preload_settings
+from .project_settings import ProjectSettings, preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
 from .session import Session, new_session_id, sessions_dir
 from .settings import PermissionMode, SandboxSettings, SettingsError

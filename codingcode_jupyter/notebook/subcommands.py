@@ -15,7 +15,6 @@ from IPython.display import Pretty
 from .agent_cell import AgentCellRunner
 from .sessions import SessionRegistry
 
-
 __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 
 # The one table of subcommands: dispatch (Subcommands.handler) and help (help_text) both read it; each

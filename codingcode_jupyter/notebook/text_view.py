@@ -14,7 +14,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..engine.approval.types import Answer, ApprovalRequest
-from ..engine.front import TrustAnswer
 from ..engine.events import (
     ApprovalRequested,
     ErrorEvent,
@@ -25,6 +24,7 @@ from ..engine.events import (
     ToolCallStarted,
     TurnDone,
 )
+from ..engine.front import TrustAnswer
 from . import async_cell, words
 from .record import LOOP_INTERRUPT_NOTICE, ToolItem, TurnRecord, item_text
 from .widgets._text import reveal, short

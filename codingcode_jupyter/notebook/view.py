@@ -24,7 +24,6 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from ..engine.approval.types import Answer, ApprovalRequest, Reply
-from ..engine.front import TrustAnswer
 from ..engine.events import (
     ApprovalAnswered,
     ApprovalRequested,
@@ -39,6 +38,7 @@ from ..engine.events import (
     ToolProgress,
     TurnDone,
 )
+from ..engine.front import TrustAnswer
 from . import async_cell, theme
 from .record import NoteItem, TextItem, ToolItem, TurnRecord, note_html, usage_line
 from .rendering import render_markdown

@@ -11,9 +11,8 @@ from codingcode_jupyter.engine.agent import INTERRUPTED_RESULT, AgentLoop, Conve
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
 from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool
-from tests.fakes.model import call, scripted
-from tests.fakes.model import text as scripted_text
 from tests.fakes.anthropic_server import HTTPError, Reply, StreamError, text, tool_use
+from tests.fakes.model import call, scripted, text as scripted_text
 from tests.polling import eventually
 
 
@@ -231,8 +230,8 @@ async def test_images_in_a_result_reach_the_front(fake_api, tmp_path):
 
 async def test_server_side_web_search_replaces_the_client_tool(fake_api, tmp_path):
     """With webSearch.backend "anthropic", web_search is the API's own tool; its blocks pass through."""
-    from tests.engine.helpers import make_deps
     from codingcode_jupyter.engine.tools.web import web_search_tool
+    from tests.engine.helpers import make_deps
 
     search_use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "ipykernel 7.4"}}
     search_result = {

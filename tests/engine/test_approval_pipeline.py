@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.hooks import pre_tool_use as hooks
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline, effective_rules
-from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.approval.types import ApprovalRequest
 from codingcode_jupyter.engine.events import ApprovalAnswered, ApprovalRequested, AuditRecorded
+from codingcode_jupyter.engine.hooks import pre_tool_use as hooks
+from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.settings import SettingsError
 
 from .approval_helpers import call, context, make_project

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.approval.rules import parse_rule

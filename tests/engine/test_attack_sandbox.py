@@ -56,7 +56,7 @@ def _rows(home: str) -> tuple[list[Attack], list[Attack]]:
         if row.function in ("file-read", "file-write") and shutil.which(row.binary) and row.target != "/etc/passwd":
             by_technique.setdefault(row.id.rsplit(":", 1)[0].rsplit(":", 1)[0] + ":" + row.id.split(":")[2], []).append(row)
     rows, controls = [], []
-    for number, (technique, options) in enumerate(sorted(by_technique.items())):
+    for number, (_technique, options) in enumerate(sorted(by_technique.items())):
         rows.append(options[number % len(options)])
         control = _control(options[0])
         if control is not None:

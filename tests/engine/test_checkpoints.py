@@ -12,9 +12,9 @@ import pytest
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.checkpoints import CheckpointError, CheckpointStore, checkpoints_dir
 from codingcode_jupyter.engine.state import SessionState
-from tests.engine.helpers import make_deps
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.files import edit_file_tool, read_file_tool, write_file_tool
+from tests.engine.helpers import make_deps
 
 read_file, write_file, edit_file = read_file_tool(), write_file_tool(), edit_file_tool()
 

@@ -23,8 +23,7 @@ from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from tests.engine.approval_helpers import call, context, mcp_tool
 from tests.engine.claude_helpers import CORPUS
 from tests.engine.helpers import Recorder, StaticTools, make_deps
-from tests.fakes.model import call as tool_call
-from tests.fakes.model import scripted
+from tests.fakes.model import call as tool_call, scripted
 
 RECORD = f'{sys.executable} "$CLAUDE_PROJECT_DIR/record.py"'
 

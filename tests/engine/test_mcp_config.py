@@ -6,8 +6,7 @@ import json
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from codingcode_jupyter.engine.mcp.config import (
     HttpServerConfig,

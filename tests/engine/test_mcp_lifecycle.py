@@ -11,10 +11,7 @@ import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
-
-import pytest
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.approval.types import ToolCall

@@ -22,7 +22,17 @@ from pathlib import Path
 import pytest
 
 from codingcode_jupyter.engine.mcp import McpManager
-from tests.engine.mcp_real import EVERYTHING, FILESYSTEM, NODE, PY_SERVERS, by_display, ctx, everything_http, needs, py_server
+from tests.engine.mcp_real import (
+    EVERYTHING,
+    FILESYSTEM,
+    NODE,
+    PY_SERVERS,
+    by_display,
+    ctx,
+    everything_http,
+    needs,
+    py_server,
+)
 
 
 async def twenty_calls(manager: McpManager, name: str, args: dict, project: Path, expect: str) -> None:

@@ -18,7 +18,13 @@ from codingcode_jupyter.engine.mcp import CallOrigin, McpManager
 from codingcode_jupyter.engine.mcp.client import _CallClocks
 from codingcode_jupyter.engine.mcp.elicitation import ElicitationSchemaError, check_answer, parse_form
 from codingcode_jupyter.engine.mcp.oauth import FileTokenStorage
-from codingcode_jupyter.engine.mcp.prompts import PromptArgument, PromptError, PromptInfo, check_arguments, parse_invocation
+from codingcode_jupyter.engine.mcp.prompts import (
+    PromptArgument,
+    PromptError,
+    PromptInfo,
+    check_arguments,
+    parse_invocation,
+)
 from codingcode_jupyter.engine.mcp.results import resource_blocks, to_tool_result
 from codingcode_jupyter.engine.mcp.server_log import LogEntry
 

@@ -12,9 +12,18 @@ import pytest
 from codingcode_jupyter.engine.approval import reviewer as reviewer_module
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.reviewer import (MAX_CONSECUTIVE, MAX_TOTAL, Guidance, ReviewError,
-                                                          ReviewerState, ReviewInput, build_params, guidance_from,
-                                                          parse_answer, turn_summary)
+from codingcode_jupyter.engine.approval.reviewer import (
+    MAX_CONSECUTIVE,
+    MAX_TOTAL,
+    Guidance,
+    ReviewError,
+    ReviewerState,
+    ReviewInput,
+    build_params,
+    guidance_from,
+    parse_answer,
+    turn_summary,
+)
 from codingcode_jupyter.engine.events import Usage
 from codingcode_jupyter.engine.project_settings import ProjectSettings
 from tests.engine.approval_helpers import call, context, make_project

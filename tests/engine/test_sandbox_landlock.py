@@ -8,7 +8,6 @@ capability drop, the socket families, signals, links, and choosing the backend.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.sandbox import CommandSandbox
-from codingcode_jupyter.engine.sandbox import landlock
+from codingcode_jupyter.engine.sandbox import CommandSandbox, landlock
 from codingcode_jupyter.engine.sandbox.home import NO_CREDENTIALS
 from codingcode_jupyter.engine.settings import SandboxSettings
 from tests.engine.sandbox_helpers import SECRET, make_sandbox, run

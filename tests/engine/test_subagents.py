@@ -25,7 +25,7 @@ from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.files import read_file_tool, write_file_tool
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.search import search_code_tool, search_files_tool
-from tests.engine.helpers import make_deps, AllowAll, Recorder, echo_tool
+from tests.engine.helpers import AllowAll, Recorder, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 from tests.polling import eventually
 

@@ -12,7 +12,7 @@ from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
-from tests.engine.helpers import make_deps, AllowAll, Recorder
+from tests.engine.helpers import AllowAll, Recorder, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 

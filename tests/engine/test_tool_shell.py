@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 
@@ -12,8 +11,8 @@ import pytest
 
 from codingcode_jupyter.engine import processes
 from codingcode_jupyter.engine.events import ToolProgress
-from tests.engine.helpers import make_deps
 from codingcode_jupyter.engine.tools.shell import OutputBuffer, execute_command_tool
+from tests.engine.helpers import make_deps
 from tests.polling import eventually
 
 execute_command = execute_command_tool()

@@ -24,11 +24,11 @@ from IPython.core.events import EventManager, available_events
 
 from codingcode_jupyter.notebook import prewarm as prewarm_module
 from codingcode_jupyter.notebook.agent_cell import AgentInterrupted
-from codingcode_jupyter.notebook.prewarm import Prewarm, WAITING_TEXT
+from codingcode_jupyter.notebook.prewarm import WAITING_TEXT, Prewarm
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text
 from tests.notebook.kernel_harness import Kernel
-from tests.polling import wait_until
 from tests.notebook.test_kernel import _pythons
+from tests.polling import wait_until
 
 
 class FakeShell:

@@ -19,8 +19,8 @@ from typing import Any, Callable, Literal
 from ..host_paths import git_config_program
 from ..secret_files import find_env_files, is_env_file
 from .examples import CheckedOnce
-from .python_code import CodeCall
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
+from .python_code import CodeCall
 from .shell_parse import SimpleCommand
 from .subject import Subject, build_subject
 

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar
 
 from ..domains import domain_allowed, url_host
+from ..hooks import pre_tool_use as hooks_module
 from ..project_settings import EffectiveSettings, directory_root
 from ..secret_files import credential_store
 from ..settings import PermissionMode
 from ..trust.items import TrustItem
-from ..hooks import pre_tool_use as hooks_module
 from .builtin_rules import check_builtin
 from .display import escape_unicode, has_invisible
 from .mode_rules import mode_verdict_row

@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from ..events import AuditRecorded
+from ..hooks import pre_tool_use as hooks_module
 from ..project_settings import EffectiveSettings, ProjectSettings
 from ..settings import SettingsError
-from ..hooks import pre_tool_use as hooks_module
 from .amend import persist_rules
 from .audit import AuditLog, clip_input
 from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
-from .reviewer import Reviewer
 from .layers import Egress, Hooks, Judging, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
+from .reviewer import Reviewer
 from .rules import Rule, RuleError, exact_rules, parse_rule
 from .subject import Subject, build_subject
 from .types import Asker, Decision, Outcome, ToolCall, Verdict, strictest

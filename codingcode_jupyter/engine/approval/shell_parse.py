@@ -16,12 +16,19 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-
-from .python_code import CodeCall, analyse_python
 from . import programs
+
 # What each program is (shells, interpreters, privilege tools, wrappers...): the program table.
-from .program_traits import (COMMAND_WRAPPERS, DOWNLOADERS, INTERPRETERS, NEVER_RUN_ARGS, PRINTERS, SHELLS,
-                             SPECULATIVE_NAMES)
+from .program_traits import (
+    COMMAND_WRAPPERS,
+    DOWNLOADERS,
+    INTERPRETERS,
+    NEVER_RUN_ARGS,
+    PRINTERS,
+    SHELLS,
+    SPECULATIVE_NAMES,
+)
+from .python_code import CodeCall, analyse_python
 
 __all__ = ["SimpleCommand", "Reach", "Redirect", "EMBEDDED_PATH", "PRINTERS", "SPECULATIVE_NAMES", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
 
@@ -827,7 +834,7 @@ class _Walker:
             self.parse(text, cwd=command.cwd, via=f"{label} ({why})", depth=depth + 1)
         for code, why in found.python:
             self._python(command, code, why=why, depth=depth)
-        for code, why in found.code:
+        for code, _why in found.code:
             self._inline_code(command, code, via=via, depth=depth)
         self.unresolved.extend(found.unresolved)
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Union
 
 from ..claude.tool_input import from_claude_input
+from ..settings import HookMatcher
 from .events import HookEvent
 from .payloads import ToolView, common_fields, tool_fields
 from .runner import ConfiguredHook, HookAnswer, read_answer, read_python_answer, run_hook
-from ..settings import HookMatcher
 
 if TYPE_CHECKING:
     from ..tools.base import ToolContext, ToolDefinition

@@ -53,6 +53,7 @@ from .startup import StartupWait, startup_wait
 
 if TYPE_CHECKING:
     from ..front import Front
+
     # The client half imports the mcp SDK: it is loaded when a server is first registered.
     from .client import ConnectionState, McpToolInfo, ServerConnection
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..domains import domain_allowed, validate_domain_patterns
 from .bwrap import (
     HOME_SECRETS,
     PROTECTED_PATHS,
@@ -17,7 +18,6 @@ from .bwrap import (
     SandboxUnavailable,
     probe_bwrap,
 )
-from ..domains import domain_allowed, validate_domain_patterns
 
 if TYPE_CHECKING:
     from .proxy import AllowlistProxy, ProxyDecision

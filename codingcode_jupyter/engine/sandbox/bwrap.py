@@ -44,11 +44,11 @@ from __future__ import annotations
 
 import fnmatch
 import glob
-import shlex
 import logging
 import os
 import platform
 import pwd
+import shlex
 import shutil
 import subprocess
 import sys
@@ -59,14 +59,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
+from ..domains import validate_domain_patterns
 from ..host_paths import name_may_be_host_executed, sandbox_targets
 from ..secret_files import HOME_SECRETS, is_env_file
 from ..settings import SandboxSettings
-from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
-from ..domains import validate_domain_patterns
-from .seccomp import sandbox_filter
 from . import landlock
 from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
+from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
+from .seccomp import sandbox_filter
 
 if TYPE_CHECKING:
     # The allowlist proxy is imported by the first command that needs it (an allowlist is set).

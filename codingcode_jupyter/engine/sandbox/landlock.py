@@ -33,7 +33,6 @@ filter refuses the other socket families (UDP, raw, SCTP, Unix).
 from __future__ import annotations
 
 import errno
-import functools
 import os
 import platform
 import subprocess

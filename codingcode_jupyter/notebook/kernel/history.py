@@ -37,7 +37,7 @@ def notebook_history_text(access: KernelAccess, args: NotebookHistoryArgs) -> st
         shown = f" (outputs: {', '.join(kinds)})" if kinds else ""
         parts.append(f"In [{number}]{shown}:\n{clip(text.rstrip(), 2000)}")
         if args.include_outputs and number in outputs:
-            parts.append(f"Out[{number}]: {clip(safe_call(lambda: repr(outputs[number]), '<repr failed>'), 500)}")
+            parts.append(f"Out[{number}]: {clip(safe_call(lambda number=number: repr(outputs[number]), '<repr failed>'), 500)}")
     if not parts:
         parts.append("No cells have run yet.")
     error = last_error(shell)

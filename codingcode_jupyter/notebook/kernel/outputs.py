@@ -506,7 +506,7 @@ def _hook_streams(history: OutputHistory) -> None:
         if thread is not None and hasattr(thread, "schedule"):
             done = threading.Event()
 
-            def register(stream: Any = stream) -> None:
+            def register(stream: Any = stream, done: threading.Event = done) -> None:
                 stream.register_hook(hook)
                 done.set()
 

@@ -7,6 +7,9 @@ from typing import Any, MutableMapping
 from ...engine.tools.access import ToolAccess
 from ...engine.tools.base import ToolContext, ToolDefinition, ToolResult
 from ...engine.tools.registry import ToolRegistry
+from ..live.edits import EditNotebookArgs, edit_notebook, edit_notebook_preview
+from ..live.reading import live_cells
+from ..live.run_cells import RunCellsArgs, resolve_run_cells, run_cells, run_cells_preview
 from . import insert_cell, run_python
 from .cell_output import ReadCellOutputArgs, read_cell_output
 from .errors import install_error_recorder
@@ -16,9 +19,6 @@ from .namespace import KernelAccess
 from .notebook_file import ReadNotebookArgs, read_notebook
 from .outputs import install_output_recorder
 from .run_python import RunPythonArgs
-from ..live.edits import EditNotebookArgs, edit_notebook, edit_notebook_preview
-from ..live.reading import live_cells
-from ..live.run_cells import RunCellsArgs, resolve_run_cells, run_cells, run_cells_preview
 from .values import (
     InspectVariableArgs,
     ListVariablesArgs,

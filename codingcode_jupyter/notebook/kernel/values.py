@@ -247,7 +247,7 @@ def _inspect_dataframe(df: Any, rows: int) -> list[str]:
         nulls = safe_call(lambda: df.isna().sum(), None)
         schema = []
         for column, dtype in list(zip(df.columns, df.dtypes))[:200]:
-            null = f", {int(nulls[column])} null" if nulls is not None and safe_call(lambda: int(nulls[column])) else ""
+            null = f", {int(nulls[column])} null" if nulls is not None and safe_call(lambda column=column: int(nulls[column])) else ""
             schema.append(f"  {column!s}: {dtype}{null}")
         if len(df.columns) > 200:
             schema.append(f"  ... {len(df.columns) - 200} more columns")
@@ -325,7 +325,7 @@ def _attributes(obj: Any, rows: int) -> list[str]:
     for name in sorted(n for n in safe_call(lambda: dir(obj), []) if not n.startswith("_")):
         if isinstance(instance, dict) and name in instance and not isinstance(obj, type):
             continue
-        raw = safe_call(lambda: inspect.getattr_static(obj, name), None)
+        raw = safe_call(lambda name=name: inspect.getattr_static(obj, name), None)
         if isinstance(raw, property):
             kind = "property"
         elif isinstance(raw, (staticmethod, classmethod)) or callable(raw):

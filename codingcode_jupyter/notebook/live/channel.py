@@ -124,7 +124,7 @@ class LiveChannel:
         for client, page in list(self.pages.items()):
             if page.comm is comm:
                 del self.pages[client]
-                for request_id, future in list(self._replies.items()):
+                for _request_id, future in list(self._replies.items()):
                     if getattr(future, "client", None) == client:
                         self._settle(future, NotebookUnavailable("the notebook page closed its connection"))
 
