@@ -333,10 +333,10 @@ class Subcommands:
         await self.run_request("", prompt, expand=True)
 
     def cmd_undo(self, rest: list[str]) -> str:
-        """%agent undo [--turn N] [--dry-run] [--yes] — show what this notebook's last turn changed; restore it if you say so
+        """%agent undo [--turn N] [--dry-run] [--force] [--outside] — show what the last turn changed, then restore it
 
-        --turn N: that turn of this notebook's session; --dry-run: only show; --yes: restore without asking (scripts);
-        --force: restore files changed since; --outside: files outside the project too.
+        --turn N: that turn of the session; --dry-run: only show (look before you restore); --force: restore files
+        changed since; --outside: files outside the project too.
         """
         from IPython.display import display
 

@@ -144,7 +144,7 @@ def test_help_lists_every_subcommand_from_the_table_that_dispatches_them(kernel)
     alone = kernel.ok("%agent")["output"]
     assert alone == listed and not any(line.startswith(" " * 8 + "%agent") for line in alone.splitlines())
     one = kernel.ok("%agent help undo")["output"]
-    assert one.startswith("%agent undo") and "--yes" in one and "--force" in one
+    assert one.startswith("%agent undo") and "--dry-run" in one and "--force" in one
     msg_id = kernel.execute("%agent help nonsense")
     assert kernel.reply(msg_id)["status"] == "error" and "nonsense" in kernel.text_output(msg_id)
 
