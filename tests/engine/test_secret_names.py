@@ -40,3 +40,16 @@ async def test_git_show_of_a_secret_name_is_asked(tmp_path: Path, command: str) 
     project = make_project(tmp_path)
     result = await evaluate(project, "execute_command", {"command": command}, mode="bypass")
     assert result.kind == "ask", result.model_dump()
+
+
+# ----- web_search queries are egress (issue 33, point 6) ------------------------------------------
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits"])
+async def test_web_search_is_asked_unless_a_rule_allows_it(tmp_path: Path, mode: str) -> None:
+    project = make_project(tmp_path)
+    result = await evaluate(project, "web_search", {"query": "KEY=1 leaked"}, mode=mode)
+    assert result.kind == "ask" and "KEY=1 leaked" in result.reason, result.model_dump()
+    # Control: the person's own allow rule restores the old behaviour.
+    (project / ".codingcode" / "settings.json").write_text('{"permissions": {"allow": ["web_search"]}}')
+    allowed = await evaluate(project, "web_search", {"query": "KEY=1 leaked"}, mode=mode)
+    assert allowed.kind == "allow", allowed.model_dump()

@@ -342,7 +342,11 @@ def untrusted_allow(subject: Subject, settings: EffectiveSettings) -> Rule | Non
 
 
 def unlisted_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
-    """Why a call that sends a request is asked: its host is not on the allowed domains (None: it is)."""
+    """Why a call that sends a request is asked: its host is not on the allowed domains (None: it is).
+    A web search is always one: its query leaves the machine, and may carry what was read."""
+    if subject.tool == "web_search":
+        return (f"web_search sends its query {subject.input.get('query')!r} to a search service "
+                "(what the query carries leaves the machine)")
     if subject.access.url is None:
         return None
     host = url_host(subject.main or "")
