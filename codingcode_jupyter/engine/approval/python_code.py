@@ -360,6 +360,40 @@ class _Reader(ast.NodeVisitor):
             return os.path.join(self.cwd, path)
         return path
 
+    def visit_Name(self, node: ast.Name) -> None:
+        name = self.aliases.get(node.id, node.id)
+        why = _UNPROVABLE_NAMES.get(name.split(".")[0]) or _UNPROVABLE_NAMES.get(name)
+        if why:
+            self.reading.unresolved.append(f"`{node.id}` {why}")
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._import(alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if not node.level and node.module:
+            self._import(node.module)
+
+    def _import(self, module: str) -> None:
+        why = _UNPROVABLE_NAMES.get(module.split(".")[0])
+        if why and module.split(".")[0] not in ("getattr", "vars", "globals", "locals", "setattr", "delattr"):
+            self.reading.unresolved.append(f"`import {module}`: it {why}")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = self.qualified(node) or ""
+        if node.attr in ("__dict__", "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__"):
+            self.reading.unresolved.append(f"`.{node.attr}` reaches objects by computed names")
+        elif name in ("sys.modules", "sys.meta_path", "sys.path_hooks", "builtins.__import__") or (
+                name.startswith("os.environ") and isinstance(node.ctx, ast.Store)):
+            self.reading.unresolved.append(f"`{name}` changes what the interpreter imports or runs")
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and self.qualified(node.value) == "os.environ":
+            self.reading.unresolved.append("a write to `os.environ` changes what later tools and commands see")
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         name = self.qualified(node.func) or ""
         short = name.rsplit(".", 1)[-1]
@@ -519,6 +553,22 @@ class _Reader(ast.NodeVisitor):
             self.reading.commands.append(shlex.quote(value))
         else:
             self.reading.unresolved.append(f"`{name}` runs a command the code computes at run time")
+
+
+# Names whose use the judge cannot follow: reaching objects by computed names, the interpreter's
+# own machinery, IPython's API (it runs cells, magics and shell commands), this package (the guard).
+_UNPROVABLE_NAMES = {
+    "getattr": "reaches an attribute by a name that may be computed",
+    "vars": "reaches a namespace by computed names", "globals": "reaches a namespace by computed names",
+    "locals": "reaches a namespace by computed names", "setattr": "changes an attribute of any object",
+    "delattr": "changes an attribute of any object", "operator": "calls by computed names (methodcaller, attrgetter)",
+    "gc": "reaches every live object, the guard's included", "ctypes": "can do anything, out of the rules' sight",
+    "importlib": "imports by computed names", "get_ipython": "is IPython's own API (it runs cells, magics, commands)",
+    "IPython": "is IPython's own API (it runs cells, magics, commands)",
+    "codingcode_jupyter": "is the agent's own code, its approval included",
+    "threading": "may start a thread whose target the judge does not follow",
+    "_thread": "may start a thread whose target the judge does not follow",
+}
 
 
 def _loop_targets(node: ast.AST) -> list[str]:
