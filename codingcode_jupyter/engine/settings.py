@@ -10,11 +10,13 @@ project, claude-local, local — at each level our file is the more specific one
 
 Field names follow Claude Code's (camelCase on disk). A key we do not use is not an error:
 it is left out and listed with the reason (:class:`IgnoredSetting`), so a real Claude Code
-file loads and the person sees what did not carry over. What would leave a person
-unprotected without their knowing is an error (:class:`SettingsError`, naming the file and
-the entry): broken JSON, a wrong value, a deny or ask rule that cannot be read, and an
-unknown key that is a near miss of one of ours (``permisions``) — a typo must not drop
-rules silently. An allow rule that cannot be read is left out with a warning.
+file loads and the person sees what did not carry over. A value that is wrong (``"defaultMode":
+"allowEdits"``) or a rule that cannot be read is left out with a warning naming the file, the
+key and what was expected (shown with the next cell, in ``%agent status`` and ``%agent
+doctor``): the rest of the file applies, its deny and ask rules above all. What cannot be read
+at all is an error (:class:`SettingsError`, naming the file and the entry): broken JSON, and an
+unknown key that is a near miss of one of ours (``permisions``) — a typo must not drop the
+rules it holds.
 """
 
 from __future__ import annotations
@@ -309,6 +311,7 @@ _CLAUDE_EVENTS = frozenset({
     "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "Elicitation", "ElicitationResult",
     "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "StopFailure"})
 _HOOK_KEYS = {"statusMessage": "the cell shows which hooks ran in %agent doctor",
+              "shell": "hook commands run with bash here (Claude Code's default shell for hooks)",
               "once": _CLAUDE_ONLY, "async": "hooks run to completion here"}
 # Claude Code's default is a sandbox that is off; written in its file it says nothing about ours.
 _SANDBOX_OFF = ("Claude Code's sandbox is off unless enabled, so this says nothing about codingcode's sandbox; "
@@ -387,8 +390,7 @@ def _mode(value: Any, dotted: str, screen: _Screen) -> Any:
 
 
 def _rules(data: dict[str, Any], screen: _Screen) -> None:
-    """Every rule parsed now: a deny or ask rule that cannot be read fails the file (a person
-    thought something was protected); an allow rule that cannot be read is left out, with a warning."""
+    """Every rule parsed now; one that cannot be read is left out with a warning (the others apply)."""
     from .approval.rules import RuleError, parse_rule
 
     permissions = data.get("permissions")
@@ -403,9 +405,9 @@ def _rules(data: dict[str, Any], screen: _Screen) -> None:
             try:
                 rule = parse_rule(text, action)  # type: ignore[arg-type]
             except RuleError as error:
-                if action != "allow":
-                    raise SettingsError(f"{screen.path}: entry 'permissions.{action}.{index}': {error}") from None
-                screen.warnings.append(f"{screen.path}: permissions.allow.{index} is left out: {error}")
+                # Left out loudly: one unreadable rule must not take the file's other deny rules with it.
+                effect = "it protects nothing until fixed" if action != "allow" else "it allows nothing"
+                screen.warnings.append(f"{screen.path}: permissions.{action}.{index} is left out ({effect}): {error}")
                 continue
             if rule.missing and action == "allow":
                 screen.warnings.append(f"{screen.path}: permissions.allow.{index} `{text}` allows nothing here: "
@@ -460,13 +462,64 @@ def read_settings_file(path: Path, dialect: Dialect = "codingcode") -> SettingsF
     if not isinstance(raw, dict):
         raise SettingsError(f"{path}: the top level must be a JSON object")
     data, screen = _screen(raw, path, dialect)
-    try:
-        settings = Settings.model_validate(data)
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise SettingsError(f"{path}: entry '{where}': {first['msg']}") from None
+    settings = _validate_leniently(data, screen)
     return SettingsFile(settings, tuple(screen.ignored), tuple(screen.warnings))
+
+
+def _drop(data: Any, loc: tuple[Any, ...]) -> Any:
+    """Remove the entry at ``loc`` from ``data`` (nested dicts and lists); returns its value."""
+    parent = data
+    for part in loc[:-1]:
+        parent = parent[part]
+    return parent.pop(loc[-1])
+
+
+def _validate_leniently(data: dict[str, Any], screen: _Screen) -> Settings:
+    """The settings with each invalid value left out and reported (file, key, what was expected).
+
+    One wrong value (``"defaultMode": "allowEdits"``) must not switch the whole file off: the
+    rest of it applies, its deny and ask rules above all. Each round drops the entries pydantic
+    names and validates again; an entry that cannot be dropped is an error.
+    """
+    for _ in range(64):
+        try:
+            return Settings.model_validate(data)
+        except ValidationError as error:
+            problems = error.errors(include_url=False)
+        dropped = False
+        for problem in problems:
+            loc = tuple(problem["loc"])
+            # A union's branches add their type to the location; cut back to the data's own path.
+            while loc and not _has_path(data, loc):
+                loc = loc[:-1]
+            if not loc:
+                continue
+            where = ".".join(str(part) for part in loc)
+            try:
+                value = _drop(data, loc)
+            except (KeyError, IndexError, TypeError):
+                continue
+            dropped = True
+            shown = json.dumps(value)[:80] if not isinstance(value, (dict, list)) else type(value).__name__
+            screen.warnings.append(f"{screen.path}: {where} = {shown} is not valid ({problem['msg']}); "
+                                   "this key is ignored, the rest of the file applies")
+        if not dropped:
+            first = problems[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise SettingsError(f"{screen.path}: entry '{where}': {first['msg']}")
+    raise SettingsError(f"{screen.path}: too many invalid values")
+
+
+def _has_path(data: Any, loc: tuple[Any, ...]) -> bool:
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False
+    return True
 
 
 def load_settings_file(path: Path, dialect: Dialect = "codingcode") -> Settings:

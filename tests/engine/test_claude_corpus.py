@@ -64,8 +64,9 @@ def test_every_agent_file_loads_with_its_fields_honoured_or_reported(corpus):
     assert reviewer.disallowed_tools == ("write_file", "edit_file")
     assert reviewer.model == "claude-haiku-4-5" and reviewer.max_steps == 12
     assert reviewer.permission_mode == "acceptEdits" and reviewer.mcp_servers == ("github",)
-    for field in ("color", "skills", "memory", "hooks", "isolation", "background", "effort", "initialPrompt"):
+    for field in ("color", "memory", "hooks", "isolation", "background", "effort", "initialPrompt"):
         assert any(f"'{field}'" in note for note in reviewer.ignored), field
+    assert reviewer.skills  # skills are read now: the agent starts with their instructions
     assert any("mcpServers" in note for note in reviewer.ignored)  # the inline server definition
     assert catalog.get("explorer").model is None  # inherit
     assert catalog.get("runner").permission_mode == "bypass" and catalog.get("runner").model == "claude-opus-4-5"

@@ -178,11 +178,30 @@ def _write(project: Path, permissions: dict) -> None:
 @pytest.mark.parametrize("name", ["bash(rm *)", "read_files(secrets/**)", "Read ./secrets", "mcp__git*", "WebFetch(domain:a b)",
                                   "Bash(rm -rf *"])
 @pytest.mark.parametrize("action", ["deny", "ask"])
-def test_a_deny_or_ask_rule_that_names_nothing_fails_closed(project, name, action):
-    _write(project, {action: [name]})
-    with pytest.raises(SettingsError) as error:
-        ProjectSettings(project).current()
-    assert f"permissions.{action}.0" in str(error.value)
+def test_a_deny_or_ask_rule_that_names_nothing_is_reported_and_the_others_hold(project, name, action):
+    # One unreadable rule used to switch the whole file off (its other deny rules with it).
+    _write(project, {action: [name, "Bash(curl:*)"]})
+    effective = ProjectSettings(project).current()
+    assert any(f"permissions.{action}.0 is left out" in w for w in effective.warnings), effective.warnings
+    assert [rule.text for rule in effective.rules] == ["Bash(curl:*)"]
+    subject = build_subject(TOOLS["execute_command"], {"command": "curl http://x"}, project)
+    verdict = judge(subject, effective.rules)
+    assert verdict is not None and verdict.action == action
+
+
+def test_an_invalid_value_is_reported_and_only_that_key_is_ignored(project):
+    # Claude Code's own templates carry values we do not have; the rest of the file must apply.
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({
+        "permissions": {"defaultMode": "allowEdits", "deny": ["Bash(git push:*)"], "ask": ["Bash(rm:*)"]},
+        "model": 42, "env": {"A": "1"}}))
+    effective = ProjectSettings(project).current()
+    assert [rule.text for rule in effective.rules] == ["Bash(git push:*)", "Bash(rm:*)"]
+    assert effective.merged.env == {"A": "1"}
+    notes = " | ".join(effective.warnings)
+    assert "permissions.defaultMode = \"allowEdits\" is not valid" in notes and "'acceptEdits'" in notes, notes
+    assert "model = 42 is not valid" in notes and str(project / ".claude" / "settings.json") in notes
+    assert effective.default_mode is None
 
 
 def test_an_allow_rule_that_names_nothing_is_a_warning_and_does_nothing(project):

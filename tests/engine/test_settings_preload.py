@@ -60,7 +60,8 @@ def test_trust_given_since_is_seen(project: Path, monkeypatch: pytest.MonkeyPatc
 def test_a_broken_file_is_reported_by_the_session_not_by_the_warm_up(project: Path):
     from codingcode_jupyter.engine import runtime
 
-    path = write_settings(project, {"permissions": {"deny": "not a list"}})
+    path = write_settings(project, {})
+    path.write_text('{"permissions": {"deny": [')  # broken JSON: nothing of it can be read
     runtime.warm_up(project)  # quiet: nobody is there to read it
     with pytest.raises(SettingsError, match=str(path)):
         runtime.open_session(project)

@@ -45,9 +45,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Collection, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..claude.front_matter import read_front_matter
 from ..claude.names import our_tool_globs
 from ..models.aliases import resolve_alias
 from ..settings import MODE_ALIASES, MODE_STRICTNESS, PermissionMode, stricter_mode
@@ -82,7 +82,6 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 # Claude Code's front matter fields we do not use, and why (shown in %agent doctor).
 _IGNORED_FIELDS = {
     "color": "the notebook does not colour sub-agents",
-    "skills": "codingcode has no skills",
     "memory": "codingcode has no agent memory",
     "hooks": "agent-scoped hooks do not run here; put them in a settings file",
     "isolation": "sub-agents share the project directory here",
@@ -111,6 +110,7 @@ class _FrontMatter(BaseModel):
     permission_mode: PermissionMode | None = None
     permissionMode: PermissionMode | None = None
     disabled: bool = False
+    skills: list[str] | None = None
 
     @field_validator("name")
     @classmethod
@@ -119,7 +119,7 @@ class _FrontMatter(BaseModel):
             raise ValueError("must be 1-64 letters, digits, '-' or '_', starting with a letter or digit")
         return value
 
-    @field_validator("tools", "disallowedTools", "mcp_servers", "mcpServers", mode="before")
+    @field_validator("tools", "disallowedTools", "mcp_servers", "mcpServers", "skills", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         # Claude Code's agent files write `tools: Read, Grep`; accept that as well as a list.
@@ -211,6 +211,8 @@ class AgentProfile:
     ignored: tuple[str, ...] = ()
     # Whether a permission mode looser than the session's may apply (the person's own file, or trusted).
     mode_trusted: bool = True
+    # Skills (by name) whose instructions the agent starts with, as Claude Code's `skills:` field.
+    skills: tuple[str, ...] = ()
 
     def allows_dispatch(self) -> bool:
         """Whether this profile's own tool list names dispatch_agent (a sub-agent needs that)."""
@@ -271,40 +273,20 @@ def builtin_profiles() -> dict[str, AgentProfile]:
 
 # -- parsing ------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^---[ \t]*$")
-
-
-def _split_front_matter(text: str, where: str) -> tuple[str, str, int]:
-    """(front matter, body, line number where the front matter starts)."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or not _FENCE.match(lines[0].rstrip("\r\n")):
-        raise ProfileError(f"{where}: must start with YAML front matter between '---' lines (name, description, ...)")
-    for index in range(1, len(lines)):
-        if _FENCE.match(lines[index].rstrip("\r\n")):
-            return "".join(lines[1:index]), "".join(lines[index + 1 :]), 2
-    raise ProfileError(f"{where}: the front matter has no closing '---' line")
-
-
-def _yaml_error(error: yaml.YAMLError, first_line: int) -> str:
-    mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error)
-    if mark is not None:
-        return f"invalid YAML at line {mark.line + first_line}, column {mark.column + 1}: {problem}"
-    return f"invalid YAML: {problem}"
-
-
 def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSource = "project", path: Path | None = None) -> AgentProfile:
-    """A profile from the text of a profile file; ``where`` names it in error messages."""
-    front, body, first_line = _split_front_matter(text, where)
-    try:
-        raw = yaml.safe_load(front)
-    except yaml.YAMLError as error:
-        raise ProfileError(f"{where}: {_yaml_error(error, first_line)}") from None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ProfileError(f"{where}: the front matter must be a mapping of fields (name: ..., description: ...)")
+    """A profile from the text of a profile file; ``where`` names it in error messages.
+
+    The front matter is read as Claude Code reads it (:mod:`..claude.front_matter`): a value
+    holding an unquoted ``: `` is its plain text, and the profile says so in ``ignored``.
+    """
+    read = read_front_matter(text)
+    if not read.present:
+        raise ProfileError(f"{where}: must start with YAML front matter between '---' lines (name, description, ...)")
+    if read.broken:
+        raise ProfileError(f"{where}: {read.notes[0]}")
+    raw, body = read.fields, read.body
     raw, notes = _screen_fields(raw, where)
+    notes[:0] = read.notes
     try:
         meta = _FrontMatter.model_validate(raw)
     except ValidationError as error:
@@ -345,6 +327,7 @@ def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSo
         path=path,
         disallowed_tools=_tool_names(meta.disallowedTools, "disallowedTools", notes) or (),
         ignored=tuple(notes),
+        skills=tuple(meta.skills or ()),
     )
 
 

@@ -50,6 +50,8 @@ from typing import Iterable, Literal
 from ..claude.names import CLAUDE_TOOLS, KNOWN_TOOL_NAMES, PatternKind, is_mcp_form, mcp_display_name
 from ..domains import domain_allowed, url_host, validate_domain_patterns
 from .paths import relative_to_project
+from .shell_parse import _SUBCOMMAND_WRAPPERS
+from .spellings import deny_spellings
 from .subject import Subject
 
 __all__ = ["Rule", "RuleError", "RuleVerdict", "parse_rule", "judge", "exact_rules", "escape_pattern", "Action",
@@ -157,7 +159,9 @@ _PARAMETER = re.compile(r"^\s*([A-Za-z_-][A-Za-z0-9_-]*)\s*:\s*(.*)$")
 def _claude_rule(name: str, pattern: str | None, action: Action, source: str, priority: int,
                  anchor: str | None) -> Rule:
     tool = CLAUDE_TOOLS[name]
-    parameter = _PARAMETER.match(pattern or "") if tool.pattern != "url" else None
+    # `Bash(timeout:*)` is always a command prefix, never the parameter `timeout`.
+    prefix = tool.pattern == "command" and (pattern or "").rstrip().endswith(":*")
+    parameter = _PARAMETER.match(pattern or "") if tool.pattern != "url" and not prefix else None
     if parameter is not None and parameter.group(1) in _PARAMETERS.get(name, frozenset()):
         return Rule(tool=name, pattern=pattern, action=action, source=source, priority=priority, tools=(),
                     style="claude", missing=f"{name}'s parameter {parameter.group(1)} has no counterpart here, "
@@ -396,10 +400,12 @@ def _matches_call(rule: Rule, subject: Subject) -> bool:
     return False
 
 
-def _command_texts(command) -> set[str]:
-    texts = {command.rule_text(), command.wrapped_text()}
-    if command.argv:
-        texts.add(" ".join([*command.assignments, command.name, *command.argv[1:]]))
+def _allow_texts(command) -> set[str]:
+    """What an allow rule is matched against: the command with wrappers peeled, and, when the
+    only wrappers are package runners (`uv run`, `npx`), as written: `Bash(uv run:*)` says so."""
+    texts = {command.rule_text()}
+    if command.wrappers and all(w.split()[0] in _SUBCOMMAND_WRAPPERS for w in command.wrappers):
+        texts.add(command.wrapped_text())
     return texts
 
 
@@ -433,26 +439,31 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
         coverage: list[int | None] = [None] * len(commands)
         allow_rules: list[Rule | None] = [None] * len(commands)
         for rule in applicable:
+            hit_text = commands[0].text if commands else subject.command.source
             if rule.match_pattern is None:
                 matched = list(range(len(commands)))
             else:
                 regex = _command_regex(rule.match_pattern)
                 if rule.action == "allow":
-                    # Allow looks at the peeled command only: `timeout *` must not allow `timeout 5 curl x`;
-                    # and it never covers writing a file outside the project through a redirect.
-                    matched = [i for i, c in enumerate(commands) if regex.fullmatch(c.rule_text())
-                               and not _writes_outside(subject, c)]
+                    # Allow looks at the peeled command (`timeout *` must not allow `timeout 5 curl x`)
+                    # or a package runner's as written; never at a normalised spelling; and it never
+                    # covers writing a file outside the project through a redirect.
+                    matched = [i for i, c in enumerate(commands)
+                               if any(regex.fullmatch(t) for t in _allow_texts(c)) and not _writes_outside(subject, c)]
                 else:
-                    matched = [i for i, c in enumerate(commands) if any(regex.fullmatch(t) for t in _command_texts(c))]
-                    if regex.fullmatch(subject.command.source.strip()):
-                        matched = matched or list(range(len(commands)))
+                    # Deny and ask hold on every spelling of every command, `bash -c`/`eval` included.
+                    hit = next((c for c in subject.command.commands
+                                if any(regex.fullmatch(t) for t in deny_spellings(c))), None)
+                    matched = []
+                    if hit is not None or regex.fullmatch(subject.command.source.strip()):
+                        matched = [-1]
+                        hit_text = (hit.text or hit.rule_text()) if hit is not None else subject.command.source
             if rule.action == "allow":
                 for i in matched:
                     if coverage[i] is None or rule.priority > coverage[i]:
                         coverage[i], allow_rules[i] = rule.priority, rule
             elif matched:
-                text = commands[matched[0]].text if commands else subject.command.source
-                candidates.append((rule.priority, _SEVERITY[rule.action], rule, text))
+                candidates.append((rule.priority, _SEVERITY[rule.action], rule, hit_text))
         if commands and all(c is not None for c in coverage) and (trust_unresolved or not subject.command.unresolved):
             weakest = min(range(len(commands)), key=lambda i: coverage[i])
             candidates.append((coverage[weakest], 0, allow_rules[weakest], subject.command.source))

@@ -946,6 +946,7 @@ class _Walker:
             spec = _WRAPPERS.get(name)
             if spec is None or dynamic[0]:
                 break
+            before = assignments
             short_val, long_val, skip = spec
             i = 1
             if name == "command" and any(w in ("-v", "-V") for w in words[1:2]):
@@ -989,14 +990,17 @@ class _Walker:
                 if i + offset < len(words) and name in ("flock", "chroot"):
                     self._wrapper_option(name, "", words[i + offset], dynamic[i + offset])
             i += skip
+            if i >= len(words) and name != "xargs":
+                # Nothing after it: the wrapper runs as itself (`env` prints the environment), so
+                # the command is judged as written and `Bash(env)` can allow it.
+                assignments = before
+                break
             wrappers = [*wrappers, name]
             if name == "xargs":
                 dynamic_tail = True
                 if i >= len(words):  # xargs with no command runs echo
                     words, raws, dynamic = ["echo"], ["echo"], [False]
                     continue
-            if i >= len(words):
-                return [], [], [], assignments, wrappers, dynamic_tail, extra_names
             words, raws, dynamic = words[i:], raws[i:], dynamic[i:]
             if name == "xargs" and self._xargs_replace:
                 # `xargs -I{} sh -c '{}'`: every word holding the replace string comes from stdin.

@@ -78,7 +78,8 @@ def _search_out(ours: dict[str, Any], project: Path) -> dict[str, Any]:
 
 
 _SHAPES: dict[str, tuple[_Out, _In]] = {
-    "execute_command": _renamed({"command": "command", "timeout_ms": "timeout"}),
+    "execute_command": _renamed({"command": "command", "description": "description", "timeout_ms": "timeout",
+                                 "run_in_background": "run_in_background"}),
     "read_file": (_file_out({"offset": "offset", "limit": "limit"}), _file_in({"offset": "offset", "limit": "limit"})),
     "write_file": (_file_out({"content": "content"}), _file_in({"content": "content"})),
     "edit_file": (_file_out({"old_string": "old_string", "new_string": "new_string", "replace_all": "replace_all"}),

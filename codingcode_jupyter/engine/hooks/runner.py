@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import shutil
 import os
 import re
 from dataclasses import dataclass
@@ -133,13 +134,19 @@ def hook_environment(project: Path | str, extra: Mapping[str, str] = {}) -> dict
     return env
 
 
+def hook_shell() -> str:
+    """The shell hook commands run with: bash, as Claude Code runs them (its `shell` field's
+    default), so a hook written with bash syntax (`[[ ... =~ ... ]]`) works; sh where there is no bash."""
+    return shutil.which("bash") or "/bin/sh"
+
+
 async def run_hook(hook: ConfiguredHook, payload: dict[str, Any], project: Path | str,
                    env: Mapping[str, str] = {}) -> HookRun:
     """Run one command hook with ``payload`` as JSON on its stdin, in the project directory."""
     try:
         # In its own process group, killed as a group: a hook's grandchild holding the pipes
         # cannot stretch its timeout.
-        run = await run_process(["/bin/sh", "-c", hook.command], cwd=str(project), env=hook_environment(project, env),
+        run = await run_process([hook_shell(), "-c", hook.command], cwd=str(project), env=hook_environment(project, env),
                                 timeout=hook.timeout, stdin=json.dumps(payload, default=str).encode())
     except OSError as error:
         return HookRun(None, "", "", error=str(error))

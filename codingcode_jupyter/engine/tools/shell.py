@@ -36,6 +36,9 @@ class ExecuteCommandArgs(BaseModel):
         ge=1,
         description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).",
     )
+    # Claude Code's Bash tool takes one too; hooks written for it read tool_input.description.
+    description: str | None = Field(default=None, max_length=200,
+                                    description="What the command does, in 5-10 words (shown to the person).")
 
 
 def _workdir(args: ExecuteCommandArgs, ctx: ToolContext) -> Path:
