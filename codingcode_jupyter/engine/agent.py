@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -457,6 +458,14 @@ class AgentLoop:
         if log is not None:
             record = log.append(record)
         self.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
+
+    async def call_tool(self, name: str, tool_input: dict[str, Any], turn_id: int) -> ToolResult:
+        """Run one call as if the model had made it (approval, hooks, events), outside the model's turn:
+        a slash command's `!` lines run this way before the request is sent."""
+        results: dict[str, ToolResult] = {}
+        call_id = f"toolu_cmd_{secrets.token_hex(8)}"
+        await self._call({"id": call_id, "name": name, "input": tool_input}, turn_id, results)
+        return results[call_id]
 
     async def _call(self, call: dict[str, Any], turn_id: int, results: dict[str, ToolResult]) -> None:
         tool_use_id, name, raw_input = call["id"], call["name"], call.get("input") or {}

@@ -53,7 +53,7 @@ from .settings import (
     settings_sources,
 )
 from .trust.boundary import screen_settings
-from .trust.items import TrustItem, file_digest, make_item, mcp_items, profile_items, settings_items
+from .trust.items import TrustItem, file_digest, make_item, mcp_items, profile_items, settings_items, tool_grant_items
 from .trust.store import TrustStore, listed_in, trusted_by_environment
 
 __all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings", "directory_root", "preload"]
@@ -335,12 +335,12 @@ class ProjectSettings:
             ignored.extend(screened.ignored)
             layers.append(SettingsLayer(layer.source, layer.path, screened.settings, layer.dialect, layer.level,
                                         layer.ignored))
-        others = [*mcp_items(self.project), *profile_items(self.project)]
+        others = [*mcp_items(self.project), *profile_items(self.project), *tool_grant_items(self.project)]
         items.extend(others)
         if trusted_by is None:
             ignored.extend(item for item in others if item.fingerprint not in fingerprints)
         self._watched = (self.project / ".mcp.json", *(self.project / name for item in items for name in item.files),
-                         *(item.path for item in others if item.kind == "agentMode"))
+                         *(item.path for item in others if item.kind in ("agentMode", "toolGrant")))
         return resolve(tuple(layers), warnings=warnings, items=tuple(items), ignored=tuple(ignored),
                        trusted_by=trusted_by, project=self.project)
 

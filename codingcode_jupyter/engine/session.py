@@ -27,8 +27,10 @@ from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
 from .state import SessionState
+from .turn_rules import end_turn, grant_for_turn
 
 if TYPE_CHECKING:
+    from .commands import CommandRequest
     from .deps import SessionDeps
 
 log = logging.getLogger(__name__)
@@ -111,6 +113,8 @@ class TurnOptions:
     mode: PermissionMode | None = None
     approval_timeout: float | None = None
     model: str | None = None
+    # A slash command the turn runs (its `!` lines run first, its allowed-tools hold for the turn).
+    command: "CommandRequest | None" = None
 
 
 @dataclass
@@ -226,7 +230,8 @@ class Session:
         mode = self.mode_choice(options.mode).mode
         timeout = options.approval_timeout if options.approval_timeout is not None else self.approval_timeout
         # Resolved every turn: setting a key after a demo turn switches to Claude.
-        name, notice = resolve_model_name(options.model or self.default_model())
+        command_model = options.command.command.model if options.command is not None else None
+        name, notice = resolve_model_name(options.model or command_model or self.default_model())
         self.last_model = name
         self.turns += 1
         turn_id = self.turns
@@ -255,7 +260,8 @@ class Session:
             done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="hook", usage=Usage())
             sink(done)
             return done
-        prompt = await self._with_mcp_servers(checked, sink, turn_id)
+        # A slash command's text replaces the request: the servers' notes go before it, once it is made.
+        prompt = checked if options.command is not None else await self._with_mcp_servers(checked, sink, turn_id)
         loop = AgentLoop(
             model=make_model(name),
             tools=self.tools,
@@ -273,8 +279,12 @@ class Session:
             context=self.context,
         )
         try:
+            if options.command is not None:
+                prompt = await self._command_prompt(options.command, prompt, loop, turn_id, sink)
+                prompt = await self._with_mcp_servers(prompt, sink, turn_id)
             return await loop.run(self.conversation, prompt, turn_id)
         finally:
+            end_turn(self.approver)
             if not recorded:
                 self._record_turn(turn_id, name, TurnDone(stop_reason="interrupted", usage=Usage()))
             store = self.deps.checkpoints if self.deps is not None else None
@@ -300,6 +310,30 @@ class Session:
             return prompt
         note = "\n".join(notes) + "\n\n"
         return note + prompt if isinstance(prompt, str) else [{"type": "text", "text": note}, *prompt]
+
+    async def _command_prompt(self, request: "CommandRequest", prompt: str | list[dict[str, Any]], loop: AgentLoop,
+                              turn_id: int, sink: EventSink) -> str | list[dict[str, Any]]:
+        """The slash command's request: its allowed-tools granted for the turn, its `!` lines run as
+        execute_command calls through the approval pipeline (the person may be asked), their output inlined."""
+        def tell(text: str) -> None:
+            sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
+
+        from .commands import shell_output
+
+        command = request.command
+        grant_for_turn(self.approver, command.allowed_tools, f"/{command.name}", command.path,
+                       project_file=command.from_project, notify=tell)
+        outputs = []
+        for line in request.shell:
+            result = await loop.call_tool("execute_command", {"command": line, "description": f"/{command.name}: {line}"[:200]},
+                                          turn_id)
+            outputs.append(shell_output(result.text_content))
+        text = request.render(outputs)
+        for note in request.notes:
+            tell(f"/{command.name}: {note}")
+        if isinstance(prompt, list):  # pictures of the cell attach after the command's text
+            return [{"type": "text", "text": text}, *[block for block in prompt if block.get("type") != "text"]]
+        return text
 
     def _first_answer(self) -> None:
         self.answered = True

@@ -21,6 +21,9 @@ from .failures import AgentFailed, one_line
 from .sessions import Entry, SessionRegistry
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..engine.commands import CommandRequest
     from ..engine.front import Front, TrustAnswer
     from ..engine.mcp.manager import McpManager
     from ..engine.session import Session
@@ -79,7 +82,8 @@ class AgentCellRunner:
             entry = self.registry.entry(project, new=args.new)
         session, parts = entry.session, entry.parts
         await parts.start()
-        request = await self._mcp_request(parts.mcp, prompt)
+        slash = self._slash_request(session.project, prompt)
+        request = prompt if slash is not None else await self._mcp_request(parts.mcp, prompt)
         if isinstance(request, str) and expanded is not None:
             request = expanded.content(request)  # the pictures `{fig}` and `{Out[n]}` attach
         # What the MCP servers' states are is added by the turn, once it waited for those still starting.
@@ -91,7 +95,7 @@ class AgentCellRunner:
         mode = args.mode
         if policy == "deny":
             mode = "plan"  # nothing that changes anything runs: read-only tools only
-        options = TurnOptions(mode=mode, approval_timeout=args.approval_timeout, model=args.model or None)
+        options = TurnOptions(mode=mode, approval_timeout=args.approval_timeout, model=args.model or None, command=slash)
         timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
         view = self.make_view(session, timeout)
         view.display(reuse)
@@ -155,6 +159,24 @@ class AgentCellRunner:
                 "(allow rules, hooks, MCP servers, a looser mode...); nobody could be asked here, so they are ignored. "
                 "Trust it with `%agent trust` in a notebook, or set CODINGCODE_TRUST=1 for runs you set up.")))
         return answer
+
+    def _slash_request(self, project: Path, prompt: str) -> "CommandRequest | None":
+        """The slash command a request starts with (``/name args``), expanded; None when it does not
+        start with one (an MCP prompt's ``/server:prompt`` is left to the MCP servers)."""
+        from ..engine.commands import expand_command, load_commands, parse_slash
+
+        head = parse_slash(prompt)
+        if head is None:
+            return None
+        name, arguments = head
+        catalog = load_commands(project)
+        command = catalog.get(name)
+        if command is not None:
+            return expand_command(command, arguments, project)
+        if ":" in name:
+            return None
+        known = ", ".join(catalog.names()) or "none (.claude/commands/*.md)"
+        raise UsageError(f"No slash command /{name}. Commands: {known}. (%agent commands lists them.)")
 
     async def _mcp_request(self, mcp: "McpManager", prompt: str) -> str | list[dict[str, Any]]:
         """The request, with a leading ``/server:prompt arg=value`` replaced by that MCP prompt's content."""

@@ -55,6 +55,9 @@ def load(ip: Any) -> None:
     from .kernel import install_recorders
 
     install_recorders(ip)
+    from .completion import install_completer
+
+    install_completer(ip, lambda: magics.registry.project(None))
     setattr(ip, _STATE_KEY, magics)
     prewarm.start(ip, project=os.path.expanduser(config.project or os.getcwd()), session_warm_up=magics.registry.warm_up)
 

@@ -57,7 +57,7 @@ class AgentMagics(Magics):
     @argument("--approval-policy", type=policy_arg, metavar="POLICY",
               help="Who answers questions: ask (a person, the default), deny (nobody; only tools that read run) or "
                    "rules (nobody; what the rules and the mode allow runs, the rest is denied) — for scheduled runs.")
-    @argument("request", nargs="*", help="An MCP prompt as the request: /server:prompt arg=value ...")
+    @argument("request", nargs="*", help="A slash command (/name args) or an MCP prompt (/server:prompt arg=value ...)")
     @cell_magic("agent")
     def agent_cell(self, line: str, cell: str) -> Any:
         """Ask the coding agent; the cell body is the request.

@@ -20,7 +20,7 @@ __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 # The one table of subcommands: dispatch (Subcommands.handler) and help (help_text) both read it; each
 # `cmd_<name>` method's docstring opens with its help line, "%agent NAME ARGS — what it does".
 COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "trust", "fix",
-            "undo", "compact", "login", "doctor", "help")
+            "undo", "compact", "login", "doctor", "help", "commands", "skills")
 
 
 def mode_arg(value: str) -> str:
@@ -251,6 +251,35 @@ class Subcommands:
             if server.state != "running":  # its tools are not in the list yet (or any more)
                 rows.append([f"({server.name}:*)", "mcp", f"server {server.state.replace('_', ' ')}"])
         return table(rows) if len(rows) > 1 else "no tools"
+
+    def cmd_commands(self, rest: list[str]) -> str:
+        """%agent commands — slash commands (a %%agent cell starting with /name args) and their descriptions"""
+        from ..engine.commands import load_commands
+
+        catalog = load_commands(self.registry.project(None))
+        rows = [["command", "description", "from"]]
+        for command in catalog.listed():
+            where = command.source + (f":{command.namespace}" if command.namespace else "")
+            rows.append([command.usage(), command.description[:80], where])
+        lines = [table(rows) if len(rows) > 1 else
+                 "no slash commands (.claude/commands/*.md, ~/.claude/commands, .codingcode/commands)"]
+        lines += [f"/{alias} is /{name}" for alias, name in sorted(catalog.aliases.items())]
+        lines += [f"not loaded: {error}" for error in catalog.errors]
+        lines += [f"{command.path}: {note}" for command in catalog.listed() for note in command.notes]
+        return "\n".join(lines)
+
+    def cmd_skills(self, rest: list[str]) -> str:
+        """%agent skills — skills the model may load (load_skill), with their descriptions"""
+        from ..engine.skills import load_skills
+
+        catalog = load_skills(self.registry.project(None))
+        rows = [["skill", "description", "from"]]
+        for skill in catalog.listed():
+            rows.append([skill.name, skill.description[:80], f"{skill.source} ({len(skill.files())} files)"])
+        lines = [table(rows) if len(rows) > 1 else "no skills (.claude/skills/NAME/SKILL.md, ~/.claude/skills, .codingcode/skills)"]
+        lines += [f"not loaded: {error}" for error in catalog.errors]
+        lines += [f"{skill.path}: {note}" for skill in catalog.listed() for note in skill.notes]
+        return "\n".join(lines)
 
     async def cmd_mcp(self, rest: list[str]) -> str:
         """%agent mcp [ACTION NAME] — the MCP servers; add, remove, restart, tools, log, login one

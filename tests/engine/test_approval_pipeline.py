@@ -304,10 +304,11 @@ async def test_each_call_is_judged_in_its_contexts_mode(project):
 
 async def test_broken_settings_is_a_clear_error(project):
     path = project / ".codingcode" / "settings.json"
+    # An unreadable rule is left out loudly; the file's other deny rules still hold.
     path.write_text(json.dumps({"permissions": {"deny": ["read_file", "execute_command(rm *"]}}))
-    with pytest.raises(SettingsError) as error:
-        ApprovalPipeline(project)
-    assert "settings.json" in str(error.value) and "permissions.deny.1" in str(error.value)
+    effective = ApprovalPipeline(project).settings.current()
+    assert [rule.text for rule in effective.rules] == ["read_file"]
+    assert any("settings.json" in w and "permissions.deny.1" in w for w in effective.warnings)
     path.write_text("{")
     with pytest.raises(SettingsError, match="settings.json"):
         ApprovalPipeline(project)

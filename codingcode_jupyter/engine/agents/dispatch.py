@@ -84,9 +84,11 @@ def profile_resolver(
     mcp: "McpManager | None" = None,
     policy: ToolVisibilityPolicy | None = None,
     can_dispatch: bool,
+    more_tools: list[ToolDefinition] | None = None,
 ) -> SessionToolResolver:
-    """The tool resolver of an agent running ``profile`` (None: the plain main agent)."""
-    extra = [dispatch_agent_tool()] if can_dispatch else []
+    """The tool resolver of an agent running ``profile`` (None: the plain main agent); ``more_tools``
+    are the session's own (load_skill)."""
+    extra = ([dispatch_agent_tool()] if can_dispatch else []) + list(more_tools or [])
     if profile is None:
         return SessionToolResolver(registry, state=state, mcp=mcp, policy=policy, extra_tools=extra)
     return SessionToolResolver(
@@ -119,9 +121,30 @@ def profile_system_prompt(
     listing = agent_profiles_section(dispatchable)
     if listing:
         sections.append(listing)
+    sections.extend(_skill_sections(project, profile, agent))
     return build_system_prompt(
         project, "\n\n".join(sections), base=profile.system_prompt if profile is not None else None
     )
+
+
+def _skill_sections(project: Path, profile: AgentProfile | None, agent: str) -> list[str]:
+    """The skills the main agent may load (names and descriptions), and the instructions of
+    the skills a profile names (Claude Code's `skills:` of an agent file)."""
+    from ..skills import load_skills, skill_bodies, skills_section
+
+    catalog = load_skills(project)
+    sections = []
+    if agent == "main":
+        listing = skills_section(catalog)
+        if listing:
+            sections.append(listing)
+    if profile is not None and profile.skills:
+        bodies, missing = skill_bodies(catalog, profile.skills)
+        if bodies:
+            sections.append("Skills this agent works with (follow them):\n" + bodies)
+        if missing:
+            sections.append(f"(Skills named by this agent's profile but not found: {', '.join(missing)}.)")
+    return sections
 
 
 @dataclass

@@ -20,6 +20,7 @@ from .dispatch import DispatchEnv, profile_resolver, profile_system_prompt
 from .profiles import AgentProfile, ProfileCatalog, load_profiles
 
 if TYPE_CHECKING:
+    from ..tools.base import ToolDefinition
     from ..mcp.manager import McpManager
     from ..project_settings import ProjectSettings
 
@@ -39,6 +40,13 @@ class AgentSetup:
     # None: let the session pick (the configured or default model).
     model: str | None
     max_steps: int
+
+
+def _skill_tools(project: Path, home: Path | None) -> list["ToolDefinition"]:
+    """load_skill, when the person or the project has a skill (a session without any is not offered it)."""
+    from ..skills import load_skill_tool, load_skills
+
+    return [load_skill_tool(project, home)] if load_skills(project, home).skills else []
 
 
 def main_agent_setup(
@@ -65,7 +73,8 @@ def main_agent_setup(
     profile = catalog().get(agent_profile) if agent_profile else None
     dispatch = DispatchEnv(project=project, registry=registry, catalog=catalog, mcp=mcp, policy=policy)
     can_dispatch = bool(dispatch.dispatchable(catalog(), 0, profile))
-    resolver = profile_resolver(registry, profile, state=state, mcp=mcp, policy=policy, can_dispatch=can_dispatch)
+    resolver = profile_resolver(registry, profile, state=state, mcp=mcp, policy=policy, can_dispatch=can_dispatch,
+                                more_tools=_skill_tools(project, home))
 
     def system() -> str:
         # Reloaded each turn: a profile file added mid-session is listed from the next turn.

@@ -10,6 +10,7 @@ allow rule covers what it says and nothing a normalisation would add.
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from .shell_parse import _SUBCOMMAND_WRAPPERS, _WRAPPERS, SimpleCommand, _quote_word
@@ -34,6 +35,17 @@ def git_plain(argv: list[str]) -> list[str]:
     return [argv[0], *argv[i:]]
 
 
+def _program_names(program: str, cwd: str | None) -> set[str]:
+    """The program as written, its basename, and relative to the working directory
+    (`/proj/scripts/x.sh` is `./scripts/x.sh` and `scripts/x.sh` there)."""
+    names = {program, os.path.basename(program)}
+    absolute = program if os.path.isabs(program) else (os.path.normpath(os.path.join(cwd, program)) if cwd else None)
+    if absolute is not None and cwd is not None and absolute.startswith(cwd.rstrip("/") + "/"):
+        rel = os.path.relpath(absolute, cwd)
+        names |= {rel, f"./{rel}", absolute}
+    return names
+
+
 def _joined(words: list[str]) -> str:
     return " ".join(map(_quote_word, words))
 
@@ -47,14 +59,17 @@ def deny_spellings(command: SimpleCommand) -> set[str]:
         if start == 0 or os.path.basename(written[start]) in _STARTS:
             argvs.append(written[start:])
     texts: set[str] = {command.rule_text(), command.wrapped_text()}
+    # A rule may name some of the assignments (`Bash(TZ=UTC date:*)`): every subset of a few.
+    prefixes = [list(combo) for size in range(min(len(command.assignments), 3) + 1)
+                for combo in itertools.combinations(command.assignments, size)]
     for argv in argvs:
         if not argv:
             continue
         for variant in (argv, git_plain(argv)):
-            for words in (variant, [os.path.basename(variant[0]), *variant[1:]]):
-                texts.add(_joined(words))
-                if command.assignments:
-                    texts.add(_joined([*command.assignments, *words]))
+            for program in _program_names(variant[0], command.cwd):
+                words = [program, *variant[1:]]
+                for prefix in prefixes:
+                    texts.add(_joined([*prefix, *words]))
                 # Unquoted too: `git commit -m 'a b'` against a rule written without quotes.
                 texts.add(" ".join(words))
     texts.discard("")

@@ -4,7 +4,8 @@ Claude Code's own files carry front matter that strict YAML rejects: an unquoted
 a value (``description: Use this agent when...: examples``), or an ``argument-hint`` written
 ``[file] [mode]``. Claude Code loads those files: a line ``key: value`` whose value does not
 parse on its own because it holds ``: `` is read as the plain text after ``key: ``. We do
-the same, and say so in a note; front matter that still cannot be read (a value continued on unindented lines, say) is
+the same, and say so in a note. An ``argument-hint: [file] [mode]`` (two flow lists, invalid)
+Claude Code drops with the whole front matter; we read it as its text, also with a note; front matter that still cannot be read (a value continued on unindented lines, say) is
 left out with a note naming the line, and the body still counts, as in Claude Code.
 """
 
@@ -55,11 +56,12 @@ def _alone(key: str, value: str) -> bool:
 
 
 def _quoted(front: str) -> tuple[str, list[str]]:
-    """``front`` with each top-level ``key: text: more`` line (not YAML on its own) quoted."""
+    """``front`` with each top-level ``key: text: more`` line, and ``key: [a] [b]``, quoted when not YAML on its own."""
     out, keys = [], []
     for line in front.splitlines():
         match = _KEY_LINE.match(line)
-        if match and ": " in match.group(2) and not _alone(match.group(1), match.group(2)):
+        value = match.group(2) if match else ""
+        if match and (": " in value or value[:1] in "[{") and not _alone(match.group(1), value):
             out.append(f"{match.group(1)}: {json.dumps(match.group(2))}")
             keys.append(match.group(1))
         else:

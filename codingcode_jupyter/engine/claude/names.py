@@ -11,7 +11,7 @@ Decisions where the two products differ:
   Read rules to Grep and Glob); ``Edit`` covers edit_file and write_file (all the tools that
   edit files). ``NotebookEdit`` covers edit_file and write_file on ``*.ipynb`` files: our
   file tools are what edit a notebook file.
-* Claude Code tools with no counterpart here (``KillShell``, ``Skill``, ``PowerShell``...)
+* Claude Code tools with no counterpart here (``KillShell``, ``SlashCommand``, ``PowerShell``...)
   are known names: a rule naming one is kept and reported as having nothing to apply to.
 * MCP tools are ``server:tool`` here and ``mcp__server__tool`` there; ``mcp__server`` and
   ``mcp__server__*`` name every tool of a server, ``mcp__*`` every MCP tool.
@@ -90,8 +90,9 @@ CLAUDE_TOOLS: dict[str, ClaudeTool] = {tool.name: tool for tool in (
     ClaudeTool("ToolSearch", ("tool_search",)),
     ClaudeTool("ListMcpResourcesTool", ("list_mcp_resources",)),
     ClaudeTool("ReadMcpResourceTool", ("read_mcp_resource",)),
+    ClaudeTool("Skill", ("load_skill",)),
     *(ClaudeTool(name, (), missing=_NONE.format(name=name)) for name in (
-        "BashOutput", "KillShell", "KillBash", "ExitPlanMode", "EnterPlanMode", "SlashCommand", "Skill",
+        "BashOutput", "KillShell", "KillBash", "ExitPlanMode", "EnterPlanMode", "SlashCommand",
         "AskUserQuestion", "PowerShell", "Monitor", "TaskOutput", "TaskStop", "TaskCreate", "TaskUpdate",
         "TaskList", "TaskGet", "Cd", "EndConversation", "LSP", "Artifact")),
 )}
@@ -117,7 +118,7 @@ KNOWN_TOOL_NAMES: frozenset[str] = frozenset({
     "read_file", "write_file", "edit_file", "search_code", "search_files", "execute_command", "fetch_url",
     "web_search", "todo_write", "dispatch_agent", "tool_search", "list_mcp_resources", "read_mcp_resource",
     "list_variables", "inspect_variable", "notebook_history", "read_cell_output", "read_notebook", "run_python",
-    "insert_cell", "edit_notebook", "run_cells",
+    "insert_cell", "edit_notebook", "run_cells", "load_skill",
 })
 
 # The server part holds no `__` and no wildcard (Claude Code: a rule names one configured server).

@@ -27,9 +27,10 @@ from typing import Any, Literal
 from ..approval.display import escape_unicode
 from ..settings import MODE_STRICTNESS, PermissionMode, Settings
 
-__all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files", "mcp_items", "profile_items"]
+__all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files", "mcp_items", "profile_items",
+           "tool_grant_items"]
 
-ItemKind = Literal["allow", "directory", "mode", "hook", "mcp", "sandbox", "env", "webSearch", "agentMode"]
+ItemKind = Literal["allow", "directory", "mode", "hook", "mcp", "sandbox", "env", "webSearch", "agentMode", "toolGrant"]
 
 
 @dataclass(frozen=True)
@@ -250,4 +251,25 @@ def profile_items(project: Path) -> list[TrustItem]:
             digest = file_digest(path) or ""
             items.append(make_item("agentMode", source, path, summary, {"profile": profile.name, "mode": mode,
                                                                         "file": str(path)}, {_relative(project, path): digest}))
+    return items
+
+
+def tool_grant_items(project: Path) -> list[TrustItem]:
+    """The project's slash commands and skills whose ``allowed-tools`` allow tools for a turn.
+
+    Like an allow rule in a settings file, they loosen the agent, so they apply only once trusted.
+    """
+    from ..commands import load_commands
+    from ..skills import load_skills
+
+    items = []
+    grants = [(c.source, c.path, f"/{c.name}", c.allowed_tools) for c in load_commands(project).listed() if c.from_project]
+    grants += [(s.source, s.path, f"skill {s.name}", s.allowed_tools) for s in load_skills(project).listed()
+               if s.from_project]
+    for source, path, label, rules in grants:
+        if not rules:
+            continue
+        summary = f"{label} allows {', '.join(f'`{rule}`' for rule in rules)} without asking, for the turn it runs in"
+        items.append(make_item("toolGrant", source, path, summary, {"rules": list(rules), "file": str(path)},
+                               {_relative(project, path): file_digest(path) or ""}))
     return items

@@ -1,0 +1,250 @@
+"""Slash commands: Markdown files a person runs as ``%%agent /name args``, as in Claude Code.
+
+Where they live, lowest precedence first: the person's ``~/.claude/commands`` and
+``~/.codingcode/commands``, the project's ``.claude/commands`` and ``.codingcode/commands``. A
+file ``review.md`` is ``/review``; one in a subdirectory, ``frontend/component.md``, is
+``/frontend:component`` and, when no other command has that last name, ``/component`` too
+(Claude Code shows the subdirectory as a namespace). A name that is also an MCP prompt's
+``/server:prompt`` is the command: MCP prompts keep their form for every other name.
+
+The body is the request. Expansion, in Claude Code's order:
+
+* ``$ARGUMENTS`` is everything after the name, ``$1`` ... ``$9`` the words of it (quotes
+  group words); a body with no ``$ARGUMENTS`` gets the arguments appended as
+  ``ARGUMENTS: ...`` (nothing typed is lost).
+* ``!`command``` runs the command before the turn, through the approval pipeline like any
+  execute_command call (the person may be asked), and is replaced by its output.
+* ``@path`` includes that file of the project (never a secret, never outside the project;
+  :mod:`.claude.instructions` says what is refused).
+
+Front matter (read leniently, :mod:`.claude.front_matter`): ``description`` and
+``argument-hint`` are listed by ``%agent commands``; ``model`` runs the turn with that
+model unless the cell names one; ``allowed-tools`` are allow rules for that turn only. A
+project's command that allows tools is a trust item: until the person trusts the project,
+its ``allowed-tools`` do nothing (its calls are asked about as usual).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .claude.front_matter import read_front_matter
+from .claude.instructions import expand_imports
+
+__all__ = ["SlashCommand", "CommandCatalog", "CommandRequest", "command_dirs", "load_commands", "parse_slash",
+           "expand_command", "allowed_tools_list", "shell_output", "MAX_COMMAND_BYTES"]
+
+Source = Literal["claude-user", "user", "claude-project", "project"]
+MAX_COMMAND_BYTES = 200_000
+_HEAD = re.compile(r"^/(?P<name>[A-Za-z0-9][\w.:-]*)(?:[ \t]+(?P<rest>.*))?$", re.DOTALL)
+_BANG = re.compile(r"!`([^`\n]+)`")
+_POSITIONAL = re.compile(r"\$(\d)")
+
+
+def allowed_tools_list(value: object) -> tuple[str, ...]:
+    """``allowed-tools`` as rules: a list, or Claude Code's comma-separated string
+    (commas inside a rule's parentheses do not split it)."""
+    if isinstance(value, list):
+        return tuple(str(item).strip() for item in value if str(item).strip())
+    if not isinstance(value, str):
+        return ()
+    out, depth, word = [], 0, ""
+    for ch in value:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(word.strip())
+            word = ""
+        else:
+            word += ch
+    out.append(word.strip())
+    return tuple(item for item in out if item)
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One command file as read."""
+
+    name: str
+    path: Path
+    source: Source
+    body: str
+    description: str = ""
+    argument_hint: str = ""
+    model: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    # The subdirectory it sits in ("" at the top).
+    namespace: str = ""
+    # How the file was read where it differs from what it says (front matter notes, keys not used).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def from_project(self) -> bool:
+        return self.source in ("claude-project", "project")
+
+    def usage(self) -> str:
+        return f"/{self.name}" + (f" {self.argument_hint}" if self.argument_hint else "")
+
+
+@dataclass
+class CommandCatalog:
+    """Every command by name (short aliases included), and the files that could not be read."""
+
+    commands: dict[str, SlashCommand] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> SlashCommand | None:
+        return self.commands.get(name) or self.commands.get(self.aliases.get(name, ""))
+
+    def listed(self) -> list[SlashCommand]:
+        return [self.commands[name] for name in sorted(self.commands)]
+
+    def names(self) -> list[str]:
+        """Every name a cell may use, `/`-prefixed (for the completer)."""
+        return sorted({f"/{name}" for name in [*self.commands, *self.aliases]})
+
+
+def command_dirs(project: Path, home: Path | None = None) -> list[tuple[Source, Path]]:
+    """(source, directory), lowest precedence first."""
+    from .claude.files import claude_dir
+    from .user_dir import user_dir
+
+    mine = (home / ".codingcode" if home is not None else user_dir()) / "commands"
+    theirs = (home / ".claude" if home is not None else claude_dir()) / "commands"
+    project = Path(project)
+    return [("claude-user", theirs), ("user", mine), ("claude-project", project / ".claude" / "commands"),
+            ("project", project / ".codingcode" / "commands")]
+
+
+_USED = {"description", "argument-hint", "model", "allowed-tools", "name"}
+_NOT_USED = {"disable-model-invocation": "commands here run only when a person types them"}
+
+
+def _read(path: Path, name: str, namespace: str, source: Source) -> SlashCommand:
+    data = path.read_bytes()[: MAX_COMMAND_BYTES + 1]
+    if len(data) > MAX_COMMAND_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_COMMAND_BYTES} bytes")
+    text = data.decode("utf-8", errors="replace")
+    front = read_front_matter(text)
+    notes = list(front.notes)
+    fields = front.fields
+    for key in fields:
+        if key in _NOT_USED:
+            notes.append(f"'{key}' is not used: {_NOT_USED[key]}")
+        elif key not in _USED:
+            notes.append(f"'{key}' is not a command field codingcode knows; left out")
+    model = fields.get("model")
+    return SlashCommand(
+        name=name, path=path, source=source, body=front.body.strip("\n"),
+        description=" ".join(str(fields.get("description") or "").split()) or _first_line(front.body),
+        argument_hint=str(fields.get("argument-hint") or ""),
+        model=str(model) if isinstance(model, str) and model.strip() and model != "inherit" else None,
+        allowed_tools=allowed_tools_list(fields.get("allowed-tools")), namespace=namespace, notes=tuple(notes))
+
+
+def _first_line(body: str) -> str:
+    line = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    return line[:100]
+
+
+def load_commands(project: Path, home: Path | None = None) -> CommandCatalog:
+    """Every command of ``project`` and of the person (see the module docstring)."""
+    catalog = CommandCatalog()
+    short: dict[str, set[str]] = {}
+    for source, directory in command_dirs(project, home):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.rglob("*.md")):
+            if not path.is_file():
+                continue
+            parts = path.relative_to(directory).with_suffix("").parts
+            name = ":".join(parts)
+            try:
+                command = _read(path, name, ":".join(parts[:-1]), source)
+            except (OSError, ValueError) as error:
+                catalog.errors.append(f"{path}: {error}")
+                continue
+            catalog.commands[name] = command  # a more specific source replaces the same name
+            if len(parts) > 1:
+                short.setdefault(parts[-1], set()).add(name)
+    for alias, names in short.items():
+        if alias not in catalog.commands and len(names) == 1:
+            catalog.aliases[alias] = next(iter(names))
+    return catalog
+
+
+def parse_slash(text: str) -> tuple[str, str] | None:
+    """(name, arguments) of a request that starts with ``/name``; None otherwise."""
+    match = _HEAD.match(text.strip())
+    if match is None:
+        return None
+    return match.group("name"), (match.group("rest") or "").strip()
+
+
+@dataclass
+class CommandRequest:
+    """A command expanded up to its ``!`` lines, which run when the turn starts."""
+
+    command: SlashCommand
+    arguments: str
+    # The body with each ``!`command``` replaced by a marker ``\0N\0``.
+    template: str
+    shell: list[str]
+    project: Path
+    # Notes for the person (refused @file imports, front matter notes).
+    notes: list[str] = field(default_factory=list)
+
+    def render(self, outputs: list[str]) -> str:
+        """The request text once the ``!`` commands ran (``outputs`` in order)."""
+        text = self.template
+        for index, output in enumerate(outputs):
+            text = text.replace(f"\0{index}\0", output.rstrip("\n"))
+        imported = expand_imports(self.project / f".{self.command.name}.md", text, root=self.project)
+        self.notes.extend(imported.refused)
+        return imported.text
+
+
+_SECTIONS = re.compile(r"^(?P<head>.*?)\n--- stdout ---\n(?P<out>.*)\n--- stderr ---\n(?P<err>.*)$", re.DOTALL)
+
+
+def shell_output(result_text: str) -> str:
+    """What a `!` line puts in the request: the command's output (stdout, then stderr), as Claude
+    Code inlines it; a failed or denied command says so in the text execute_command gave."""
+    match = _SECTIONS.match(result_text)
+    if match is None:
+        return result_text
+    parts = [part for part in (match.group("out"), match.group("err")) if part != "(empty)"]
+    head = match.group("head")
+    if not head.startswith("exit code 0"):
+        parts.insert(0, f"({head.strip()})")
+    return "\n".join(parts)
+
+
+def _words(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:
+        return arguments.split()
+
+
+def expand_command(command: SlashCommand, arguments: str, project: Path) -> CommandRequest:
+    """``command`` with ``arguments`` filled in (see the module docstring for the order)."""
+    words = _words(arguments)
+    body = command.body
+    had_arguments = "$ARGUMENTS" in body
+    body = body.replace("$ARGUMENTS", arguments)
+    body = _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(words) else "", body)
+    if arguments and not had_arguments and not _POSITIONAL.search(command.body):
+        body = f"{body}\n\nARGUMENTS: {arguments}"
+    shell: list[str] = []
+
+    def mark(match: re.Match[str]) -> str:
+        shell.append(match.group(1))
+        return f"\0{len(shell) - 1}\0"
+
+    template = _BANG.sub(mark, body)
+    return CommandRequest(command, arguments, template, shell, Path(project), notes=list(command.notes))

@@ -1,0 +1,212 @@
+"""Skills: folders with a ``SKILL.md`` the model loads when a task calls for them, as in Claude Code.
+
+Where they live, lowest precedence first: the person's ``~/.claude/skills`` and
+``~/.codingcode/skills``, the project's ``.claude/skills`` and ``.codingcode/skills``; each
+skill is a directory ``NAME/SKILL.md`` (front matter ``name``, ``description``,
+``allowed-tools``; the body is the instructions) with any files beside it.
+
+Progressive disclosure, as Claude Code's Skill tool works: only each skill's name and
+description go into the system prompt (:func:`skills_section`); the model calls
+``load_skill(name)`` for the instructions, and ``load_skill(name, file)`` for a file the
+skill bundles (``reference/x.md``, a script to read) — only files inside the skill's own
+directory. A skill's ``allowed-tools`` are allow rules for the rest of the turn once loaded,
+and, for a project's skill, only once the project is trusted (a trust item, like an allow
+rule). A sub-agent profile's ``skills:`` starts that agent with those skills' instructions.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .claude.front_matter import read_front_matter
+from .commands import allowed_tools_list
+from .secret_files import credential_store, is_env_file
+from .tools.base import ToolContext, ToolDefinition, ToolError
+
+__all__ = ["Skill", "SkillCatalog", "skill_dirs", "load_skills", "skills_section", "skill_bodies",
+           "load_skill_tool", "LOAD_SKILL"]
+
+Source = Literal["claude-user", "user", "claude-project", "project"]
+LOAD_SKILL = "load_skill"
+MAX_SKILL_BYTES = 400_000
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill as read."""
+
+    name: str
+    description: str
+    path: Path
+    source: Source
+    body: str
+    allowed_tools: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    @property
+    def from_project(self) -> bool:
+        return self.source in ("claude-project", "project")
+
+    def files(self, limit: int = 50) -> list[str]:
+        """The files the skill bundles (relative to its directory), SKILL.md left out."""
+        found = []
+        for root, dirs, names in os.walk(self.directory):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(names):
+                rel = os.path.relpath(os.path.join(root, name), self.directory)
+                if rel != "SKILL.md":
+                    found.append(rel)
+                if len(found) >= limit:
+                    return found
+        return found
+
+
+@dataclass
+class SkillCatalog:
+    skills: dict[str, Skill] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def listed(self) -> list[Skill]:
+        return [self.skills[name] for name in sorted(self.skills)]
+
+
+def skill_dirs(project: Path, home: Path | None = None) -> list[tuple[Source, Path]]:
+    """(source, directory), lowest precedence first."""
+    from .claude.files import claude_dir
+    from .user_dir import user_dir
+
+    mine = (home / ".codingcode" if home is not None else user_dir()) / "skills"
+    theirs = (home / ".claude" if home is not None else claude_dir()) / "skills"
+    project = Path(project)
+    return [("claude-user", theirs), ("user", mine), ("claude-project", project / ".claude" / "skills"),
+            ("project", project / ".codingcode" / "skills")]
+
+
+def _read(path: Path, source: Source) -> Skill:
+    data = path.read_bytes()[: MAX_SKILL_BYTES + 1]
+    if len(data) > MAX_SKILL_BYTES:
+        raise ValueError(f"larger than {MAX_SKILL_BYTES} bytes")
+    front = read_front_matter(data.decode("utf-8", errors="replace"))
+    fields, notes = front.fields, list(front.notes)
+    name = str(fields.get("name") or path.parent.name).strip()
+    description = " ".join(str(fields.get("description") or "").split())
+    if not description:
+        raise ValueError("no description in the front matter (the model picks a skill by it)")
+    for key in fields:
+        if key not in ("name", "description", "allowed-tools", "license", "metadata", "version"):
+            notes.append(f"'{key}' is not a skill field codingcode uses; left out")
+    return Skill(name=name, description=description, path=path, source=source, body=front.body.strip(),
+                 allowed_tools=allowed_tools_list(fields.get("allowed-tools")), notes=tuple(notes))
+
+
+def load_skills(project: Path, home: Path | None = None) -> SkillCatalog:
+    """Every skill of the person and of ``project``; a later source replaces a same-named skill."""
+    catalog = SkillCatalog()
+    for source, directory in skill_dirs(project, home):
+        if not directory.is_dir():
+            continue
+        for entry in sorted(directory.iterdir()):
+            path = entry / "SKILL.md"
+            if not path.is_file():
+                continue
+            try:
+                skill = _read(path, source)
+            except (OSError, ValueError) as error:
+                catalog.errors.append(f"{path}: {error}")
+                continue
+            catalog.skills[skill.name] = skill
+    return catalog
+
+
+def skills_section(catalog: SkillCatalog) -> str:
+    """The part of a system prompt that lists the skills ("" if none)."""
+    if not catalog.skills:
+        return ""
+    lines = [f"- {skill.name}: {skill.description}" for skill in catalog.listed()]
+    return ("Skills: instructions for particular tasks, loaded on demand. When a task matches a skill's "
+            f"description, call {LOAD_SKILL}(name) first and follow what it says; {LOAD_SKILL}(name, file) reads "
+            "a file the skill bundles.\n" + "\n".join(lines))
+
+
+def skill_bodies(catalog: SkillCatalog, names: tuple[str, ...]) -> tuple[str, list[str]]:
+    """The instructions of the skills ``names`` (for a sub-agent that names them), and the names not found."""
+    parts, missing = [], []
+    for name in names:
+        skill = catalog.skills.get(name)
+        if skill is None:
+            missing.append(name)
+            continue
+        parts.append(f"<skill name=\"{name}\" directory=\"{skill.directory}\">\n{skill.body}\n</skill>")
+    return "\n\n".join(parts), missing
+
+
+class LoadSkillArgs(BaseModel):
+    """Parameters of load_skill."""
+
+    name: str = Field(min_length=1, description="The skill's name, as listed in the system prompt.")
+    file: str | None = Field(default=None, description="A file the skill bundles, relative to its directory "
+                                                       "(omit to load the skill's instructions).")
+
+
+def _bundled(skill: Skill, file: str) -> Path:
+    target = Path(os.path.realpath(skill.directory / file))
+    root = Path(os.path.realpath(skill.directory))
+    if target != root and root not in target.parents:
+        raise ToolError(f"{file!r} is not inside the skill {skill.name!r}; give a path relative to its directory")
+    if is_env_file(target.name) or credential_store(target) is not None:
+        raise ToolError(f"{file!r} holds secrets and is not read")
+    if not target.is_file():
+        listing = ", ".join(skill.files()) or "none"
+        raise ToolError(f"The skill {skill.name!r} has no file {file!r} (its files: {listing})")
+    return target
+
+
+def load_skill_tool(project: Path, home: Path | None = None) -> ToolDefinition:
+    """The load_skill tool over the skills of ``project`` (read afresh at each call)."""
+
+    async def load(args: LoadSkillArgs, ctx: ToolContext) -> str:
+        catalog = load_skills(project, home)
+        skill = catalog.skills.get(args.name)
+        if skill is None:
+            names = ", ".join(catalog.skills) or "none"
+            raise ToolError(f"No skill named {args.name!r}. Skills: {names}.")
+        if args.file:
+            target = _bundled(skill, args.file)
+            data = target.read_bytes()[:MAX_SKILL_BYTES]
+            return data.decode("utf-8", errors="replace")
+        _grant(skill, ctx)
+        files = skill.files()
+        listing = ("\n\nFiles in this skill (read one with load_skill(name, file)): " + ", ".join(files)) if files else ""
+        return f"Skill {skill.name} (directory {skill.directory}):\n\n{skill.body}{listing}"
+
+    return ToolDefinition(
+        name=LOAD_SKILL,
+        description=("Load a skill: its instructions for a kind of task (the skills are listed in the system prompt), "
+                     "or, with file, a file the skill bundles."),
+        parameters=LoadSkillArgs,
+        execute=load,
+        read_only=True,
+    )
+
+
+def _grant(skill: Skill, ctx: ToolContext) -> None:
+    """The skill's allowed-tools, as allow rules until the turn ends (a project's only once trusted)."""
+    if not skill.allowed_tools:
+        return
+    from .turn_rules import grant_for_turn
+
+    run = ctx.run
+    approver = getattr(run, "approver", None)
+    if approver is None:
+        return
+    grant_for_turn(approver, skill.allowed_tools, f"skill {skill.name}", skill.path,
+                   project_file=skill.from_project, notify=getattr(run, "notify", None))

@@ -1,0 +1,180 @@
+"""Slash commands and skills as Claude Code has them: found, expanded, run through the approval pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codingcode_jupyter.engine.commands import expand_command, load_commands, parse_slash
+from codingcode_jupyter.engine.skills import load_skill_tool, load_skills, skills_section
+from codingcode_jupyter.engine.tools.base import ToolError
+from tests.engine.helpers import tool_context
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def cmds(project: Path) -> Path:
+    write(project / ".claude" / "commands" / "fix-issue.md",
+          "---\ndescription: Fix an issue: by number\nargument-hint: [number] [priority]\nmodel: haiku\n"
+          "allowed-tools: Bash(git status:*), Bash(git diff:*)\n---\nFix issue #$1 with priority $2.\nAll: $ARGUMENTS\n")
+    write(project / ".claude" / "commands" / "frontend" / "component.md", "Make a component.\n")
+    write(project / ".codingcode" / "commands" / "ctx.md",
+          "---\ndescription: context\n---\nStatus:\n!`echo from-bang`\nSee @notes.md and @.env\n")
+    write(project / "notes.md", "NOTES BODY\n")
+    write(project / ".env", "SECRET=1\n")
+    return project
+
+
+def test_commands_are_found_with_namespaces_and_front_matter(cmds: Path):
+    catalog = load_commands(cmds)
+    assert sorted(catalog.commands) == ["ctx", "fix-issue", "frontend:component"]
+    assert catalog.get("component") is catalog.get("frontend:component")  # the short name, unambiguous
+    fix = catalog.get("fix-issue")
+    assert fix is not None
+    # `description: text: more` and `[a] [b]`: read the way Claude Code reads them.
+    assert fix.description == "Fix an issue: by number" and fix.argument_hint == "[number] [priority]"
+    assert fix.allowed_tools == ("Bash(git status:*)", "Bash(git diff:*)") and fix.model == "haiku"
+    assert "/component" in catalog.names() and "/fix-issue" in catalog.names()
+
+
+def test_arguments_positional_and_appended(cmds: Path):
+    fix = load_commands(cmds).get("fix-issue")
+    assert fix is not None
+    request = expand_command(fix, '123 "very high"', cmds)
+    assert request.render([]) == 'Fix issue #123 with priority very high.\nAll: 123 "very high"'
+    plain = load_commands(cmds).get("component")
+    assert plain is not None
+    assert expand_command(plain, "Button", cmds).render([]).endswith("ARGUMENTS: Button")
+    assert expand_command(plain, "", cmds).render([]) == "Make a component."
+
+
+def test_shell_lines_and_file_references(cmds: Path):
+    ctx = load_commands(cmds).get("ctx")
+    assert ctx is not None
+    request = expand_command(ctx, "", cmds)
+    assert request.shell == ["echo from-bang"]
+    text = request.render(["from-bang\n"])
+    assert "Status:\nfrom-bang\n" in text and "NOTES BODY" in text
+    assert "SECRET" not in text and any(".env" in note for note in request.notes)  # a dotenv file is refused
+
+
+def test_parse_slash():
+    assert parse_slash("/fix-issue 12 high") == ("fix-issue", "12 high")
+    assert parse_slash("/everything:simple_prompt") == ("everything:simple_prompt", "")
+    assert parse_slash("/tmp/x is full") is None
+    assert parse_slash("please /fix") is None
+
+
+async def test_a_command_runs_its_shell_lines_through_the_approval_pipeline(fake_api, cmds: Path):
+    from codingcode_jupyter.engine.commands import expand_command
+    from codingcode_jupyter.engine.runtime import open_session
+    from codingcode_jupyter.engine.session import TurnOptions
+    from tests.fakes.anthropic_server import Reply, text
+
+    # A deny rule holds for a command's `!` line as for any call (positive control: the other line runs).
+    write(cmds / ".claude" / "commands" / "two.md", "A:\n!`echo alpha`\nB:\n!`git push origin main`\n")
+    write(cmds / ".claude" / "settings.json", json.dumps({"permissions": {"deny": ["Bash(git push:*)"]}}))
+    session, parts = open_session(cmds, mode="bypass")
+    try:
+        fake_api.add(Reply([text("done")]))
+        command = load_commands(cmds).get("two")
+        assert command is not None
+        await session.run_turn("/two", options=TurnOptions(command=expand_command(command, "", cmds)))
+    finally:
+        await parts.aclose()
+    sent = fake_api.requests[-1]["messages"][0]["content"]
+    body = sent if isinstance(sent, str) else sent[0]["text"]
+    assert "A:\nalpha\nB:" in body and "echo alpha" not in body
+    assert "B:\nDenied because rule `Bash(git push:*)`" in body
+
+
+async def test_allowed_tools_hold_for_the_turn_only_and_a_project_command_needs_trust(fake_api, cmds: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch):
+    from codingcode_jupyter.engine.runtime import open_session
+    from codingcode_jupyter.engine.session import TurnOptions
+    from tests.fakes.anthropic_server import Reply, text, tool_use
+
+    write(cmds / ".claude" / "commands" / "st.md", "---\nallowed-tools: Bash(touch:*)\n---\nrun it\n")
+    asked: list[str] = []
+
+    async def ask(request):
+        asked.append(getattr(request, "tool", "?"))
+        return None  # nobody answers: denied
+
+    def turn_with_echo():
+        fake_api.add(Reply([tool_use("execute_command", {"command": "touch made.txt"})]), Reply([text("ok")]))
+
+    session, parts = open_session(cmds)
+    try:
+        command = load_commands(cmds).get("st")
+        assert command is not None
+        turn_with_echo()
+        await session.run_turn("/st", ask=ask, options=TurnOptions(command=expand_command(command, "", cmds)))
+        assert asked == []  # allowed by the command's allowed-tools
+        turn_with_echo()
+        await session.run_turn("again", ask=ask)
+        assert len(asked) == 1  # the rule ended with the turn
+    finally:
+        await parts.aclose()
+    # Untrusted: the command's allowed-tools do nothing, the call is asked about.
+    monkeypatch.delenv("CODINGCODE_TRUST")
+    asked.clear()
+    session, parts = open_session(cmds)
+    notices: list[str] = []
+    try:
+        turn_with_echo()
+        await session.run_turn("/st", ask=ask, options=TurnOptions(command=expand_command(command, "", cmds)),
+                               emit=lambda event: notices.append(getattr(event, "text", "") or ""))
+    finally:
+        await parts.aclose()
+    assert len(asked) == 1 and any("until you trust this project" in n for n in notices)
+
+
+@pytest.fixture
+def skills(project: Path) -> Path:
+    write(project / ".claude" / "skills" / "pdf" / "SKILL.md",
+          "---\nname: pdf\ndescription: Work with PDF files: extract, merge\nallowed-tools: Bash(pdftotext:*)\n---\n"
+          "Use pdftotext. See reference/forms.md.\n")
+    write(project / ".claude" / "skills" / "pdf" / "reference" / "forms.md", "FORMS GUIDE\n")
+    write(project / ".claude" / "skills" / "broken" / "SKILL.md", "---\nname: broken\n---\nno description\n")
+    return project
+
+
+def test_skills_listed_by_name_and_description(skills: Path):
+    catalog = load_skills(skills)
+    assert list(catalog.skills) == ["pdf"] and any("broken" in e and "description" in e for e in catalog.errors)
+    section = skills_section(catalog)
+    assert "- pdf: Work with PDF files: extract, merge" in section and "Use pdftotext" not in section
+
+
+async def test_load_skill_reads_the_body_and_bundled_files_only(skills: Path):
+    tool = load_skill_tool(skills)
+    ctx = tool_context(skills)
+    body = await tool.execute(tool.parameters(name="pdf"), ctx)
+    assert "Use pdftotext" in body and "reference/forms.md" in body
+    assert await tool.execute(tool.parameters(name="pdf", file="reference/forms.md"), ctx) == "FORMS GUIDE\n"
+    write(skills / "outside.txt", "OUTSIDE")
+    with pytest.raises(ToolError, match="not inside the skill"):
+        await tool.execute(tool.parameters(name="pdf", file="../../../outside.txt"), ctx)
+    with pytest.raises(ToolError, match="No skill named"):
+        await tool.execute(tool.parameters(name="nope"), ctx)
+
+
+def test_the_system_prompt_lists_skills_and_a_profile_starts_with_its_skills(skills: Path):
+    from codingcode_jupyter.engine.agents.dispatch import profile_system_prompt
+    from codingcode_jupyter.engine.agents.profiles import load_profiles
+
+    write(skills / ".claude" / "agents" / "reader.md",
+          "---\nname: reader\ndescription: reads: pdfs\nskills: pdf, missing\n---\nYou read.\n")
+    main = profile_system_prompt(skills, None, [])
+    assert "load_skill(name)" in main and "- pdf: Work with PDF files" in main and "Use pdftotext" not in main
+    reader = load_profiles(skills).get("reader")
+    sub = profile_system_prompt(skills, reader, [], agent="reader")
+    assert "Use pdftotext" in sub and "missing" in sub
