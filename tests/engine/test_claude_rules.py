@@ -222,10 +222,10 @@ def test_suggestions_and_what_names_could_be_tools(project):
 
 
 def test_a_claude_code_tool_with_no_counterpart_is_kept_and_said_to_apply_to_nothing(project):
-    _write(project, {"deny": ["KillShell"], "allow": ["Skill(deploy)"]})
+    _write(project, {"deny": ["KillShell"], "allow": ["SlashCommand(deploy)"]})
     effective = ProjectSettings(project).current()
-    assert {rule.text for rule in effective.inert_rules} == {"KillShell", "Skill(deploy)"}
-    assert any("Skill(deploy)" in w and "allows nothing" in w for w in effective.warnings)
+    assert {rule.text for rule in effective.inert_rules} == {"KillShell", "SlashCommand(deploy)"}
+    assert any("SlashCommand(deploy)" in w and "allows nothing" in w for w in effective.warnings)
     assert decide(project, "KillShell", "execute_command", {"command": "kill 1"}) is None
 
 

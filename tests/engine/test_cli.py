@@ -40,10 +40,11 @@ def test_bad_input_is_a_clear_message(tmp_path, capsys):
     assert code == 2 and "not valid JSON" in err and out == ""
     code, out, err = run(capsys, "permissions", "check", "--project", str(project), "read_file", "[1]")
     assert code == 2 and "JSON object" in err
-    # A deny rule that cannot be read fails closed: the file is an error.
-    (project / ".codingcode" / "settings.json").write_text('{"permissions": {"deny": ["bad("]}}')
+    # A deny rule that cannot be read is left out loudly; the file's other deny rules still hold.
+    (project / ".codingcode" / "settings.json").write_text('{"permissions": {"deny": ["bad(", "read_file"]}}')
     code, out, err = run(capsys, "permissions", "check", "--project", str(project), "read_file", "{}")
-    assert code == 1 and "settings.json" in err and "permissions.deny.0" in err
+    assert "warning" in err and "settings.json" in err and "permissions.deny.0" in err
+    assert json.loads(out)["decision"] == "deny"
     # An allow rule that cannot be read is left out, and said so.
     (project / ".codingcode" / "settings.json").write_text('{"permissions": {"allow": ["bad("]}}')
     code, out, err = run(capsys, "permissions", "check", "--project", str(project), "read_file", "{}")

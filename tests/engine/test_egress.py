@@ -67,11 +67,11 @@ async def test_the_sandboxs_allowed_domains_are_the_same_list(project):
 
 
 def test_a_bad_domain_rule_is_a_clear_error(project):
-    from codingcode_jupyter.engine.settings import SettingsError
-
-    write_settings(project, {"permissions": {"deny": ["fetch_url(domain:exa mple.com/path)"]}})
-    with pytest.raises(SettingsError, match="domain"):
-        ProjectSettings(project).current()
+    # Left out with a warning naming it; the file's other rules apply (it used to switch the file off).
+    write_settings(project, {"permissions": {"deny": ["fetch_url(domain:exa mple.com/path)", "fetch_url(domain:x.io)"]}})
+    effective = ProjectSettings(project).current()
+    assert [r.text for r in effective.rules] == ["fetch_url(domain:x.io)"]
+    assert any("permissions.deny.0" in w and "domain" in w for w in effective.warnings)
     # The same in an allow rule is left out, with a warning naming it (it would allow nothing).
     write_settings(project, {"permissions": {"allow": ["fetch_url(domain:exa mple.com/path)"]}})
     effective = ProjectSettings(project).current()

@@ -12,7 +12,7 @@ EXPECTED_PARAMETERS = {
     "edit_file": {"path", "old_string", "new_string", "replace_all"},
     "search_code": {"pattern", "glob", "max_results"},
     "search_files": {"pattern", "path", "max_results"},
-    "execute_command": {"command", "cwd", "timeout_ms"},
+    "execute_command": {"command", "cwd", "timeout_ms", "description"},
     "fetch_url": {"url", "max_length"},
     "web_search": {"query", "max_results"},
     "todo_write": {"plan"},

@@ -21,6 +21,8 @@ import yaml
 __all__ = ["FrontMatter", "read_front_matter"]
 
 _FENCE = re.compile(r"^---[ \t]*$")
+# `[file] [mode]`: a bracketed word followed by more text (an unclosed `[a, b` stays an error).
+_HINT = re.compile(r"^[\[{][^\]}]*[\]}]\s*\S")
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]+(\S.*?)[ \t]*$")
 
 
@@ -61,7 +63,7 @@ def _quoted(front: str) -> tuple[str, list[str]]:
     for line in front.splitlines():
         match = _KEY_LINE.match(line)
         value = match.group(2) if match else ""
-        if match and (": " in value or value[:1] in "[{") and not _alone(match.group(1), value):
+        if match and (": " in value or _HINT.match(value)) and not _alone(match.group(1), value):
             out.append(f"{match.group(1)}: {json.dumps(match.group(2))}")
             keys.append(match.group(1))
         else:
