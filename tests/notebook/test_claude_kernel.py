@@ -106,3 +106,42 @@ def test_doctor_says_what_carried_over(claude_project):
     status = k.execute("%agent status")
     assert k.reply(status)["status"] == "ok"
     assert "ignored   " in k.text_output(status) and "statusLine" in k.text_output(status)
+
+
+def test_a_slash_command_runs_in_a_cell_is_listed_and_completed(claude_project):
+    k = claude_project
+    commands = k.project / ".claude" / "commands"
+    (commands / "git").mkdir(parents=True)
+    (commands / "explain.md").write_text("---\ndescription: Explain a file: briefly\nargument-hint: [file] [depth]\n---\n"
+                                         "Explain $1 at depth $2.\nFiles:\n!`ls src`\n")
+    (commands / "git" / "summary.md").write_text("Summarise the branch.\n")
+    (k.project / ".claude" / "skills" / "style").mkdir(parents=True)
+    (k.project / ".claude" / "skills" / "style" / "SKILL.md").write_text(
+        "---\nname: style\ndescription: House style: short names\n---\nUse short names.\n")
+    k.fake.add(Reply([text("explained")]))
+    out = k.ok("%%agent --mode bypass\n/explain src/a.py deep", timeout=90)["output"]
+    sent = json.dumps(k.fake.requests[-1]["messages"])
+    assert "Explain src/a.py at depth deep." in sent and "a.py" in sent and "!`ls" not in sent, out
+    # The skill is offered by name and description only.
+    assert "- style: House style: short names" in json.dumps(k.fake.requests[-1]["system"])
+    listing = k.ok("%agent commands")["output"]
+    assert "/explain [file] [depth]" in listing and "Explain a file: briefly" in listing and "/summary is /git:summary" in listing
+    assert "House style: short names" in k.ok("%agent skills")["output"]
+    reply = k.kc.complete("%%agent /ex", 11, reply=True, timeout=30)["content"]
+    assert "/explain" in reply["matches"], reply
+    unknown = k.execute("%%agent\n/nope")
+    assert k.reply(unknown)["status"] == "error" and "No slash command /nope" in k.text_output(unknown)
+
+
+def test_hooks_run_with_bash_and_see_the_command_description(claude_project):
+    k = claude_project
+    # A hook in bash syntax ([[ =~ ]]), as people write them for Claude Code: /bin/sh (dash) fails it.
+    hook = ('input=$(cat); if [[ "$input" =~ \\"description\\":\\ \\"([^\\"]*)\\" ]]; then '
+            'echo "${BASH_REMATCH[1]}" >> "$CC_TEST_LOG.desc"; fi; exit 0')
+    settings = json.loads((k.project / ".claude" / "settings.json").read_text())
+    settings["hooks"]["PreToolUse"].append({"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]})
+    (k.project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    k.fake.add(Reply([tool_use("execute_command", {"command": "ls src", "description": "List the sources"})]),
+               Reply([text("listed")]))
+    k.ok("%%agent --mode bypass\nlist", timeout=90)
+    assert (Path(str(k.log) + ".desc")).read_text().strip() == "List the sources"
