@@ -125,9 +125,10 @@ _NOT_USED = {"disable-model-invocation": "commands here run only when a person t
 
 
 def _read(path: Path, name: str, namespace: str, source: Source) -> SlashCommand:
-    data = path.read_bytes()[: MAX_COMMAND_BYTES + 1]
-    if len(data) > MAX_COMMAND_BYTES:
-        raise ValueError(f"{path}: larger than {MAX_COMMAND_BYTES} bytes")
+    from .config_files import read_config_bytes
+
+    # A regular file of bounded size only: a committed link to /dev/zero must not hang the kernel.
+    data = read_config_bytes(path, MAX_COMMAND_BYTES)
     text = data.decode("utf-8", errors="replace")
     front = read_front_matter(text)
     notes = list(front.notes)
@@ -197,6 +198,8 @@ class CommandRequest:
     project: Path
     # Notes for the person (refused @file imports, front matter notes).
     notes: list[str] = field(default_factory=list)
+    # Text for the model before the command's (what `%agent undo` reverted, MCP notes).
+    preface: str = ""
 
     def render(self, outputs: list[str]) -> str:
         """The request text once the ``!`` commands ran (``outputs`` in order)."""
@@ -205,7 +208,7 @@ class CommandRequest:
             text = text.replace(f"\0{index}\0", output.rstrip("\n"))
         imported = expand_imports(self.project / f".{self.command.name}.md", text, root=self.project)
         self.notes.extend(imported.refused)
-        return imported.text
+        return self.preface + imported.text
 
 
 _SECTIONS = re.compile(r"^(?P<head>.*?)\n--- stdout ---\n(?P<out>.*)\n--- stderr ---\n(?P<err>.*)$", re.DOTALL)

@@ -92,9 +92,10 @@ def skill_dirs(project: Path, home: Path | None = None) -> list[tuple[Source, Pa
 
 
 def _read(path: Path, source: Source) -> Skill:
-    data = path.read_bytes()[: MAX_SKILL_BYTES + 1]
-    if len(data) > MAX_SKILL_BYTES:
-        raise ValueError(f"larger than {MAX_SKILL_BYTES} bytes")
+    from .config_files import read_config_bytes
+
+    # A regular file of bounded size only: a committed link to /dev/zero must not hang the kernel.
+    data = read_config_bytes(path, MAX_SKILL_BYTES)
     front = read_front_matter(data.decode("utf-8", errors="replace"))
     fields, notes = front.fields, list(front.notes)
     name = str(fields.get("name") or path.parent.name).strip()
@@ -181,7 +182,8 @@ def load_skill_tool(project: Path, home: Path | None = None) -> ToolDefinition:
             raise ToolError(f"No skill named {args.name!r}. Skills: {names}.")
         if args.file:
             target = _bundled(skill, args.file)
-            data = target.read_bytes()[:MAX_SKILL_BYTES]
+            with open(target, "rb") as handle:
+                data = handle.read(MAX_SKILL_BYTES)
             return data.decode("utf-8", errors="replace")
         _grant(skill, ctx)
         files = skill.files()

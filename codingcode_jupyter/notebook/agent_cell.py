@@ -88,7 +88,9 @@ class AgentCellRunner:
             request = expanded.content(request)  # the pictures `{fig}` and `{Out[n]}` attach
         # What the MCP servers' states are is added by the turn, once it waited for those still starting.
         notes = self.undo_notes.pop(session.id, [])
-        if notes:
+        if notes and slash is not None:
+            slash.preface = "\n".join(notes) + "\n\n"  # the command's text replaces the request
+        elif notes:
             note = "\n".join(notes) + "\n\n"
             request = note + request if isinstance(request, str) else [{"type": "text", "text": note}, *request]
         policy = getattr(args, "approval_policy", None) or "ask"

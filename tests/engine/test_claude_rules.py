@@ -299,3 +299,21 @@ async def test_claude_codes_rule_language_works_in_our_files_too(project):
                                    ("fs:write_file", {"path": "x"}, "mcp__fs__write_file")]:
         result = await check_permission(project, tool, tool_input, "bypass", sandbox="on")
         assert result["decision"] == "deny" and result["rule"] == rule
+
+
+@pytest.mark.parametrize(("rule", "command", "why"), [
+    ("Bash(git push:*)", "FOO=1 git push", "only as respelled"),
+    ("Bash(npm run test:*)", "npm run tests", "expects `npm run test *`, the command is `npm run tests`"),
+    ("Bash(pytest:*)", "pytest -q; curl x", "covers `pytest -q` but not `curl x`"),
+    ("Bash(ls:*)", "ls > /etc/x", "redirect writing outside the project"),
+])
+def test_the_card_names_the_nearest_rule_and_why_it_did_not_match(project, rule, command, why):
+    from codingcode_jupyter.engine.approval.rules import nearest_allow
+
+    subject = build_subject(TOOLS["execute_command"], {"command": command}, project)
+    rules = [parse_rule(rule, "allow", "claude-project")]
+    assert judge(subject, rules) is None  # the rule does not allow it...
+    near = nearest_allow(subject, rules)
+    assert near is not None and rule in near and why in near, near  # ...and the card says which rule, and why
+    # Control: a rule for another program is not near.
+    assert nearest_allow(subject, [parse_rule("Bash(make:*)", "allow")]) is None

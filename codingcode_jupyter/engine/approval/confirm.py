@@ -18,6 +18,7 @@ from ..settings import SettingsError
 from .amend import persist_rules
 from .display import escape_unicode, escape_value
 from .layers import Judging, Layer
+from .rules import nearest_allow
 from .types import Answer, ApprovalRequest, Asker, Decision, Reply, ToolCall, Verdict
 
 if TYPE_CHECKING:
@@ -40,7 +41,9 @@ class Confirm(Layer):
     async def judge(self, j: Judging) -> list[Verdict]:
         if not j.undecided:
             return []
-        return [Verdict(kind=Decision.ASK, by="confirm", reason=f"No rule allows {j.subject.tool} here")]
+        reason = f"No rule allows {j.subject.tool} here"
+        near = nearest_allow(j.subject, j.rules)
+        return [Verdict(kind=Decision.ASK, by="confirm", reason=f"{reason}; {near}" if near else reason)]
 
     async def answer(self, call: ToolCall, ctx: "ToolContext", asked: Verdict, ask: Asker | None) -> Verdict:
         tool_name = call.definition.display_name or call.definition.name

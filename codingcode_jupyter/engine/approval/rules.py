@@ -55,7 +55,7 @@ from .spellings import deny_spellings
 from .subject import Subject
 
 __all__ = ["Rule", "RuleError", "RuleVerdict", "parse_rule", "judge", "exact_rules", "escape_pattern", "Action",
-           "SOURCE_PRIORITY", "check_tool_name", "SOURCE_FILES"]
+           "SOURCE_PRIORITY", "check_tool_name", "SOURCE_FILES", "nearest_allow"]
 
 Action = Literal["allow", "deny", "ask"]
 _SEVERITY = {"deny": 2, "ask": 1, "allow": 0}
@@ -502,3 +502,56 @@ def exact_rules(subject: Subject) -> list[str]:
     return []
 
 
+
+
+def _literal_words(pattern: str) -> list[str]:
+    """The words of a command pattern before its first wildcard (what a call must start with)."""
+    head = re.split(r"(?<!\\)[*?]", pattern, maxsplit=1)[0]
+    return head.replace("\\", "").split()
+
+
+def nearest_allow(subject: Subject, rules: Iterable[Rule]) -> str | None:
+    """When no rule allows a call: the allow rule that comes nearest, and why it does not cover
+    the call (shown on the card, so a person does not go looking for a typo); None if none is near."""
+    allows = [rule for rule in rules if rule.action == "allow" and _tool_matches(rule, subject)
+              and rule.match_pattern is not None]
+    if not allows:
+        return None
+    where = lambda rule: SOURCE_FILES.get(rule.source, rule.source)  # noqa: E731
+    if not subject.is_command:
+        rule = allows[0]
+        return f"nearest rule `{rule.text}` ({where(rule)}) does not match `{(subject.main or subject.tool)[:120]}`"
+    commands = subject.judged_commands
+    best: tuple[int, Rule, str] | None = None
+    for rule in allows:
+        regex = _command_regex(rule.match_pattern or "")
+        covered = [c for c in commands if any(regex.fullmatch(t) for t in _allow_texts(c))]
+        if covered and len(covered) == len(commands):
+            if subject.command.unresolved:
+                return (f"rule `{rule.text}` ({where(rule)}) covers the command, but part of it is only known when "
+                        f"it runs ({subject.command.unresolved[0]}), so no allow rule can vouch for it")
+            outside = next((c for c in covered if _writes_outside(subject, c)), None)
+            if outside is not None:
+                return f"rule `{rule.text}` ({where(rule)}) covers `{outside.text}`, but not its redirect writing outside the project"
+            continue  # it covers the call: something other than the rules decided
+        if covered:
+            rest = next(c for c in commands if c not in covered)
+            return (f"rule `{rule.text}` ({where(rule)}) covers `{covered[0].text}` but not `{rest.text}`; "
+                    "an allow rule must cover every command of the line")
+        spelled = next((c for c in commands if any(regex.fullmatch(t) for t in deny_spellings(c))), None)
+        if spelled is not None:
+            return (f"rule `{rule.text}` ({where(rule)}) matches `{spelled.text}` only as respelled; an allow rule "
+                    "covers the command as written (an environment prefix, `git -C`, a path to the program are not "
+                    "what it says)")
+        literal = _literal_words(rule.match_pattern or "")
+        for command in commands:
+            words = command.rule_text().split()
+            same = 0
+            while same < min(len(words), len(literal)) and words[same] == literal[same]:
+                same += 1
+            if same and (best is None or same > best[0]):
+                best = (same, rule, command.text or command.rule_text())
+    if best is None:
+        return None
+    _, rule, text = best
+    return f"nearest rule `{rule.text}` ({where(rule)}) expects `{rule.match_pattern}`, the command is `{text[:120]}`"
