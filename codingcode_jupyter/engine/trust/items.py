@@ -259,6 +259,9 @@ def tool_grant_items(project: Path) -> list[TrustItem]:
 
     Like an allow rule in a settings file, they loosen the agent, so they apply only once trusted.
     """
+    kinds = ("commands", "skills")
+    if not any((Path(project) / base / kind).is_dir() for base in (".claude", ".codingcode") for kind in kinds):
+        return []  # nothing to read: the readers are not even imported (settings load on every change)
     from ..commands import load_commands
     from ..skills import load_skills
 
