@@ -50,7 +50,7 @@ from typing import Iterable, Literal
 from ..claude.names import CLAUDE_TOOLS, KNOWN_TOOL_NAMES, PatternKind, is_mcp_form, mcp_display_name
 from ..domains import domain_allowed, url_host, validate_domain_patterns
 from .paths import relative_to_project
-from .shell_parse import _SUBCOMMAND_WRAPPERS
+from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
 from .spellings import deny_spellings
 from .subject import Subject
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 import os
 
-from .shell_parse import _SUBCOMMAND_WRAPPERS, _WRAPPERS, SimpleCommand, _quote_word
+from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
+from .shell_parse import _WRAPPERS, SimpleCommand, _quote_word
 
 __all__ = ["deny_spellings", "git_plain"]
 
