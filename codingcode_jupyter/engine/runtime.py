@@ -61,7 +61,7 @@ def global_registry() -> ToolRegistry:
 
 # Imported on first use by a session and its first turn: where the settings files are, the
 # prompt's hooks, the instruction files of the system prompt.
-_FIRST_TURN_MODULES = ("claude.files", "hooks.lifecycle", "claude.instructions", "config_files")
+_FIRST_TURN_MODULES = ("claude.files", "hooks.lifecycle", "claude.instructions", "config_files", "commands", "skills")
 
 
 def warm_up(project: Path | str | None = None) -> None:
