@@ -253,7 +253,7 @@ class Subcommands:
         return table(rows) if len(rows) > 1 else "no tools"
 
     def cmd_commands(self, rest: list[str]) -> str:
-        """%agent commands — slash commands (a %%agent cell starting with /name args) and their descriptions"""
+        """%agent commands — slash commands (a request starting /name args), with descriptions"""
         from ..engine.commands import load_commands
 
         catalog = load_commands(self.registry.project(None))
@@ -269,7 +269,7 @@ class Subcommands:
         return "\n".join(lines)
 
     def cmd_skills(self, rest: list[str]) -> str:
-        """%agent skills — skills the model may load (load_skill), with their descriptions"""
+        """%agent skills — skills the model may load, with descriptions"""
         from ..engine.skills import load_skills
 
         catalog = load_skills(self.registry.project(None))
