@@ -362,7 +362,7 @@ class Subcommands:
         await self.run_request("", prompt, expand=True)
 
     def cmd_undo(self, rest: list[str]) -> str:
-        """%agent undo [--turn N] [--dry-run] [--force] [--outside] — show what the last turn changed, then restore it
+        """%agent undo [--turn N] [--dry-run] — show what the last turn changed, then restore it
 
         --turn N: that turn of the session; --dry-run: only show (look before you restore); --force: restore files
         changed since; --outside: files outside the project too.
