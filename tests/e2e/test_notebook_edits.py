@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_browser import CHROMIUM, _Browser, _run_cells, _start_server, _stop_server
+# The servers (light, dark, Notebook 7) are test_browser's fixtures.
+from tests.e2e.test_browser import CHROMIUM, _Browser, _run_cells, dark_lab, lab, notebook7  # noqa: F401
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 pytestmark = [
@@ -137,34 +138,6 @@ def _review_flow(server: dict, tmp_path: Path, name: str, url: str) -> None:
         assert sources[1] == "x = 1\nx * 10  # typed, not saved"  # rejected: exactly what the person had
         assert sources[2] == "print('inserted by the agent')"  # accepted, below the cell it was anchored to
         assert sources[3].startswith("%%agent")
-
-
-@pytest.fixture
-def lab(tmp_path):
-    server = _start_server(tmp_path, "jupyterlab")
-    try:
-        yield server
-    finally:
-        _stop_server(server)
-
-
-@pytest.fixture
-def dark_lab(tmp_path):
-    server = _start_server(tmp_path, "jupyterlab", theme="JupyterLab Dark")
-    try:
-        yield server
-    finally:
-        _stop_server(server)
-
-
-@pytest.fixture
-def notebook7(tmp_path):
-    pytest.importorskip("notebook", minversion="7")
-    server = _start_server(tmp_path, "notebook")
-    try:
-        yield server
-    finally:
-        _stop_server(server)
 
 
 def test_review_cell_edits_in_jupyterlab(lab, tmp_path):

@@ -20,9 +20,9 @@ from .dispatch import DispatchEnv, profile_resolver, profile_system_prompt
 from .profiles import AgentProfile, ProfileCatalog, load_profiles
 
 if TYPE_CHECKING:
-    from ..tools.base import ToolDefinition
     from ..mcp.manager import McpManager
     from ..project_settings import ProjectSettings
+    from ..tools.base import ToolDefinition
 
 __all__ = ["AgentSetup", "main_agent_setup", "DEFAULT_MAIN_STEPS"]
 

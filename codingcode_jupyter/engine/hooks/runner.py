@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import shutil
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
