@@ -59,17 +59,31 @@ def _first_turn(kernel) -> None:
     assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
 
 
-@pytest.mark.parametrize("content, words", [
-    ('{"permissions": {"allow": ["read_file(*)"],}}', ("settings.json", "line 1")),  # a JSON error
-    ('{"permissions": {"defaultMode": "yolo"}}', ("settings.json", "defaultMode")),  # a bad value
-])
-def test_a_broken_settings_file_ends_the_turn_in_one_line(kernel, content, words):
+def test_a_broken_settings_file_ends_the_turn_in_one_line(kernel):
     _first_turn(kernel)  # the session is open when the file breaks
-    _settings(kernel, content)
+    _settings(kernel, '{"permissions": {"allow": ["read_file(*)"],}}')  # a JSON error
     for cell in ("%%agent\nhello", "%agent status", "%agent rules"):
         msg_id = kernel.execute(cell)
         kernel.reply(msg_id)
-        _assert_clean(kernel, msg_id, *words)
+        _assert_clean(kernel, msg_id, "settings.json", "line 1")
+    _settings(kernel, "{}")
+    _next_cell_works(kernel)
+
+
+def test_a_bad_value_is_named_and_the_rest_of_the_file_applies(kernel):
+    # Read leniently, as Claude Code reads it: only the bad key is left out, and the person is told.
+    _first_turn(kernel)
+    _settings(kernel, '{"permissions": {"defaultMode": "yolo", "deny": ["read_file(secret.txt)"]}}')
+    (kernel.project / "secret.txt").write_text("s3cret\n")
+    kernel.fake.add(Reply([tool_use("read_file", {"path": "secret.txt"}, id="t1")]), Reply([text("Could not read it.")]))
+    msg_id = kernel.execute("%%agent\nread secret.txt")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    _assert_clean(kernel, msg_id, "Could not read it.")
+    assert "s3cret" not in json.dumps([r for r in kernel.fake.requests]), "the deny rule of the same file did not hold"
+    for cell in ("%agent status", "%agent doctor"):
+        msg_id = kernel.execute(cell)
+        kernel.reply(msg_id)
+        _assert_clean(kernel, msg_id, "settings.json", "defaultMode")
     _settings(kernel, "{}")
     _next_cell_works(kernel)
 
