@@ -397,7 +397,7 @@ class Subcommands:
         except CheckpointError as error:
             raise UsageError(str(error)) from None
         display(Pretty(plan.render()))
-        cells = turn_edits(self.shell, plan.checkpoint.session_id, plan.checkpoint.turn_id)
+        cells = turn_edits(store, plan.checkpoint.session_id, plan.checkpoint.turn_id)
         if cells is not None:
             display(Pretty("Notebook cells the turn changed: " + "; ".join(cells.described)))
         if "--dry-run" in flags:
@@ -415,7 +415,7 @@ class Subcommands:
             )
         undone = f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
         if cells is not None:
-            undone += " " + undo_cell_edits(self.shell, cells)
+            undone += " " + undo_cell_edits(self.shell, store, cells)
         return undone
 
 

@@ -17,6 +17,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ReviewSession, applyChange, Change, ChangeResult } from './review';
 import { readNotebook, setOutputs } from './cells';
+import { watchCutOff } from './cutoff';
 
 export const TARGET = 'codingcode.notebook';
 export const PING_TARGET = 'codingcode.notebook.ping';
@@ -160,6 +161,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
   activate: (_app: JupyterFrontEnd, tracker: INotebookTracker) => {
     tracker.forEach(watch);
     tracker.widgetAdded.connect((_, panel) => watch(panel));
+    // Agent turns cut off by a kernel restart show what they became, not dead buttons.
+    tracker.forEach(watchCutOff);
+    tracker.widgetAdded.connect((_, panel) => watchCutOff(panel));
     // A marker the browser tests (and a curious person) can read: the extension is active.
     document.body.dataset.codingcodeNotebook = String(PROTOCOL);
   }

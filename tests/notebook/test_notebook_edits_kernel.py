@@ -175,3 +175,37 @@ def test_run_cells_never_runs_agent_cells(kernel):
     kernel.fake.add(Reply([tool_use("run_cells", {"cell_id": "b"})]), Reply([text("done")]))
     _run_turn(kernel, page)
     assert "That is an %%agent cell" in _results(kernel)[-1]
+
+
+def test_undo_puts_the_cells_back_after_a_kernel_restart(kernel):
+    """The accepted edits are kept beside the turn's checkpoint, with their notebook: a restart loses nothing."""
+    (kernel.user / "settings.json").write_text(json.dumps({"permissions": {"allow": ["edit_notebook"]}}))
+    page = FakePage(kernel, _cells(("a", "x = 1"), ("b", "y = 1")), path="work/analysis.ipynb")
+    kernel.fake.add(
+        Reply([tool_use("read_notebook", {})]),
+        Reply([tool_use("edit_notebook", {"changes": [{"action": "replace", "cell_id": "a", "source": "x = 2"}]})]),
+        Reply([tool_use("edit_notebook", {"changes": [{"action": "delete", "cell_id": "b"}]})]),
+        Reply([text("done")]),
+    )
+    _run_turn(kernel, page)
+    assert [cell["source"] for cell in page.cells] == ["x = 2"]
+
+    kernel.km.restart_kernel(now=True)
+    kernel.kc.wait_for_ready(timeout=60)
+    page.comm_id = None  # the page's comms die with the kernel, as in the browser
+    # Another notebook's page on the same kernel must not receive the undo.
+    other = FakePage(kernel, _cells(("a", "x = 2")), path="other.ipynb")
+    assert kernel.run("%load_ext codingcode_jupyter")["status"] == "ok"
+    msg_id = kernel.execute("%agent undo")
+    kernel.wait_for(lambda: (page.step(), other.step(), kernel._idle(msg_id))[2], 30, "undo")
+    kernel.wait_for(lambda: (page.step(), other.step(), [c["source"] for c in page.cells] == ["x = 1", "y = 1"])[2],
+                    10, "cells restored")
+    out = kernel.text_output(msg_id)
+    assert "Asked the page of work/analysis.ipynb to undo the cell edits" in out, out
+    assert "replace cell a" in out and "delete cell b" in out
+    assert [c["source"] for c in other.cells] == ["x = 2"]
+    assert not any(r["op"] == "propose" for r in other.requests)
+    # Undone once: a second undo does not put them back again.
+    msg_id = kernel.execute("%agent undo")
+    kernel.wait_for(lambda: (page.step(), kernel._idle(msg_id))[1], 30, "second undo")
+    assert "Asked the page" not in kernel.text_output(msg_id)

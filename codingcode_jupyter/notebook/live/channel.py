@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from .. import async_cell
 
-__all__ = ["PING_TARGET", "TARGET", "LiveChannel", "NotebookUnavailable", "PageError", "channel_for"]
+__all__ = ["PING_TARGET", "TARGET", "LiveChannel", "NotebookUnavailable", "Page", "PageError", "channel_for", "ping_pages"]
 
 TARGET = "codingcode.notebook"
 PING_TARGET = "codingcode.notebook.ping"
@@ -75,6 +75,8 @@ class LiveChannel:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._absent_until = 0.0
         self._registered = False
+        # Actions waiting for a page's hello (see ping_pages): each runs once, on the first match.
+        self._on_hello: list[tuple[Callable[[Page], bool], Callable[[Page], None]]] = []
 
     # -- pages ---------------------------------------------------------------------------
 
@@ -109,6 +111,9 @@ class LiveChannel:
             self.pages[page.client] = page
             self._absent_until = 0.0
             self._settle(self._hello, None)
+            for waiting in [item for item in self._on_hello if item[0](page)]:
+                self._on_hello.remove(waiting)
+                waiting[1](page)
         elif kind == "reply" and isinstance(data.get("id"), str):
             future = self._replies.get(data["id"])
             if data.get("ok"):
@@ -245,6 +250,19 @@ def _ping(shell: Any) -> None:
     except Exception:
         # No comm machinery (a kernel without ipykernel's comms): no page can answer.
         pass
+
+
+def ping_pages(shell: Any, channel: LiveChannel, wanted: Callable[[Page], bool], action: Callable[[Page], None]) -> bool:
+    """Ask the pages to say hello and run ``action`` with the first ``wanted`` one that does.
+
+    For code that cannot wait (an ordinary cell on ipykernel 6): the hellos are handled after
+    the cell ends. False where there is no kernel to ask.
+    """
+    if not channel.register():
+        return False
+    channel._on_hello.append((wanted, action))
+    _ping(shell)
+    return True
 
 
 _CHANNELS: "weakref.WeakKeyDictionary[Any, LiveChannel]" = weakref.WeakKeyDictionary()

@@ -8,19 +8,23 @@ show on the cells with Accept / Reject, and the answers are the tool's result.
 
 A replacement or deletion names the source the agent last read (read_notebook); if the
 person changed that cell since, the page answers "conflict" instead of overwriting it.
-What was accepted is kept per turn, so ``%agent undo`` can put the cells back.
+What was accepted is kept per turn beside the turn's checkpoint (``cells.json`` in its
+directory), with the notebook it was made in, so ``%agent undo`` can put the cells back, after a
+kernel restart too.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from ...engine.atomic import atomic_write
+from ...engine.checkpoints import CheckpointError, CheckpointStore
 from ...engine.tools.base import ToolContext, ToolError
-from .channel import LiveChannel, NotebookUnavailable, PageError, channel_for
+from .channel import LiveChannel, NotebookUnavailable, Page, PageError, channel_for, ping_pages
 
 __all__ = ["CellChange", "EditNotebookArgs", "CellEdits", "edit_notebook", "edit_notebook_preview", "undo_cell_edits"]
 
@@ -60,18 +64,51 @@ class EditNotebookArgs(BaseModel):
     changes: list[CellChange] = Field(min_length=1, max_length=MAX_CHANGES, description="The changes, in order.")
 
 
-@dataclass
-class CellEdits:
-    """What one turn's accepted changes were, and how to put each back."""
+class CellEdits(BaseModel):
+    """What one turn's accepted changes were, and how to put each back (kept on disk, see ``save``)."""
 
     session_id: str
     turn_id: int
-    described: list[str] = field(default_factory=list)
-    inverse: list[dict[str, Any]] = field(default_factory=list)
+    # The notebook's path as its page names it (relative to the server's root): the cells are
+    # put back only in that notebook.
+    notebook: str = ""
+    described: list[str] = Field(default_factory=list)
+    inverse: list[dict[str, Any]] = Field(default_factory=list)
+    undone: bool = False
 
 
-# Per channel: turns' accepted edits, newest last (kept in the kernel: they belong to the page).
-_EDITS: dict[int, list[CellEdits]] = {}
+CELLS_FILE = "cells.json"
+
+
+def _edits_path(store: CheckpointStore, session_id: str, turn_id: int) -> Path:
+    return store.turn_dir(session_id, turn_id) / CELLS_FILE
+
+
+def _save(store: CheckpointStore, edits: CellEdits) -> None:
+    atomic_write(_edits_path(store, edits.session_id, edits.turn_id), edits.model_dump_json(indent=1).encode(), 0o600)
+
+
+def turn_edits(store: CheckpointStore, session_id: str, turn_id: int) -> CellEdits | None:
+    """The accepted cell edits of a turn not undone yet (None: it edited no cell)."""
+    try:
+        path = _edits_path(store, session_id, turn_id)
+        edits = CellEdits.model_validate_json(path.read_bytes())
+    except (OSError, CheckpointError, ValidationError, ValueError):
+        return None
+    return None if edits.undone or not edits.inverse else edits
+
+
+def _record(ctx: ToolContext, notebook: str, described: list[str], inverse: list[dict[str, Any]]) -> None:
+    """Add one call's accepted changes to its turn's record (a turn may edit several times)."""
+    store = ctx.deps.checkpoints if ctx.deps is not None and ctx.deps.checkpoints is not None else CheckpointStore(ctx.project_path)
+    edits = turn_edits(store, ctx.session_id, ctx.turn_id) or CellEdits(
+        session_id=ctx.session_id, turn_id=ctx.turn_id, notebook=notebook)
+    edits.described.extend(described)
+    edits.inverse.extend(inverse)
+    try:
+        _save(store, edits)
+    except (OSError, CheckpointError) as error:
+        ctx.progress(f"the cell edits could not be recorded for undo: {error}")
 
 
 def _wire(change: CellChange, number: int, expected: str | None) -> dict[str, Any]:
@@ -168,7 +205,8 @@ async def edit_notebook(shell: Any, args: EditNotebookArgs, ctx: ToolContext, *,
     except PageError as error:
         raise ToolError(f"The notebook page could not apply the changes: {error}") from None
     results = {result.get("change"): result for result in reply.get("results", [])}
-    edits = CellEdits(ctx.session_id, ctx.turn_id)
+    described: list[str] = []
+    inverses: list[dict[str, Any]] = []
     lines = []
     for change, sent in zip(args.changes, wire):
         result = results.get(sent["change"], {"answer": "cancelled"})
@@ -184,43 +222,52 @@ async def edit_notebook(shell: Any, args: EditNotebookArgs, ctx: ToolContext, *,
         if answer in ("applied", "accepted"):
             inverse = _inverse(sent, result)
             if inverse is not None:
-                edits.inverse.append(inverse)
-                edits.described.append(what)
+                inverses.append(inverse)
+                described.append(what)
             if change.action == "insert" and result.get("cell_id"):
                 what += f" (its id: {result['cell_id']})"
             if change.cell_id and change.action == "replace":
                 read[change.cell_id] = change.source or ""
         lines.append(f"- {what}: {_ANSWERS.get(answer, answer)}")
-    if edits.inverse:
-        _EDITS.setdefault(id(channel), []).append(edits)
+    if inverses:
+        _record(ctx, str(live.get("path") or ""), described, inverses)
     how = "reviewed on the cells" if review else "applied (allowed without review)"
     return f"Notebook changes {how}:\n" + "\n".join(lines)
 
 
-def turn_edits(shell: Any, session_id: str, turn_id: int | None = None) -> CellEdits | None:
-    """The accepted cell edits of a turn of ``session_id`` (the newest when ``turn_id`` is None)."""
-    for edits in reversed(_EDITS.get(id(channel_for(shell)), [])):
-        if edits.session_id == session_id and (turn_id is None or edits.turn_id == turn_id):
-            return edits
-    return None
+def undo_cell_edits(shell: Any, store: CheckpointStore, edits: CellEdits) -> str:
+    """Ask the notebook's page to put ``edits`` back (newest first); returns what was asked.
 
-
-def undo_cell_edits(shell: Any, edits: CellEdits) -> str:
-    """Ask the page to put ``edits`` back (newest first); returns what was asked.
-
-    ``%agent undo`` runs in an ordinary cell, which cannot wait for the page's answer on
-    every ipykernel: the request is sent and the page applies it as it arrives.
+    ``%agent undo`` runs in an ordinary cell, which cannot wait for the page's answer on every
+    ipykernel: the request is sent and the page applies it as it arrives. After a kernel restart
+    no page has said hello to this kernel yet: the pages are asked to, and the request goes to
+    the page of ``edits.notebook`` when it answers (just after this cell ends).
     """
     channel = channel_for(shell)
-    page = channel.page()
-    if page is None:
-        return "The notebook page is not connected: its cell edits cannot be undone from here."
-    changes = []
-    for number, inverse in enumerate(reversed(edits.inverse), 1):
-        changes.append({"change": f"u{number}", **inverse})
-    page.comm.send({"type": "request", "id": f"undo-{edits.turn_id}", "to": page.client, "op": "propose",
-                    "changes": changes, "review": False})
-    stack = _EDITS.get(id(channel), [])
-    if edits in stack:
-        stack.remove(edits)
-    return "Asked the notebook page to undo the cell edits: " + "; ".join(reversed(edits.described)) + "."
+    changes = [{"change": f"u{number}", **inverse} for number, inverse in enumerate(reversed(edits.inverse), 1)]
+    cells = "; ".join(reversed(edits.described))
+
+    def send(page: Page) -> None:
+        page.comm.send({"type": "request", "id": f"undo-{edits.turn_id}", "to": page.client, "op": "propose",
+                        "changes": changes, "review": False})
+
+    edits.undone = True
+    _save(store, edits)
+    page = _page_of(channel, edits.notebook)
+    if page is not None:
+        send(page)
+        return f"Asked the notebook page to undo the cell edits: {cells}."
+    if not ping_pages(shell, channel, lambda page: _shows(page, edits.notebook), send):
+        return "There is no notebook page here (a terminal?): the cell edits cannot be undone from here."
+    where = edits.notebook or "the notebook"
+    return (f"Asked the page of {where} to undo the cell edits when it answers: {cells}. "
+            f"If {where} is not open, they stay as they are.")
+
+
+def _shows(page: Page, notebook: str) -> bool:
+    return not notebook or page.path == notebook
+
+
+def _page_of(channel: LiveChannel, notebook: str) -> Page | None:
+    pages = [page for page in channel.pages.values() if _shows(page, notebook)]
+    return max(pages, key=lambda page: (page.focused, page.seen)) if pages else None
