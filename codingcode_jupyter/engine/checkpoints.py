@@ -175,8 +175,8 @@ def _diff(path: str, current: bytes | None, restored: bytes | None) -> str:
     out = []
     for line in difflib.unified_diff(
         before, after,
-        fromfile=f"a{path}" if current is not None else "/dev/null",
-        tofile=f"b{path}" if restored is not None else "/dev/null",
+        fromfile=f"a/{path.lstrip('/')}" if current is not None else "/dev/null",
+        tofile=f"b/{path.lstrip('/')}" if restored is not None else "/dev/null",
     ):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     diff = "".join(out)
@@ -196,6 +196,13 @@ class CheckpointStore:
         self._lock = threading.Lock()
 
     # -- where things are -------------------------------------------------------------------
+
+    def _shown(self, target: Path | str) -> str:
+        """How a diff header names ``target``: relative to the project (as git does), else in full."""
+        try:
+            return Path(os.path.realpath(target)).relative_to(self.project).as_posix()
+        except ValueError:
+            return str(target)
 
     def turn_dir(self, session_id: str, turn_id: int) -> Path:
         if not _SAFE_ID.match(session_id or ""):
@@ -379,7 +386,7 @@ class CheckpointStore:
                 action = "delete"
             else:
                 action = "restore"
-            diff = _diff(str(target), current, restored) if action != "unchanged" else ""
+            diff = _diff(self._shown(target), current, restored) if action != "unchanged" else ""
             items.append(FileRestore(path=str(target), action=action, diff=diff, conflict=conflict))
         items.extend(self._tree_restores(checkpoint, {item.path for item in items}))
         return UndoPlan(checkpoint=checkpoint, files=items, limits=self._limits(checkpoint))
@@ -414,7 +421,7 @@ class CheckpointStore:
             if current == restored:
                 continue  # already as it was (a placeholder the sandbox made and removed, a change undone by hand)
             action: Literal["restore", "delete"] = "delete" if restored is None else "restore"
-            items.append(FileRestore(path=str(target), action=action, diff=_diff(str(target), current, restored),
+            items.append(FileRestore(path=str(target), action=action, diff=_diff(self._shown(target), current, restored),
                                      conflict=conflict))
         return items
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from IPython.core.error import UsageError
 from IPython.display import Pretty
 
+from . import words
 from .agent_cell import AgentCellRunner
 from .sessions import SessionRegistry
 
@@ -66,42 +67,44 @@ class Subcommands:
         usage = session.usage
         choice = session.mode_choice()
         turns = f"{session.turns} turn{'s' if session.turns != 1 else ''}"
-        where = "the notebook's project (--project / %agent project)" if self.registry.current else "the working directory"
-        lines = [
-            f"session   {session.id}  ({turns})",
-            f"project   {session.project}  ({where})",
-            f"model     {model}",
-            f"mode      {choice.mode}  (from {choice.source})",
-            *([f"          {session.deps.reviewer.describe()}"] if session.deps is not None
-              and (choice.mode == "auto" or session.deps.reviewer.allowed or session.deps.reviewer.handed_back
-                   or session.deps.reviewer.failed) else []),
-            f"tokens    {usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out",
-            f"cost      ${session.cost:.4f}",
-            f"sandbox   {parts.sandbox().describe()}"
-            + ("; commands it runs are auto-allowed (sandbox.autoAllow)"
-               if parts.settings.current().merged.sandbox.autoAllow else "; auto-allow off"),
-            "domains   " + (", ".join(parts.settings.current().allowed_domains) or "none allowed (fetch_url asks)"),
-            "reads     the project" + "".join(f", {root}" for root in parts.settings.current().read_roots(session.project))
-            + " (elsewhere asked; permissions.additionalDirectories)",
-            f"{context_status(session).describe()}",
-            "instructions " + (", ".join(f.describe() for f in loaded_instructions(session.project)) or "none (AGENTS.md, CLAUDE.md)"),
+        where = "set with --project or %agent project" if self.registry.current else "the working directory"
+        mode = choice.mode if choice.source == "the default" else f"{choice.mode}  (set by {choice.source})"
+        reviewer = session.deps.reviewer if session.deps is not None else None
+        effective = parts.settings.current()
+        rows: list[tuple[str, str]] = [
+            ("session", f"{session.id}  ({turns})"),
+            ("project", f"{words.home_short(session.project)}  ({where})"),
+            ("model", str(model)),
+            ("mode", mode),
+            *([("", reviewer.describe())] if reviewer is not None
+              and (choice.mode == "auto" or reviewer.allowed or reviewer.handed_back or reviewer.failed) else []),
+            ("tokens", f"{usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out"),
+            ("cost", f"${session.cost:.4f}"),
+            ("sandbox", parts.sandbox().describe()
+             + ("; commands it runs are auto-allowed (sandbox.autoAllow)" if effective.merged.sandbox.autoAllow
+                else "; auto-allow off")),
+            ("domains", ", ".join(effective.allowed_domains) or "none allowed (fetch_url asks)"),
+            ("reads", "the project" + "".join(f", {words.home_short(root)}" for root in effective.read_roots(session.project))
+             + " (elsewhere asked; permissions.additionalDirectories)"),
+            ("context", context_status(session).describe().removeprefix("context: ")),
+            ("instructions", ", ".join(f.describe() for f in loaded_instructions(session.project))
+             or "none (AGENTS.md, CLAUDE.md)"),
         ]
         servers = parts.mcp.status()
         if servers:
-            lines.append("mcp       " + ", ".join(f"{s.name} ({s.state})" for s in servers))
-        effective = parts.settings.current()
+            rows.append(("mcp", ", ".join(f"{s.name} ({s.state})" for s in servers)))
         if effective.trusted_by is not None:
-            lines.append(f"trust     trusted as a whole ({effective.trusted_by})")
+            rows.append(("trust", f"trusted as a whole ({effective.trusted_by})"))
         elif effective.ignored:
-            lines.append(f"trust     {len(effective.ignored)} item(s) of the project's files ignored until you trust it "
-                         "(%agent trust)")
-        for warning in effective.warnings:
-            lines.append(f"warning   {warning}")
-        for ignored in effective.ignored_settings:
-            lines.append(f"ignored   {ignored.describe()}")
+            rows.append(("trust", f"{len(effective.ignored)} item(s) of the project's files ignored until you trust it "
+                         "(%agent trust)"))
+        rows += [("warning", warning) for warning in effective.warnings]
+        rows += [("ignored", ignored.describe()) for ignored in effective.ignored_settings]
         if effective.ignored_settings:
-            lines.append("          (%agent doctor shows everything read, and what applies)")
-        return "\n".join(lines)
+            rows.append(("", "(%agent doctor shows everything read, and what applies)"))
+        # Only the project row names the project itself; every other path is shown relative to it.
+        return columns([(label, value if label == "project" else words.relative(value, session.project, "the project"))
+                        for label, value in rows])
 
     def cmd_doctor(self, rest: list[str]) -> str:
         """%agent doctor — what was read from which file, what was ignored and why
@@ -118,8 +121,9 @@ class Subcommands:
             effective = entry.parts.settings.current()
         except SettingsError as error:
             raise UsageError(str(error)) from None
-        return doctor_report(entry.session.project, effective, entry.parts.pipeline.session_rules,
-                             sandbox=entry.parts.sandbox()).render()
+        report = doctor_report(entry.session.project, effective, entry.parts.pipeline.session_rules,
+                               sandbox=entry.parts.sandbox()).render()
+        return wrapped(words.relative(report, entry.session.project, "the project"))
 
     async def cmd_compact(self, rest: list[str]) -> str:
         """%agent compact — summarise older turns now to free context
@@ -214,7 +218,7 @@ class Subcommands:
         for item in entry.parts.settings.current().ignored:
             if item.kind == "allow":
                 table_rows.append(["allow", item.source, "ignored", f"{item.detail['rule']}  (until you trust the project)"])
-        return table(table_rows, right={2})
+        return words.relative(table(table_rows, right={2}), entry.session.project)
 
     def cmd_audit(self, rest: list[str]) -> str:
         """%agent audit [N] — the last N decisions with their outcome (default 20)
@@ -373,15 +377,15 @@ class Subcommands:
         from .live.edits import turn_edits, undo_cell_edits
 
         usage = "usage: %agent undo [--turn N] [--dry-run] [--force] [--outside]"
-        words = list(rest)
+        args = list(rest)
         turn: int | None = None
-        if "--turn" in words:
-            at = words.index("--turn")
-            if at + 1 >= len(words) or not words[at + 1].isdigit():
+        if "--turn" in args:
+            at = args.index("--turn")
+            if at + 1 >= len(args) or not args[at + 1].isdigit():
                 raise UsageError(usage)
-            turn = int(words[at + 1])
-            del words[at:at + 2]
-        flags = set(words)
+            turn = int(args[at + 1])
+            del args[at:at + 2]
+        flags = set(args)
         unknown = flags - {"--dry-run", "--force", "--outside"}
         if unknown:
             raise UsageError(f"{usage} (unknown: {' '.join(sorted(unknown))})")
@@ -396,7 +400,7 @@ class Subcommands:
             plan = store.plan_undo(chosen, allow_outside="--outside" in flags)
         except CheckpointError as error:
             raise UsageError(str(error)) from None
-        display(Pretty(plan.render()))
+        display(Pretty(words.relative(plan.render(), project)))
         cells = turn_edits(store, plan.checkpoint.session_id, plan.checkpoint.turn_id)
         if cells is not None:
             display(Pretty("Notebook cells the turn changed: " + "; ".join(cells.described)))
@@ -494,6 +498,41 @@ def table(rows: list[list[str]], *, right: frozenset[int] | set[int] = frozenset
                 text = cell[index] if index < len(cell) else ""
                 parts.append(text.rjust(widths[i]) if i in right else text.ljust(widths[i]))
             out.append("  ".join(parts).rstrip())
+    return "\n".join(out)
+
+
+# Output areas wrap a long line wherever it reaches the edge, mid-word; lines are kept shorter than
+# a notebook's usual width and wrapped at spaces under their own column instead.
+WIDTH = 100
+
+
+def columns(rows: list[tuple[str, str]], width: int = WIDTH) -> str:
+    """``label  value`` rows: the values in one column after the longest label, a long value wrapped
+    at spaces under that column (a word longer than the line stays whole)."""
+    import textwrap
+
+    indent = max(len(label) for label, _ in rows) + 2
+    out = []
+    for label, value in rows:
+        lines = textwrap.wrap(value, max(width - indent, 30), break_long_words=False, break_on_hyphens=False) or [""]
+        out.append(label.ljust(indent) + lines[0])
+        out += [" " * indent + line for line in lines[1:]]
+    return "\n".join(line.rstrip() for line in out)
+
+
+def wrapped(text: str, width: int = WIDTH) -> str:
+    """Each line of ``text`` wrapped at spaces to ``width``, continued under its first word after its indent."""
+    import textwrap
+
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip()
+        lead = len(line) - len(body)
+        out += textwrap.wrap(body, max(width - lead, 30), initial_indent=" " * lead, subsequent_indent=" " * (lead + 2),
+                             break_long_words=False, break_on_hyphens=False)
     return "\n".join(out)
 
 

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 __all__ = [
     "LOCAL_SETTINGS",
     "relative",
+    "home_short",
     "action",
     "why_asked",
     "consequences",
@@ -36,16 +37,31 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def relative(text: str, project: Path | str | None) -> str:
-    """``text`` with the project's absolute path taken out of every path in it."""
+def relative(text: str, project: Path | str | None, root: str = ".") -> str:
+    """``text`` with the project's absolute path taken out of every path in it (the project
+    itself named ``root``); paths elsewhere under the home start with ``~``."""
     if not project or not text:
         return text
-    root = str(project).rstrip("/")
-    real = os.path.realpath(root)
-    for prefix in {root, real}:
+    given = str(project).rstrip("/")
+    real = os.path.realpath(given)
+    # The longer prefix first: a real path may contain the given one (or the other way round).
+    for prefix in sorted({given, real}, key=len, reverse=True):
         if prefix and prefix != "/":
-            text = text.replace(prefix + "/", "").replace(prefix, ".")
+            text = re.sub(re.escape(prefix) + r"(/|(?![\w.-]))", lambda m: "" if m.group(1) else root, text)
+    return _home_tilde(text)
+
+
+def _home_tilde(text: str) -> str:
+    home = os.path.expanduser("~").rstrip("/")
+    for prefix in sorted({home, os.path.realpath(home)}, key=len, reverse=True):
+        if prefix and prefix != "/":
+            text = re.sub(re.escape(prefix) + r"(?=/|(?![\w.-]))", "~", text)
     return text
+
+
+def home_short(path: Path | str) -> str:
+    """A path as a person reads it: under the home, with ``~``."""
+    return _home_tilde(str(path))
 
 
 def _tick(value: Any, limit: int = 80) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -197,7 +198,7 @@ def test_status_audit_and_bad_input_magics(kernel):
     status = kernel.execute("%agent status")
     kernel.reply(status)
     out = kernel.text_output(status)
-    assert "session" in out and "mode      default" in out and "claude-test" in out and "sandbox" in out
+    assert "session" in out and re.search(r"^mode +default$", out, re.M) and "claude-test" in out and "sandbox" in out
     audit = kernel.execute("%agent audit 5")
     kernel.reply(audit)
     assert "write_file" in kernel.text_output(audit)
@@ -236,7 +237,7 @@ def test_line_magic_subcommands(kernel):
 
     status, out = run("%agent mode plan")
     assert status == "ok" and "plan" in out
-    assert "mode      plan" in run("%agent status")[1]
+    assert re.search(r"^mode +plan  \(set by the session", run("%agent status")[1], re.M)
     assert run("%agent mode yolo")[0] == "error"
     status, out = run("%agent rules")
     assert status == "ok" and "builtin" in out and "deny" in out
@@ -266,7 +267,7 @@ def test_line_magic_subcommands(kernel):
     # asks the model for a summary of the older turns.
     (kernel.project / "AGENTS.md").write_text("Use tabs.\n")
     status, out = run("%agent status")
-    assert "context:" in out and "AGENTS.md" in out
+    assert re.search(r"^context +about [\d,]+ of", out, re.M) and "AGENTS.md" in out
     for i in range(3):
         kernel.fake.add(Reply([text(f"Answer {i}.")]))
         assert run(f"%%agent\nquestion {i}")[0] == "ok"

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from tests.fakes.anthropic_server import Reply, text, tool_use
-from tests.notebook.test_kernel import _button, _render, kernel  # noqa: F401 (fixture)
+from tests.notebook.test_kernel import _button, _html_text, _render, kernel  # noqa: F401 (fixture)
 from tests.notebook.test_record_kernel import _outputs, _saved_text
 
 pytestmark = pytest.mark.kernel
@@ -210,3 +210,77 @@ def test_the_demo_todo_after_never_allow_on_the_run_step(kernel):
     saved = _saved_text(kernel, msg_id)
     assert "Todo (2/3)" in saved and "scripted" in saved.splitlines()[1], saved[:1500]
     assert re.search(r"\[ \] Run it and report", saved), saved[:1500]
+
+
+# -- 7: paths relative to the project ---------------------------------------------------------
+
+
+def _local_settings(kernel) -> dict:
+    return json.loads((kernel.project / ".codingcode" / "settings.local.json").read_text())
+
+
+def test_always_allow_saves_a_rule_relative_to_the_project_that_holds_and_nothing_shows_its_full_path(kernel):
+    (kernel.project / "notes").mkdir()
+    kernel.fake.add(Reply([tool_use("write_file", {"path": "notes/a.txt", "content": "one\n"}, id="w1")]),
+                    Reply([text("Written.")]))
+    first = kernel.execute("%%agent\nwrite notes/a.txt")
+    _render(kernel, first)
+    card = _html_text(kernel, "codingcode-approval") + json.dumps(kernel.widgets)
+    kernel.click(_button(kernel, "Always allow"))
+    assert kernel.reply(first)["status"] == "ok", kernel.text_output(first)
+    rules = _local_settings(kernel)["permissions"]["allow"]
+    assert rules == ["write_file(notes/a.txt)"], rules
+    # The rule holds where it was saved: the same write again runs without a card.
+    kernel.fake.add(Reply([tool_use("write_file", {"path": "notes/a.txt", "content": "two\n"}, id="w2")]),
+                    Reply([text("Again.")]))
+    again = kernel.execute("%%agent --approval-policy rules\nwrite it again")
+    assert kernel.reply(again)["status"] == "ok"
+    assert (kernel.project / "notes" / "a.txt").read_text() == "two\n", _saved_text(kernel, again)[:2000]
+    shown = [card, _saved_text(kernel, first), _saved_text(kernel, again)]
+    for cell in ("%agent status", "%agent doctor", "%agent rules", "%agent undo --dry-run"):
+        msg_id = kernel.execute(cell)
+        kernel.reply(msg_id)
+        shown.append(kernel.text_output(msg_id))
+    root = str(kernel.project.resolve())
+    # Only status's project row names the project itself (where it is, home as `~`).
+    leaks = [line for text_shown in shown for line in text_shown.splitlines()
+             if (root in line or str(kernel.project) in line) and not line.startswith("project ")]
+    assert not leaks, "\n".join(leaks)
+
+
+def test_a_rule_saved_under_home_is_written_with_a_tilde(kernel):
+    import os
+
+    home = kernel.project.parent / "home"
+    (home / "elsewhere").mkdir(parents=True)
+    kernel.ok(f"import os; os.environ['HOME'] = {str(home)!r}")
+    kernel.fake.add(Reply([tool_use("write_file", {"path": str(home / "elsewhere" / "b.txt"), "content": "x\n"}, id="w1")]),
+                    Reply([text("Done.")]))
+    msg_id = kernel.execute("%%agent\nwrite b.txt in my home")
+    _render(kernel, msg_id)
+    kernel.click(_button(kernel, "Never allow"))
+    assert kernel.reply(msg_id)["status"] == "ok"
+    assert _local_settings(kernel)["permissions"]["deny"] == ["write_file(~/elsewhere/b.txt)"]
+    assert not os.path.exists(home / "elsewhere" / "b.txt")
+
+
+# -- 11: status and doctor keep their columns -------------------------------------------------
+
+
+def test_status_and_doctor_keep_their_columns_and_say_plainly_where_things_come_from(kernel):
+    WIDTH = 100  # noqa: N806 (notebook.subcommands.WIDTH: what a notebook's output area shows unwrapped)
+    (kernel.project / "AGENTS.md").write_text("Be brief.\n")
+    _first_turn(kernel)
+    status = kernel.ok("%agent status")["output"].rstrip("\n").splitlines()
+    column = len(status[0]) - len(status[0].split(maxsplit=1)[1])  # where the first value starts
+    labels = [line[:column].strip() for line in status]
+    assert {"session", "project", "mode", "context", "instructions", "sandbox"} <= set(labels), status
+    for line in status:
+        assert line[:column].strip() == "" or line[:column] == line[:column].rstrip().ljust(column), line
+        assert line[column - 1] == " " and line[column] != " ", (column, line)  # every value in the same column
+        assert len(line) <= WIDTH or " " not in line[column:], line  # no line an output area wraps mid-word
+    joined = "\n".join(status)
+    assert "context:" not in joined and "(from the default)" not in joined and "(the notebook's project" not in joined
+    assert re.search(r"^mode +default$", joined, re.M), joined
+    doctor = kernel.ok("%agent doctor")["output"].splitlines()
+    assert all(len(line) <= WIDTH or " " not in line.strip() for line in doctor), [d for d in doctor if len(d) > WIDTH]

@@ -4,6 +4,7 @@ policies, projects, login, subcommands that display wherever they stand."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -154,8 +155,8 @@ def test_a_project_given_once_stays_and_sessions_resume_after_a_restart(kernel):
     status = kernel.execute("%agent status\nprint('after')")
     kernel.reply(status)
     out = kernel.text_output(status)
-    assert f"project   {other}" in out and "after" in out  # displayed though not the cell's last line
-    assert "reads     the project (elsewhere asked; permissions.additionalDirectories)" in out
+    assert re.search(rf"^project +{re.escape(str(other))}\s+\(set with --project", out, re.M) and "after" in out  # displayed though not the cell's last line
+    assert re.search(r"^reads +the project \(elsewhere asked; permissions.additionalDirectories\)", out, re.M)
     sessions = kernel.execute("%agent sessions")
     kernel.reply(sessions)
     listed = kernel.text_output(sessions)

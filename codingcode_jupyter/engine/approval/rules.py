@@ -309,12 +309,13 @@ def _tool_matches(rule: Rule, subject: Subject) -> bool:
 def _our_path_regex(pattern: str) -> tuple[re.Pattern[str], bool]:
     """(regex, absolute?) of one of our path patterns: relative to the project, or `/`, `//`, `~` absolute."""
     if pattern.startswith("./"):
-        pattern = pattern[2:]
+        return _path_regex(pattern[2:].rstrip("/") or "/"), False  # `./~name`: a name in the project
     absolute = pattern.startswith("/") or pattern.startswith("~")
     if pattern.startswith("//"):
         pattern = pattern[1:]
     elif pattern.startswith("~"):
-        pattern = escape_pattern(os.path.expanduser("~")) + pattern[1:]
+        # Paths are compared resolved, so `~` is the resolved home (a symlinked home still matches).
+        pattern = escape_pattern(os.path.realpath(os.path.expanduser("~"))) + pattern[1:]
     return _path_regex(pattern.rstrip("/") or "/"), absolute
 
 
@@ -495,13 +496,26 @@ def exact_rules(subject: Subject) -> list[str]:
         host = url_host(subject.main or "")
         return [f"{tool}(domain:{host})"] if host else []
     if subject.rules_match_paths:
-        resolved = [str(ref.resolved) for ref in subject.paths if ref.resolved is not None][:1]
-        return [f"{tool}({escape_pattern(path)})" for path in resolved]
+        resolved = [ref.resolved for ref in subject.paths if ref.resolved is not None][:1]
+        return [f"{tool}({rule_path(subject.project, path)})" for path in resolved]
     if subject.main is not None:
         return [f"{tool}({escape_pattern(subject.main)})"]
     return []
 
 
+
+
+def rule_path(project: Path, path: Path) -> str:
+    """``path`` as a saved rule writes it: relative to the project when inside it (the rule still
+    holds when the project moves or is shared), else ``~/…`` under the home, else absolute."""
+    rel = relative_to_project(project, path)
+    if rel:
+        # A first character our patterns read as an anchor keeps the name relative.
+        return escape_pattern(f"./{rel}" if rel[0] in "/~" else rel)
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    if path != home and path.is_relative_to(home) and home != Path("/"):
+        return "~/" + escape_pattern(path.relative_to(home).as_posix())
+    return escape_pattern(str(path))
 
 
 def _literal_words(pattern: str) -> list[str]:
