@@ -19,7 +19,7 @@ from common import Row, spread
 from codingcode_jupyter.engine.agent import AgentLoop, Conversation
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
-from tests.engine.helpers import AllowAll, StaticTools, echo_tool
+from tests.engine.helpers import AllowAll, StaticTools, echo_tool, make_deps
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 
 MODEL = "claude-sonnet-5"
@@ -39,7 +39,7 @@ async def _bare(model: AnthropicModel, steps: int) -> float:
 
 
 async def _turn(model: AnthropicModel, steps: int, project: Path) -> float:
-    loop = AgentLoop(model=model, tools=StaticTools([echo_tool()]), approver=AllowAll(), project=project,
+    loop = AgentLoop(model=model, tools=StaticTools([echo_tool()]), approver=AllowAll(), deps=make_deps(project),
                      session_id="bench", state=SessionState(), system="bench", max_steps=steps + 5)
     start = time.perf_counter()
     await loop.run(Conversation(), "go", 1)

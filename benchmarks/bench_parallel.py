@@ -23,7 +23,7 @@ from codingcode_jupyter.engine.agent import AgentLoop, Conversation
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.web import fetch_url_tool
-from tests.engine.helpers import AllowAll, StaticTools
+from tests.engine.helpers import AllowAll, StaticTools, make_deps
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 
 LATENCY = 0.2
@@ -49,7 +49,7 @@ class _Slow(BaseHTTPRequestHandler):
 
 async def _turn(calls: int, url: str, project: Path) -> float:
     loop = AgentLoop(model=AnthropicModel("claude-sonnet-5", max_retries=0), tools=StaticTools([fetch_url_tool()]),
-                     approver=AllowAll(), project=project, session_id="bench", state=SessionState())
+                     approver=AllowAll(), deps=make_deps(project), session_id="bench", state=SessionState())
     start = time.perf_counter()
     await loop.run(Conversation(), "fetch", 1)
     return time.perf_counter() - start

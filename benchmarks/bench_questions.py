@@ -89,7 +89,7 @@ async def _count(project: Path, pick: str, mode: str = "default", sandbox: str |
         return Reply(answer="always", rules=choices[0] if pick == "exact" else choices[-1]) if choices else "allow"
 
     for number, (name, tool_input) in enumerate(SESSION):
-        ctx = ToolContext(session_id="bench", turn_id=1, project_path=project, tool_use_id=f"t{number}", deps=deps,
+        ctx = ToolContext.standalone(project, session_id="bench", turn_id=1, tool_use_id=f"t{number}", deps=deps,
                           state=SessionState(), mode=mode)
         decision = await pipeline.decide(ToolCall(tool_use_id=f"t{number}", tool=tools[name], input=tool_input), ctx, ask)
         if decision.layer == "readonly" and name == "execute_command":
@@ -151,7 +151,7 @@ async def _cards_in_mode(project: Path, mode: str) -> tuple[int, int, bool]:
         return "allow"
 
     for number, (name, tool_input) in enumerate(SESSION):
-        ctx = ToolContext(session_id="bench", turn_id=1, project_path=project, tool_use_id=f"t{number}", deps=deps,
+        ctx = ToolContext.standalone(project, session_id="bench", turn_id=1, tool_use_id=f"t{number}", deps=deps,
                           state=SessionState(), mode=mode)  # type: ignore[arg-type]
         decision = await pipeline.decide(ToolCall(tool_use_id=f"t{number}", tool=tools[name], input=tool_input), ctx, ask)
         reviewed += decision.layer == "reviewer"

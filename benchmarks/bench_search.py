@@ -63,7 +63,7 @@ def measure(quick: bool) -> list[Row]:
         root = Path(tmp) / "tree"
         root.mkdir()
         _make_tree(root, files, per_file)
-        ctx = ToolContext(session_id="bench", turn_id=0, project_path=root)
+        ctx = ToolContext.standalone(root, session_id="bench", turn_id=0)
         tool = search_code_tool()
         query = {"pattern": r"needle_marker_\d+", "max_results": 30}
 

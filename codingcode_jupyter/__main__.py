@@ -102,7 +102,7 @@ async def check_permission(
     deps = SessionDeps(project=project, settings=settings, sandbox_factory=factory)
     pipeline = ApprovalPipeline(project, settings=settings, audit=False)
     choice = decide_mode(cell=mode, settings=settings.current())  # type: ignore[arg-type]
-    ctx = ToolContext(session_id="permissions-check", turn_id=0, project_path=project, deps=deps, mode=choice.mode)
+    ctx = ToolContext.standalone(project, deps=deps, session_id="permissions-check", turn_id=0, mode=choice.mode)
     call = ToolCall(tool_use_id="check", tool=_tool_definition(tool), input=tool_input)
     evaluation = await pipeline.evaluate(call, ctx)
     box = deps.sandbox()

@@ -33,7 +33,7 @@ from .events import (
 from .models.base import Model, ModelError, ModelRequest, ModelResponse
 from .models.pricing import cost_usd
 from .state import SessionState
-from .tools.base import AgentRun, NoChange, ToolContext, ToolDefinition, ToolError, ToolResult
+from .tools.base import AgentRun, AgentTurn, NoChange, ToolContext, ToolDefinition, ToolError, ToolResult
 from .tools.images import IMAGE_MIME_TYPES
 from .tools.web import server_side_tools
 
@@ -46,6 +46,19 @@ __all__ = ["Conversation", "ToolSource", "ContextKeeper", "AgentLoop", "INTERRUP
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; nothing more was done."
 CACHE = {"type": "ephemeral"}
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """One tool call of an assistant message (its tool_use block), read once from the wire."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+    @classmethod
+    def of(cls, block: dict[str, Any]) -> "ToolUse":
+        return cls(block["id"], block["name"], block.get("input") or {})
 
 
 class ToolSource(Protocol):
@@ -151,14 +164,14 @@ class AgentLoop:
     model: Model
     tools: ToolSource
     approver: Approver
-    project: Path
+    # The session's parts (its project, settings, hooks, sandbox, MCP, checkpoints...).
+    deps: "SessionDeps"
     session_id: str
     state: SessionState
     system: str = ""
     agent: str = "main"
     emit: EventSink = lambda event: None
     ask: Asker | None = None
-    deps: "SessionDeps | None" = None
     # This agent's permission mode and approval timeout, decided by whoever starts the turn.
     mode: "PermissionMode" = "default"
     approval_timeout: float | None = None
@@ -172,7 +185,7 @@ class AgentLoop:
     _own_usage: Usage = field(default_factory=Usage, init=False, repr=False)
     _extra_usage: Usage = field(default_factory=Usage, init=False, repr=False)
     _extra_cost: float = field(default=0.0, init=False, repr=False)
-    _turn_id: int = field(default=0, init=False, repr=False)
+    _turn: AgentTurn | None = field(default=None, init=False, repr=False)
     _conversation: Conversation | None = field(default=None, init=False, repr=False)
     # A hook said `continue: false`: the turn ends after the current step, for this reason.
     _stop_requested: str | None = field(default=None, init=False, repr=False)
@@ -181,7 +194,8 @@ class AgentLoop:
 
     async def run(self, conversation: Conversation, prompt: str | list[dict[str, Any]], turn_id: int) -> TurnDone:
         usage = Usage()
-        self._own_usage, self._extra_usage, self._extra_cost, self._turn_id = Usage(), Usage(), 0.0, turn_id
+        self._own_usage, self._extra_usage, self._extra_cost = Usage(), Usage(), 0.0
+        self._begin(turn_id)
         self._stop_requested = None
         self._conversation = conversation
         steps = 0
@@ -210,7 +224,7 @@ class AgentLoop:
                     # An empty assistant message would make the API reject the next request.
                     conversation.append({"role": "assistant", "content": response.content})
                 text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
-                calls = [b for b in response.content if b.get("type") == "tool_use"]
+                calls = [ToolUse.of(b) for b in response.content if b.get("type") == "tool_use"]
                 if response.stop_reason == "pause_turn":
                     continue  # a server-side tool paused; sending the conversation back resumes it
                 if not calls:
@@ -235,6 +249,24 @@ class AgentLoop:
             self._done("interrupted", usage, steps, text, turn_id)
             raise
 
+    def _begin(self, turn_id: int) -> AgentTurn:
+        """What every call of this turn shares (its tools' context), made once for the turn."""
+        self._turn = AgentTurn(deps=self.deps, session_id=self.session_id, turn_id=turn_id, agent=self.agent,
+                               state=self.state, emit=self.emit, mode=self.mode,
+                               approval_timeout=self.approval_timeout,
+                               # For tools that act on this agent's behalf (dispatch_agent runs a child
+                               # loop with the same approver and front, and adds its usage to this turn).
+                               run=self)
+        return self._turn
+
+    @property
+    def _turn_id(self) -> int:
+        return self._turn.turn_id if self._turn is not None else 0
+
+    @property
+    def project(self) -> Path:
+        return self.deps.project
+
     @property
     def model_name(self) -> str:
         return self.model.name
@@ -254,13 +286,13 @@ class AgentLoop:
     def _mcp_notes(self, conversation: Conversation) -> None:
         """A server that became ready (or failed) during the turn: said in the next request, beside
         the tools block that changed with it (the main agent's; a sub-agent's turn leaves them)."""
-        mcp = self.deps.mcp if self.deps is not None and self.agent == "main" else None
+        mcp = self.deps.mcp if self.agent == "main" else None
         notes = mcp.take_model_notes() if mcp is not None else []
         if notes:
             conversation.append({"role": "user", "content": [{"type": "text", "text": "\n".join(notes)}]})
 
-    def _hooks(self) -> "LifecycleHooks | None":
-        return self.deps.hooks if self.deps is not None else None
+    def _hooks(self) -> "LifecycleHooks":
+        return self.deps.hooks
 
     def _tell(self, notices: list[str]) -> None:
         for text in notices:
@@ -268,10 +300,7 @@ class AgentLoop:
 
     async def _stop_hooks(self, active: bool) -> str | None:
         """Run the Stop (or SubagentStop) hooks; the text to continue with when one blocks the stop."""
-        hooks = self._hooks()
-        if hooks is None:
-            return None
-        outcome = await hooks.stop(session_id=self.session_id, agent=self.agent, active=active, mode=self.mode)
+        outcome = await self._hooks().stop(session_id=self.session_id, agent=self.agent, active=active, mode=self.mode)
         self._tell(outcome.notices)
         if outcome.stop is not None or not outcome.blocked:
             return None
@@ -281,17 +310,15 @@ class AgentLoop:
                           ctx: ToolContext) -> ToolResult:
         """PostToolUse hooks, and what PreToolUse hooks added for the model, joined to the result."""
         notes = list(ctx.hook_context)
-        hooks = self._hooks()
-        if hooks is not None:
-            outcome = await hooks.after_tool(session_id=self.session_id, definition=tool, tool_input=tool_input,
-                                             text=result.text_content, is_error=result.is_error,
-                                             tool_use_id=ctx.tool_use_id, mode=self.mode)
-            self._tell(outcome.notices)
-            notes.extend(outcome.context)
-            if outcome.blocked:
-                notes.append(f"A hook after this call says: {outcome.reason or 'no reason given'}")
-            if outcome.stop is not None:
-                self.request_stop(outcome.stop)
+        outcome = await self._hooks().after_tool(session_id=self.session_id, definition=tool, tool_input=tool_input,
+                                                 text=result.text_content, is_error=result.is_error,
+                                                 tool_use_id=ctx.tool_use_id, mode=self.mode)
+        self._tell(outcome.notices)
+        notes.extend(outcome.context)
+        if outcome.blocked:
+            notes.append(f"A hook after this call says: {outcome.reason or 'no reason given'}")
+        if outcome.stop is not None:
+            self.request_stop(outcome.stop)
         if not notes:
             return result
         return ToolResult([*result.content, {"type": "text", "text": "\n".join(notes)}], is_error=result.is_error,
@@ -305,7 +332,7 @@ class AgentLoop:
 
         async def asking(request: Any) -> Any:
             hooks = self._hooks()
-            if hooks is not None and hooks.configured("Notification"):
+            if hooks.configured("Notification"):
                 outcome = await hooks.notification(session_id=self.session_id,
                                                    message=f"codingcode needs your permission to use {request.tool}")
                 self._tell(outcome.notices)
@@ -349,7 +376,7 @@ class AgentLoop:
     # -- one model request ----------------------------------------------------------------
 
     async def _request(self, conversation: Conversation) -> ModelRequest:
-        settings = self.deps.settings.current().merged if self.deps is not None else None
+        settings = self.deps.settings.current().merged
         server = server_side_tools(settings, self.model.name)
         tools = [server.get(tool.name) or tool.to_api() for tool in self.tools.offered()]
         if tools:
@@ -402,7 +429,7 @@ class AgentLoop:
 
     # -- the tool calls of one assistant message ------------------------------------------
 
-    async def _run_tools(self, conversation: Conversation, calls: list[dict[str, Any]], turn_id: int) -> None:
+    async def _run_tools(self, conversation: Conversation, calls: list[ToolUse], turn_id: int) -> None:
         """Run every call, read-only ones concurrently and the rest in order; answer all at once.
 
         Results go back in the model's call order, whatever order they finished in. On an
@@ -412,34 +439,36 @@ class AgentLoop:
         results: dict[str, ToolResult] = {}
         try:
             for batch in self._batches(calls):
+                turn = self._turn if self._turn is not None else self._begin(turn_id)
                 if len(batch) == 1:
-                    await self._call(batch[0], turn_id, results)
+                    await self._call(batch[0], turn, results)
                 else:
-                    await asyncio.gather(*(self._call(call, turn_id, results) for call in batch))
+                    await asyncio.gather(*(self._call(call, turn, results) for call in batch))
         finally:
             blocks = []
             for call in calls:
-                result = results.get(call["id"]) or ToolResult.text(INTERRUPTED_RESULT, is_error=True)
-                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call["id"], "content": result.content}
+                result = results.get(call.id) or ToolResult.text(INTERRUPTED_RESULT, is_error=True)
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": result.content}
                 if result.is_error:
                     block["is_error"] = True
                 blocks.append(block)
             conversation.append({"role": "user", "content": blocks})
 
-    def _batches(self, calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-        batches: list[list[dict[str, Any]]] = []
+    def _batches(self, calls: list[ToolUse]) -> list[list[ToolUse]]:
+        """Consecutive read-only calls in one batch (run concurrently); every other call alone."""
+        batches: list[tuple[bool, list[ToolUse]]] = []
         for call in calls:
-            tool = self.tools.lookup(call["name"])
+            tool = self.tools.lookup(call.name)
             read_only = tool is not None and tool.read_only
-            if read_only and batches and batches[-1][0].get("_read_only"):
-                batches[-1].append({**call, "_read_only": True})
+            if read_only and batches and batches[-1][0]:
+                batches[-1][1].append(call)
             else:
-                batches.append([{**call, "_read_only": read_only}])
-        return batches
+                batches.append((read_only, [call]))
+        return [batch for _, batch in batches]
 
     async def _checkpoint(self, tool: ToolDefinition, turn_id: int) -> None:
         """Before the turn's first call that can change files, the whole project is snapshotted (undo)."""
-        store = self.deps.checkpoints if self.deps is not None else None
+        store = self.deps.checkpoints
         if store is not None and not tool.access.read_only:
             await asyncio.to_thread(store.before_call, self.session_id, turn_id)
 
@@ -464,31 +493,18 @@ class AgentLoop:
         a slash command's `!` lines run this way before the request is sent."""
         results: dict[str, ToolResult] = {}
         call_id = f"toolu_cmd_{secrets.token_hex(8)}"
-        await self._call({"id": call_id, "name": name, "input": tool_input}, turn_id, results)
+        turn = self._turn if self._turn is not None and self._turn.turn_id == turn_id else self._begin(turn_id)
+        await self._call(ToolUse(call_id, name, tool_input), turn, results)
         return results[call_id]
 
-    async def _call(self, call: dict[str, Any], turn_id: int, results: dict[str, ToolResult]) -> None:
-        tool_use_id, name, raw_input = call["id"], call["name"], call.get("input") or {}
+    async def _call(self, call: ToolUse, turn: AgentTurn, results: dict[str, ToolResult]) -> None:
+        tool_use_id, name, raw_input, turn_id = call.id, call.name, call.input, turn.turn_id
         tool = self.tools.lookup(name)
         display = tool.display_name if tool else name
         key = tool.access.key_value(raw_input) if tool else None
         self._emit(ToolCallStarted(tool_use_id=tool_use_id, tool=display or name, input=raw_input, key=key), turn_id)
         started = time.perf_counter()
-        ctx = ToolContext(
-            session_id=self.session_id,
-            turn_id=turn_id,
-            project_path=self.project,
-            tool_use_id=tool_use_id,
-            agent=self.agent,
-            emit=self.emit,
-            state=self.state,
-            deps=self.deps,
-            # For tools that act on this agent's behalf (dispatch_agent runs a child loop with
-            # the same approver and front, and adds the child's usage to this turn).
-            run=self,
-            mode=self.mode,
-            approval_timeout=self.approval_timeout,
-        )
+        ctx = ToolContext(turn, tool_use_id)
         decision: Verdict | None = None
         status = "error"
         try:

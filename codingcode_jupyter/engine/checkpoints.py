@@ -496,7 +496,7 @@ class CheckpointStore:
 
 
 def _store(ctx: "ToolContext") -> CheckpointStore | None:
-    return ctx.deps.checkpoints if ctx.deps is not None else None
+    return ctx.deps.checkpoints
 
 
 def snapshot_before_write(ctx: "ToolContext", path: Path) -> None:

@@ -1,7 +1,7 @@
 """What a session is assembled with, in one typed object its tools and layers read.
 
-``runtime.open_session`` builds one :class:`SessionDeps` per session and every
-:class:`~.tools.base.ToolContext` of that session carries it: the live settings, the
+``runtime.open_session`` builds one :class:`SessionDeps` per session; its agents' turns
+(:class:`~.tools.base.AgentTurn`, which every :class:`~.tools.base.ToolContext` reads) carry it: the live settings, the
 command sandbox (rebuilt when its settings change), the checkpoint store, the MCP manager,
 what dispatch_agent needs, and the seams tests and embedders fill (an HTTP transport, a
 web-search backend).
@@ -59,6 +59,15 @@ class SessionDeps:
     _hooks: "LifecycleHooks | None" = field(default=None, init=False, repr=False)
     _sandbox_key: str | None = field(default=None, init=False, repr=False)
     _closing: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.project = Path(self.project).resolve()
+
+    @classmethod
+    def of(cls, project: Path) -> "SessionDeps":
+        """The parts of a session that has nothing but its project's settings (no sandbox, MCP,
+        checkpoints or sub-agents): a tool run on its own, a session a test assembles."""
+        return cls(project=Path(project), settings=ProjectSettings(Path(project)))
 
     @property
     def hooks(self) -> "LifecycleHooks":

@@ -5,9 +5,10 @@ The engine knows nothing of Jupyter; a front is the other side (the notebook cel
 ``tests/fakes/front.py``). It has four channels, each a method of :class:`Front`:
 
 - **emit** (``front(event)``): one of the engine's events (:mod:`.events`) as it happens. A front
-  is therefore also an :data:`~.events.EventSink`, so it is passed as ``emit=front``.
+  is therefore also an :data:`~.events.EventSink`.
 - **ask**: an approval question; the person's answer (allow, deny, always, never, or a reply
-  with a chosen rule). Passed as ``ask=front.ask``; a run where nobody may be asked passes none.
+  with a chosen rule). A turn is run with its front (``session.run_turn(prompt, front)``); a
+  run where nobody may be asked is given only an event sink (:func:`shown_only`), or nothing.
 - **elicit**: an MCP server's request for input (a form or a link) and the person's response.
 - **ask_trust**: what a project's files ask for that loosens the agent; "trust", "not_now", or
   None when nobody could be asked.
@@ -27,10 +28,11 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from .approval.types import Answer, ApprovalRequest, Reply
+    from .events import EventSink
     from .mcp.elicitation import ElicitationRequest, ElicitationResponse
     from .trust.items import TrustItem
 
-__all__ = ["Front", "TrustAnswer"]
+__all__ = ["Front", "TrustAnswer", "shown_only"]
 
 TrustAnswer = Literal["trust", "not_now"]
 
@@ -54,3 +56,12 @@ class Front(Protocol):
     # Editing the notebook's cells (insert, replace, run a cell the person sees) is the next
     # channel: it will be a method here, with its request and answer types beside the others,
     # so every front (the cell, the terminal, the tests) has to say how it does it or refuses.
+
+
+def shown_only(front: "EventSink") -> "EventSink":
+    """``front``'s emit channel alone: a turn run with it is shown there and nobody is asked."""
+
+    def show(event: BaseModel) -> None:
+        front(event)
+
+    return show

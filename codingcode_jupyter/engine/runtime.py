@@ -352,8 +352,8 @@ def open_session(
     pipeline = ApprovalPipeline(project, settings=settings)
     profile = agent.profile
     session = Session(
-        project=project, tools=agent.resolver, approver=pipeline, id=session_id or new_session_id(),
-        model_name=agent.model, system=agent.system, state=state, deps=deps, max_steps=agent.max_steps, mode=mode,
+        deps=deps, tools=agent.resolver, approver=pipeline, id=session_id or new_session_id(),
+        model_name=agent.model, system=agent.system, state=state, max_steps=agent.max_steps, mode=mode,
         approval_timeout=approval_timeout, profile_mode=profile.permission_mode if profile else None,
         profile_name=profile.name if profile else None, profile_mode_trusted=bool(profile and profile.mode_trusted),
     )

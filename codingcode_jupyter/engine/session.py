@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_message
 from .approval.types import Approver, Asker
 from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoItem, TodoUpdated, ToolCallStarted, TurnDone, Usage
+from .front import Front
 from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
@@ -121,20 +122,20 @@ class TurnOptions:
 class Session:
     """One conversation with the agent in one project.
 
-    The collaborators that vary — the tool source, the approver, the system prompt, the
-    session's parts (``deps``), the context keeper — are passed in by whoever assembles the
-    session (``runtime.open_session``), so this class only keeps the conversation, its
-    transcript, its totals and the choices that last across turns (mode, model, timeout).
+    The collaborators that vary — the session's parts (``deps``: its project, settings, hooks,
+    sandbox...), the tool source, the approver, the system prompt, the context keeper — are
+    passed in by whoever assembles the session (``runtime.open_session``), so this class only
+    keeps the conversation, its transcript, its totals and the choices that last across turns
+    (mode, model, timeout).
     """
 
-    project: Path
+    deps: "SessionDeps"
     tools: ToolSource
     approver: Approver
     id: str = field(default_factory=new_session_id)
     model_name: str | None = None
     system: str | Callable[[], str] = ""
     state: SessionState = field(default_factory=SessionState)
-    deps: "SessionDeps | None" = None
     max_steps: int = 100
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
@@ -162,7 +163,6 @@ class Session:
     answered: bool = False
 
     def __post_init__(self) -> None:
-        self.project = Path(self.project).resolve()
         self.transcript = Transcript(sessions_dir(self.project) / f"{self.id}.jsonl")
         self.conversation.on_append = lambda message: self.transcript.write({"type": "message", "message": message})
         if not self.transcript.path.exists():
@@ -175,6 +175,10 @@ class Session:
                     "model": self.model_name or "",
                 }
             )
+
+    @property
+    def project(self) -> Path:
+        return self.deps.project
 
     # -- resume ---------------------------------------------------------------------------
 
@@ -207,26 +211,25 @@ class Session:
 
     def mode_choice(self, cell: PermissionMode | None = None) -> ModeChoice:
         """The permission mode a turn runs in, and what decided it."""
-        settings = self.deps.settings.current() if self.deps is not None else None
-        return decide_mode(cell=cell, session=self.mode, settings=settings, profile=self.profile_mode,
+        return decide_mode(cell=cell, session=self.mode, settings=self.deps.settings.current(), profile=self.profile_mode,
                            profile_name=self.profile_name, profile_trusted=self.profile_mode_trusted)
 
     def default_model(self) -> str | None:
         """The model asked for: the session's, else the project settings' ``model``."""
-        if self.model_name:
-            return self.model_name
-        if self.deps is not None:
-            return self.deps.settings.current().merged.model
-        return None
+        return self.model_name or self.deps.settings.current().merged.model
 
     async def run_turn(
         self,
         prompt: str | list[dict[str, Any]],
+        front: "Front | EventSink | None" = None,
         *,
-        emit: EventSink = lambda event: None,
-        ask: Asker | None = None,
         options: TurnOptions = TurnOptions(),
     ) -> TurnDone:
+        """Run one turn, shown to ``front`` and asking it about tool calls. A bare event sink
+        (something that only watches: a log, a test's recorder) is shown the turn and nobody is
+        asked, as with no front at all."""
+        emit: EventSink = front if front is not None else _unwatched
+        ask: Asker | None = front.ask if isinstance(front, Front) else None
         mode = self.mode_choice(options.mode).mode
         timeout = options.approval_timeout if options.approval_timeout is not None else self.approval_timeout
         # Resolved every turn: setting a key after a demo turn switches to Claude.
@@ -266,13 +269,12 @@ class Session:
             model=make_model(name),
             tools=self.tools,
             approver=self.approver,
-            project=self.project,
+            deps=self.deps,
             session_id=self.id,
             state=self.state,
             system=self.system() if callable(self.system) else self.system,
             emit=sink,
             ask=ask,
-            deps=self.deps,
             mode=mode,
             approval_timeout=timeout,
             max_steps=self.max_steps,
@@ -287,7 +289,7 @@ class Session:
             end_turn(self.approver)
             if not recorded:
                 self._record_turn(turn_id, name, TurnDone(stop_reason="interrupted", usage=Usage()))
-            store = self.deps.checkpoints if self.deps is not None else None
+            store = self.deps.checkpoints
             if store is not None:
                 # What the turn left, so that undo can tell a later edit by someone else from the turn's own.
                 await asyncio.shield(asyncio.to_thread(store.after_turn, self.id, turn_id))
@@ -296,7 +298,7 @@ class Session:
                                 turn_id: int) -> str | list[dict[str, Any]]:
         """Wait (briefly, shown in the cell) for MCP servers still starting, so their tools are in this
         request; the prompt with what the model should know about the servers (started, late, failed)."""
-        mcp = self.deps.mcp if self.deps is not None else None
+        mcp = self.deps.mcp
         if mcp is None:
             return prompt
 
@@ -346,8 +348,6 @@ class Session:
     async def _prompt_hooks(self, prompt: str | list[dict[str, Any]], mode: PermissionMode,
                             tell: Callable[[str], None]) -> str | list[dict[str, Any]] | None:
         """SessionStart (once) and UserPromptSubmit hooks: the prompt with their context, or None when blocked."""
-        if self.deps is None:
-            return prompt
         hooks = self.deps.hooks
         context: list[str] = []
         if not self.started_hooks:
@@ -392,6 +392,10 @@ class Session:
         self.usage = self.usage + usage
         self.cost += cost or 0.0
         self.transcript.write({"type": "usage", "reason": reason, "usage": usage.model_dump(), "cost_usd": cost or 0.0})
+
+
+def _unwatched(event: BaseModel) -> None:
+    """Where a turn's events go when nobody watches it."""
 
 
 def _drop_unanswered_tool_use(messages: list[dict[str, Any]]) -> None:

@@ -64,6 +64,7 @@ class AgentCellRunner:
     async def run(self, args: Any, body: str, *, expand: bool = True, reuse: Any = None) -> None:
         """Run the turn a parsed ``%%agent`` line and its body ask for."""
         from ..engine.events import ErrorEvent, Notice
+        from ..engine.front import shown_only
         from ..engine.session import TurnOptions
         from .references import expand_references
 
@@ -114,8 +115,8 @@ class AgentCellRunner:
             if policy != "ask":
                 view(Notice(session_id=session.id, text=_POLICY_NOTICE[policy]))
             # With a policy nobody is asked: the pipeline denies what needs a person, as by "nobody".
-            ask = view.ask if policy == "ask" else None
-            turn = asyncio.ensure_future(session.run_turn(request, emit=view, ask=ask, options=options))
+            front = view if policy == "ask" else shown_only(view)
+            turn = asyncio.ensure_future(session.run_turn(request, front, options=options))
             # The Stop button cancels the turn exactly as the interrupt handler below does.
             view.on_stop = turn.cancel
             async with async_cell.cancel_on_interrupt(turn):

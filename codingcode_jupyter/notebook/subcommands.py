@@ -69,15 +69,15 @@ class Subcommands:
         turns = f"{session.turns} turn{'s' if session.turns != 1 else ''}"
         where = "set with --project or %agent project" if self.registry.current else "the working directory"
         mode = choice.mode if choice.source == "the default" else f"{choice.mode}  (set by {choice.source})"
-        reviewer = session.deps.reviewer if session.deps is not None else None
+        reviewer = session.deps.reviewer
         effective = parts.settings.current()
         rows: list[tuple[str, str]] = [
             ("session", f"{session.id}  ({turns})"),
             ("project", f"{words.home_short(session.project)}  ({where})"),
             ("model", str(model)),
             ("mode", mode),
-            *([("", reviewer.describe())] if reviewer is not None
-              and (choice.mode == "auto" or reviewer.allowed or reviewer.handed_back or reviewer.failed) else []),
+            *([("", reviewer.describe())]
+              if choice.mode == "auto" or reviewer.allowed or reviewer.handed_back or reviewer.failed else []),
             ("tokens", f"{usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out"),
             ("cost", f"${session.cost:.4f}"),
             ("sandbox", parts.sandbox().describe()
@@ -144,7 +144,7 @@ class Subcommands:
             choice = session.mode_choice()
             return f"mode is {choice.mode} (from {choice.source}); change it with %agent mode {'|'.join(MODES)}"
         session.mode = mode_arg(rest[0])  # type: ignore[assignment]
-        if session.mode == "auto" and session.deps is not None:
+        if session.mode == "auto":
             # Setting auto again is how the person resumes a reviewer that handed back too often.
             paused = session.deps.reviewer.paused
             session.deps.reviewer.resume()
@@ -391,8 +391,8 @@ class Subcommands:
             raise UsageError(f"{usage} (unknown: {' '.join(sorted(unknown))})")
         project = self.registry.project()
         entry = self.registry.sessions.get(project)
-        deps = entry.session.deps if entry is not None else None
-        store = deps.checkpoints if deps is not None and deps.checkpoints is not None else CheckpointStore(project)
+        kept = entry.session.deps.checkpoints if entry is not None else None
+        store = kept if kept is not None else CheckpointStore(project)
         try:
             if turn is not None and entry is None:
                 raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")

@@ -35,7 +35,7 @@ def make_deps(project: Path, *, settings: dict[str, Any] | None = None, sandbox:
 def tool_context(project: Path, *, events: list | None = None, deps: SessionDeps | None = None, **fields: Any) -> ToolContext:
     """A tool context in ``project`` (session s1, turn 1) whose events go to ``events``."""
     sink = events.append if events is not None else (lambda event: None)
-    return ToolContext(session_id="s1", turn_id=1, project_path=Path(project), tool_use_id="t1", emit=sink,
+    return ToolContext.standalone(Path(project), session_id="s1", turn_id=1, tool_use_id="t1", emit=sink,
                        deps=deps if deps is not None else make_deps(project), **fields)
 
 

@@ -23,7 +23,7 @@ from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.resolver import SessionToolResolver
-from tests.engine.helpers import AllowAll, Recorder
+from tests.engine.helpers import AllowAll, Recorder, make_deps
 from tests.polling import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +98,7 @@ def everything_http(transport: str, log: Path | None = None) -> Listening:
 
 
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(session_id="s", turn_id=1, project_path=project, state=SessionState())
+    return ToolContext.standalone(project, session_id="s", turn_id=1, state=SessionState())
 
 
 def by_display(manager: McpManager) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def agent_loop(project: Path, manager: McpManager, *, ask: Any = None) -> tuple[
         model=AnthropicModel("claude-sonnet-5", max_retries=0),
         tools=SessionToolResolver(ToolRegistry(), state=SessionState(), mcp=manager),
         approver=AllowAll(),
-        project=project,
+        deps=make_deps(project),
         session_id="s1",
         state=SessionState(),
         emit=events,

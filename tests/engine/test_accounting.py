@@ -9,7 +9,7 @@ from codingcode_jupyter.engine.events import Usage
 from codingcode_jupyter.engine.models.pricing import cost_usd
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
-from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool
+from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 U1 = {"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 0}
@@ -37,7 +37,7 @@ def fake_subagent_tool() -> ToolDefinition:
 
 
 def new_session(tmp_path, model="claude-sonnet-5", **kw) -> Session:
-    return Session(project=tmp_path, tools=StaticTools([echo_tool(), fake_subagent_tool()]), approver=AllowAll(), model_name=model, **kw)
+    return Session(deps=make_deps(tmp_path), tools=StaticTools([echo_tool(), fake_subagent_tool()]), approver=AllowAll(), model_name=model, **kw)
 
 
 def test_price_table_matches_the_longest_prefix_and_unknown_is_none():
@@ -60,7 +60,7 @@ async def test_usage_per_request_per_turn_and_per_session(fake_api, tmp_path):
     )
     session = new_session(tmp_path)
     events = Recorder()
-    done = await session.run_turn("go", emit=events)
+    done = await session.run_turn("go", events)
 
     updates = events.of("usage_updated")
     assert [u.request for u in updates] == [Usage(**U1), Usage(**U2)]
@@ -89,7 +89,7 @@ async def test_sub_agent_usage_is_added_to_the_parent_turn(fake_api, tmp_path):
     )
     session = new_session(tmp_path)
     events = Recorder()
-    done = await session.run_turn("delegate", emit=events)
+    done = await session.run_turn("delegate", events)
     child = Usage(input_tokens=700, output_tokens=70)
     child_cost = (700 * 1 + 70 * 5) / 1e6  # priced as the child's model (haiku), not the parent's
     assert done.usage == Usage(**U1) + Usage(**U2) + child

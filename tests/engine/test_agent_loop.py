@@ -10,7 +10,7 @@ import pytest
 from codingcode_jupyter.engine.agent import INTERRUPTED_RESULT, AgentLoop, Conversation
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
-from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool
+from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool, make_deps
 from tests.fakes.anthropic_server import HTTPError, Reply, StreamError, text, tool_use
 from tests.fakes.model import call, scripted, text as scripted_text
 from tests.polling import eventually
@@ -23,7 +23,7 @@ def make_loop(tmp_path: Path, tools, **kw) -> tuple[AgentLoop, Recorder]:
         model=model,
         tools=StaticTools(tools),
         approver=kw.pop("approver", AllowAll()),
-        project=tmp_path,
+        deps=kw.pop("deps", None) or make_deps(tmp_path),
         session_id="s1",
         state=SessionState(),
         system="You are a test.",

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from codingcode_jupyter.engine.context import keep_in_window
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
-from tests.engine.helpers import AllowAll, StaticTools, echo_tool
+from tests.engine.helpers import AllowAll, StaticTools, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 CACHE = {"type": "ephemeral"}
@@ -60,7 +60,7 @@ async def run_session(fake_api, tmp_path, compactor: bool) -> list[dict]:
         Reply([tool_use("echo", {"text": "c"})]),
         Reply([text("second turn done")]),
     )
-    session = Session(project=tmp_path, tools=StaticTools([echo_tool(), note_tool()]), approver=AllowAll(),
+    session = Session(deps=make_deps(tmp_path), tools=StaticTools([echo_tool(), note_tool()]), approver=AllowAll(),
                       model_name="claude-sonnet-5", system="Be careful. " * 30)
     if compactor:
         keep_in_window(session)

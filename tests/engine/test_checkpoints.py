@@ -25,10 +25,8 @@ def store(project: Path) -> CheckpointStore:
 
 
 def make_ctx(project: Path, store: CheckpointStore, turn: int, session: str = "s1", state=None) -> ToolContext:
-    return ToolContext(
-        session_id=session, turn_id=turn, project_path=project, state=state or SessionState(),
-        deps=make_deps(project, checkpoints=store),
-    )
+    return ToolContext.standalone(project, session_id=session, turn_id=turn, state=state or SessionState(),
+        deps=make_deps(project, checkpoints=store))
 
 
 async def ok(tool, args, ctx):
@@ -148,7 +146,7 @@ async def test_snapshot_failure_stops_the_write(project, store, monkeypatch):
 
 
 async def test_without_a_store_the_tools_write_as_before(project):
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=project, state=SessionState())
+    ctx = ToolContext.standalone(project, session_id="s", turn_id=1, state=SessionState())
     await ok(write_file, {"path": "x.txt", "content": "1\n"}, ctx)
     assert not checkpoints_dir(project).exists()
 
@@ -344,7 +342,7 @@ async def test_a_file_run_python_created_is_removed_by_undo(project):
     code = f"open({str(project / 'made_by_code.txt')!r}, 'w').write('x')"
     store = CheckpointStore(project)
     loop = AgentLoop(model=scripted([call("run_python", {"code": code})]), tools=StaticTools([run_python]),
-                     approver=AllowAll(), project=project, session_id="s1", state=SessionState(), emit=Recorder(),
+                     approver=AllowAll(), session_id="s1", state=SessionState(), emit=Recorder(),
                      deps=make_deps(project, checkpoints=store))
     await loop.run(Conversation(), "make a file", 1)
     store.after_turn("s1", 1)

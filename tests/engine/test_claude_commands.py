@@ -100,13 +100,10 @@ async def test_allowed_tools_hold_for_the_turn_only_and_a_project_command_needs_
     from codingcode_jupyter.engine.runtime import open_session
     from codingcode_jupyter.engine.session import TurnOptions
     from tests.fakes.anthropic_server import Reply, text, tool_use
+    from tests.fakes.front import ScriptedFront
 
     write(cmds / ".claude" / "commands" / "st.md", "---\nallowed-tools: Bash(touch:*)\n---\nrun it\n")
-    asked: list[str] = []
-
-    async def ask(request):
-        asked.append(getattr(request, "tool", "?"))
-        return None  # nobody answers: denied
+    front = ScriptedFront()  # nobody answers: denied
 
     def turn_with_echo():
         fake_api.add(Reply([tool_use("execute_command", {"command": "touch made.txt"})]), Reply([text("ok")]))
@@ -116,25 +113,24 @@ async def test_allowed_tools_hold_for_the_turn_only_and_a_project_command_needs_
         command = load_commands(cmds).get("st")
         assert command is not None
         turn_with_echo()
-        await session.run_turn("/st", ask=ask, options=TurnOptions(command=expand_command(command, "", cmds)))
-        assert asked == []  # allowed by the command's allowed-tools
+        await session.run_turn("/st", front, options=TurnOptions(command=expand_command(command, "", cmds)))
+        assert front.asked == []  # allowed by the command's allowed-tools
         turn_with_echo()
-        await session.run_turn("again", ask=ask)
-        assert len(asked) == 1  # the rule ended with the turn
+        await session.run_turn("again", front)
+        assert len(front.asked) == 1  # the rule ended with the turn
     finally:
         await parts.aclose()
     # Untrusted: the command's allowed-tools do nothing, the call is asked about.
     monkeypatch.delenv("CODINGCODE_TRUST")
-    asked.clear()
+    front = ScriptedFront()
     session, parts = open_session(cmds)
-    notices: list[str] = []
     try:
         turn_with_echo()
-        await session.run_turn("/st", ask=ask, options=TurnOptions(command=expand_command(command, "", cmds)),
-                               emit=lambda event: notices.append(getattr(event, "text", "") or ""))
+        await session.run_turn("/st", front, options=TurnOptions(command=expand_command(command, "", cmds)))
     finally:
         await parts.aclose()
-    assert len(asked) == 1 and any("until you trust this project" in n for n in notices)
+    notices = [getattr(event, "text", "") or "" for event in front.events]
+    assert len(front.asked) == 1 and any("until you trust this project" in n for n in notices)
 
 
 @pytest.fixture

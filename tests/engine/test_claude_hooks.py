@@ -190,8 +190,7 @@ async def test_a_rewritten_input_is_judged_again(project, monkeypatch):
 
 def loop_in(project: Path, model, *, ask=None, mode="bypass", agent="main") -> tuple[AgentLoop, Recorder]:
     events = Recorder()
-    loop = AgentLoop(model=model, tools=StaticTools(builtin_tools()), approver=ApprovalPipeline(project, python_hooks=[]),
-                     project=project, session_id="s1", state=SessionState(), emit=events, deps=make_deps(project),
+    loop = AgentLoop(model=model, tools=StaticTools(builtin_tools()), approver=ApprovalPipeline(project, python_hooks=[]), session_id="s1", state=SessionState(), emit=events, deps=make_deps(project),
                      mode=mode, ask=ask, agent=agent)
     return loop, events
 
@@ -297,7 +296,7 @@ def session_in(project: Path, monkeypatch, model):
     from codingcode_jupyter.engine.session import Session
 
     monkeypatch.setattr(session_module, "make_model", lambda name: model)
-    session = Session(project=project, tools=StaticTools(builtin_tools()), approver=ApprovalPipeline(project, python_hooks=[]),
+    session = Session(tools=StaticTools(builtin_tools()), approver=ApprovalPipeline(project, python_hooks=[]),
                       deps=make_deps(project), model_name="claude-sonnet-5")
     keep_in_window(session)
     return session
@@ -318,7 +317,7 @@ async def test_user_prompt_submit_adds_context_and_blocks(project, monkeypatch):
     assert [e["argv"] for e in told(project)][2:] == ["UserPromptSubmit"]
     answers(monkeypatch, UserPromptSubmit={"decision": "block", "reason": "no secrets in prompts"})
     events = Recorder()
-    done = await session.run_turn("password=hunter2", emit=events)
+    done = await session.run_turn("password=hunter2", events)
     assert done.stop_reason == "hook" and len(model.requests) == 2
     assert "hunter2" not in json.dumps(session.conversation.messages)
     assert any("no secrets in prompts" in e.text for e in events.of("notice"))

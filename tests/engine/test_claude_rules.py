@@ -283,7 +283,7 @@ async def test_tool_search_finds_an_mcp_tool_by_its_claude_code_name():
 
     deferred = [mcp_tool("github:create_issue"), mcp_tool("github:list_issues")]
     search = make_tool_search(lambda: deferred)
-    out = await search.execute(search.parameters(query="mcp__github__list_issues"), ToolContext("s", 1, Path(".")))
+    out = await search.execute(search.parameters(query="mcp__github__list_issues"), ToolContext.standalone(Path("."), session_id="s"))
     assert "github__list_issues" in out and "create_issue" not in out
 
 

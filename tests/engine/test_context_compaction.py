@@ -12,7 +12,7 @@ from codingcode_jupyter.engine.context.transforms import SUMMARY_HEADER, TRACE_P
 from codingcode_jupyter.engine.context.window import estimate_tokens
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
-from tests.engine.helpers import AllowAll, Recorder, StaticTools
+from tests.engine.helpers import AllowAll, Recorder, StaticTools, make_deps
 from tests.fakes.anthropic_server import HTTPError, Reply, text, tool_use
 
 WINDOW = 30_000
@@ -42,7 +42,7 @@ def strict_tokens(body: dict) -> int:
 
 
 def new_session(tmp_path, tools, **kw) -> Session:
-    session = Session(project=tmp_path, tools=StaticTools(tools), approver=AllowAll(), model_name="claude-sonnet-5",
+    session = Session(deps=make_deps(tmp_path), tools=StaticTools(tools), approver=AllowAll(), model_name="claude-sonnet-5",
                       system="You are a test agent. " * 20, **kw)
     keep_in_window(session)
     return session
@@ -113,7 +113,7 @@ async def test_forty_large_results_finish_inside_a_small_window(fake_api, tmp_pa
     fake_api.default = script_reads(45)
     session = new_session(tmp_path, [big_read_tool()])
     events = Recorder()
-    done = await session.run_turn("Review every module in src/, one by one.", emit=events)
+    done = await session.run_turn("Review every module in src/, one by one.", events)
 
     assert done.stop_reason == "end_turn", [e for e in events if e.type == "error"]
     assert done.text == "Reviewed every file."
@@ -180,7 +180,7 @@ async def test_overflow_error_compacts_and_retries_once(fake_api, tmp_path):
     )
     session = new_session(tmp_path, [big_read_tool(8_000)])
     events = Recorder()
-    done = await session.run_turn("read five files", emit=events)
+    done = await session.run_turn("read five files", events)
     assert done.stop_reason == "end_turn" and done.text == "Done after compaction."
     failed, summary, retry = fake_api.requests[5], fake_api.requests[6], fake_api.requests[7]
     assert is_summary_request(summary)
@@ -199,7 +199,7 @@ async def test_a_second_overflow_ends_the_turn_with_a_clear_error(fake_api, tmp_
     )
     session = new_session(tmp_path, [big_read_tool()])
     events = Recorder()
-    done = await session.run_turn("hello", emit=events)
+    done = await session.run_turn("hello", events)
     assert done.stop_reason == "error"
     assert len(fake_api.requests) == 2
     assert "no longer fits" in events.of("error")[0].message

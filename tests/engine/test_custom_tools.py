@@ -31,7 +31,7 @@ from codingcode_jupyter.engine.tools.custom import (
 )
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.resolver import SessionToolResolver
-from tests.engine.helpers import AllowAll, Recorder, echo_tool
+from tests.engine.helpers import AllowAll, Recorder, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 PNG_1PX = base64.b64decode(
@@ -40,7 +40,7 @@ PNG_1PX = base64.b64decode(
 
 
 def make_ctx(tmp_path: Path, **kw) -> ToolContext:
-    return ToolContext(session_id="s1", turn_id=3, project_path=tmp_path, tool_use_id="tu1", **kw)
+    return ToolContext.standalone(tmp_path, session_id="s1", turn_id=3, tool_use_id="tu1", **kw)
 
 
 @pytest.fixture
@@ -455,7 +455,7 @@ def make_loop(tmp_path: Path, registry: ToolRegistry, approver=None) -> tuple[Ag
         model=AnthropicModel("claude-sonnet-5", max_retries=0),
         tools=resolver,
         approver=approver or AllowAll(),
-        project=tmp_path,
+        deps=make_deps(tmp_path),
         session_id="s1",
         state=SessionState(),
         emit=events,

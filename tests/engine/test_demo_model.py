@@ -5,7 +5,7 @@ from __future__ import annotations
 from codingcode_jupyter.engine.models.demo import DEMO_FILE
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
-from tests.engine.helpers import AllowAll, Recorder, StaticTools
+from tests.engine.helpers import AllowAll, Recorder, StaticTools, make_deps
 
 
 class DenyWrites(AllowAll):
@@ -24,9 +24,9 @@ def _project(tmp_path):
 
 async def test_demo_session_completes_on_a_real_project(tmp_path):
     project = _project(tmp_path)
-    session = Session(project=project, tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
+    session = Session(deps=make_deps(project), tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
     events = Recorder()
-    done = await session.run_turn("add a --verbose flag", emit=events)
+    done = await session.run_turn("add a --verbose flag", events)
     assert done.stop_reason == "end_turn"
     tools = [e.tool for e in events.of("tool_call_started")]
     assert tools == ["search_files", "read_file", "todo_write", "write_file", "execute_command", "todo_write"]
@@ -39,9 +39,9 @@ async def test_demo_session_completes_on_a_real_project(tmp_path):
 
 async def test_demo_adapts_to_a_denied_edit(tmp_path):
     project = _project(tmp_path)
-    session = Session(project=project, tools=StaticTools(builtin_tools()), approver=DenyWrites(), model_name="demo")
+    session = Session(deps=make_deps(project), tools=StaticTools(builtin_tools()), approver=DenyWrites(), model_name="demo")
     events = Recorder()
-    done = await session.run_turn("add a docstring to main", emit=events)
+    done = await session.run_turn("add a docstring to main", events)
     assert not (project / DEMO_FILE).exists()
     assert "execute_command" not in [e.tool for e in events.of("tool_call_started")]
     assert "won't run anything" in done.text
@@ -50,7 +50,7 @@ async def test_demo_adapts_to_a_denied_edit(tmp_path):
 
 
 async def test_demo_on_an_empty_project(tmp_path):
-    session = Session(project=tmp_path, tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
+    session = Session(deps=make_deps(tmp_path), tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
     done = await session.run_turn("write a summary script")
     assert done.stop_reason == "end_turn" and (tmp_path / DEMO_FILE).exists()
 
@@ -65,9 +65,9 @@ async def test_the_demo_picks_a_script_by_the_request_and_says_it_is_one(tmp_pat
         "what is the capital of France?": ([], "A script cannot answer that"),
     }
     for prompt, (tools, said) in cases.items():
-        session = Session(project=project, tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
+        session = Session(deps=make_deps(project), tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
         events = Recorder()
-        done = await session.run_turn(prompt, emit=events)
+        done = await session.run_turn(prompt, events)
         first = "".join(e.text for e in events.of("text_delta")).splitlines()[0]
         assert "scripted" in first and "does not understand" in first, first
         assert [e.tool for e in events.of("tool_call_started")] == tools, prompt

@@ -115,8 +115,7 @@ async def _run(project: Path, url: str, answer: str) -> tuple[list, list]:
         return answer
 
     model = scripted([call("fetch_url", {"url": url})])
-    loop = AgentLoop(model=model, tools=StaticTools([FETCH]), approver=ApprovalPipeline(project, python_hooks=[]),
-                     project=project, session_id="s", state=SessionState(), emit=Recorder(), ask=ask,
+    loop = AgentLoop(model=model, tools=StaticTools([FETCH]), approver=ApprovalPipeline(project, python_hooks=[]), session_id="s", state=SessionState(), emit=Recorder(), ask=ask,
                      deps=make_deps(project))
     await loop.run(Conversation(), "go", 1)
     return asked, model.requests[1].messages[-1]["content"]

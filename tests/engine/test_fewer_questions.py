@@ -17,6 +17,7 @@ from codingcode_jupyter.engine.tools.base import AnyArgs, ToolDefinition
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from tests.engine.approval_helpers import context, make_project
 from tests.engine.helpers import write_settings
+from tests.fakes.front import ScriptedFront
 
 TOOLS = {tool.name: tool for tool in builtin_tools()}
 
@@ -151,13 +152,12 @@ async def test_auto_allowed_commands_run_confined_and_are_audited(fake_api, proj
     session, parts = open_session(project)
     assert parts.sandbox().active, parts.sandbox().unavailable_reason
 
-    async def nobody(request):
-        raise AssertionError(f"asked for {request.input}")
-
+    nobody = ScriptedFront()  # any question would be recorded (and denied)
     try:
-        await session.run_turn("test it", ask=nobody)
+        await session.run_turn("test it", nobody)
     finally:
         await parts.aclose()
+    assert nobody.asked == []
     assert (project / "made.txt").read_text() == "tested\n"
     decisions = {r["tool_use_id"]: r for r in AuditLog(project).read(None) if r.get("event") == "decision"}
     assert decisions["m"]["by"] == "sandbox" and decisions["c"]["by"] == "sandbox"

@@ -23,7 +23,7 @@ async def _write_turn(fake_api, project: Path, front: ScriptedFront) -> None:
     fake_api.add(Reply([tool_use("write_file", {"path": "note.txt", "content": "hi\n"}, id="w")]), Reply([text("done")]))
     session, parts = open_session(project, model="claude-sonnet-5")
     try:
-        await session.run_turn("write a note", emit=front, ask=front.ask)
+        await session.run_turn("write a note", front)
     finally:
         await parts.aclose()
 

@@ -98,7 +98,7 @@ async def test_a_hung_server_delays_the_turn_only_up_to_the_bound_with_a_notice(
         await eventually(marker.exists, 30, "the hung server to be spawned")
         await eventually(lambda: parts.mcp.connection("fake").state == "running", 30, "the fake server to run")
         events = []
-        done = await session.run_turn("hi", emit=events.append)
+        done = await session.run_turn("hi", events.append)
         assert done.stop_reason == "end_turn"
         [request] = seen
         # The request carries the ready server's tools; it went out while the hung one was still
@@ -113,7 +113,7 @@ async def test_a_hung_server_delays_the_turn_only_up_to_the_bound_with_a_notice(
         assert "MCP server hung is still starting" in request["first"]
         # The same start is not waited for again by the next turn.
         events.clear()
-        await session.run_turn("again", emit=events.append)
+        await session.run_turn("again", events.append)
         assert not [e for e in events if isinstance(e, McpWaiting)]
         assert parts.mcp.connection("hung").state == "starting"
     finally:
@@ -130,7 +130,7 @@ async def test_a_server_still_starting_is_waited_for_and_its_tools_are_in_the_fi
     events = []
     try:
         asyncio.get_running_loop().call_later(0.5, go.touch)  # it starts half a second into the wait
-        done = await session.run_turn("echo something", emit=events.append)
+        done = await session.run_turn("echo something", events.append)
         assert done.stop_reason == "end_turn"
         assert "slow__echo" in seen[0]
         waits = [e for e in events if isinstance(e, McpWaiting)]
@@ -149,7 +149,7 @@ async def test_a_failed_server_is_not_waited_for(fake_api, tmp_path):
     try:
         await eventually(lambda: parts.mcp.connection("broken").state == "failed", 30, "the broken server to fail")
         events = []
-        await session.run_turn("hi", emit=events.append)
+        await session.run_turn("hi", events.append)
         assert not [e for e in events if isinstance(e, McpWaiting)]
         assert any(isinstance(e, McpServerChanged) and e.state == "failed" for e in front.events)
         assert "MCP server broken is not running" in json.dumps(fake_api.requests[0]["messages"][0])
@@ -185,7 +185,7 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
     try:
         await parts.start()
         events = []
-        done = await session.run_turn("echo something", ask=None, emit=events.append)
+        done = await session.run_turn("echo something", events.append)
         assert done.stop_reason == "end_turn"
         first, second, third, _ = fake_api.requests
         assert states == ["starting"]  # started with the session; not ready within the bound

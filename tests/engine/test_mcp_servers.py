@@ -24,7 +24,7 @@ STDIO = {"command": sys.executable, "args": [FAKE, "stdio"]}
 
 
 def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(session_id="s", turn_id=1, project_path=tmp_path, state=SessionState())
+    return ToolContext.standalone(tmp_path, session_id="s", turn_id=1, state=SessionState())
 
 
 def by_display(manager: McpManager):
@@ -229,8 +229,7 @@ async def test_add_remove_and_deferred_server(tmp_path):
         state = SessionState()
         resolver = SessionToolResolver(ToolRegistry(), state=state, mcp=manager)
         assert [t.name for t in resolver.offered()] == ["tool_search"]
-        found = await resolver.lookup("tool_search").run({"query": "echo text"}, ToolContext(
-            session_id="s", turn_id=1, project_path=tmp_path, state=state))
+        found = await resolver.lookup("tool_search").run({"query": "echo text"}, ToolContext.standalone(tmp_path, session_id="s", turn_id=1, state=state))
         assert "lazy__echo" in found.text_content
         assert "lazy__echo" in [t.name for t in resolver.offered()]
         with pytest.raises(ValueError, match="'bad'"):

@@ -10,7 +10,7 @@ from codingcode_jupyter.engine.agent import AgentLoop, Conversation
 from codingcode_jupyter.engine.models.function import FunctionModel
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.files import edit_file_tool, read_file_tool, write_file_tool
-from tests.engine.helpers import AllowAll, Recorder, StaticTools
+from tests.engine.helpers import AllowAll, Recorder, StaticTools, make_deps
 
 
 class CountingApprover(AllowAll):
@@ -38,7 +38,7 @@ def _one_call(name: str, tool_input: dict):
 
 async def _run(project: Path, name: str, tool_input: dict, state: SessionState | None = None):
     approver, events = CountingApprover(), Recorder()
-    loop = AgentLoop(model=FunctionModel(_one_call(name, tool_input)), approver=approver, project=project,
+    loop = AgentLoop(model=FunctionModel(_one_call(name, tool_input)), approver=approver, deps=make_deps(project),
                      tools=StaticTools([read_file_tool(), write_file_tool(), edit_file_tool()]), session_id="s",
                      state=state or SessionState(), emit=events)
     await loop.run(Conversation(), "go", 1)

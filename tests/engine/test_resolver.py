@@ -183,7 +183,7 @@ async def test_deferred_tools_absent_until_tool_search_finds_them(setup, tmp_pat
 
     search = resolver.lookup("tool_search")
     assert search.read_only
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, state=state)
+    ctx = ToolContext.standalone(tmp_path, session_id="s", turn_id=1, state=state)
     result = await search.run({"query": "send an email", "max_results": 1}, ctx)
     assert not result.is_error
     assert "lazy__send_email (lazy:send_email)" in result.text_content
@@ -201,7 +201,7 @@ async def test_tool_search_no_match_and_bad_input(setup, tmp_path):
     registry, mcp, state = setup
     resolver = SessionToolResolver(registry, state=state, mcp=mcp)
     search = resolver.tool_search
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, state=state)
+    ctx = ToolContext.standalone(tmp_path, session_id="s", turn_id=1, state=state)
     none = await search.run({"query": "kubernetes"}, ctx)
     assert not none.is_error and "No tool matches" in none.text_content and "lazy:send_email" in none.text_content
     assert state.discovered_tools == set()

@@ -21,7 +21,7 @@ from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.resolver import SessionToolResolver, ToolVisibilityPolicy
-from tests.engine.helpers import AllowAll, Recorder, echo_tool
+from tests.engine.helpers import AllowAll, Recorder, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 from tests.polling import eventually
 
@@ -59,7 +59,7 @@ def make_loop(tmp_path, resolver, state) -> tuple[AgentLoop, Recorder]:
         model=AnthropicModel("claude-sonnet-5", max_retries=0),
         tools=resolver,
         approver=AllowAll(),
-        project=tmp_path,
+        deps=make_deps(tmp_path),
         session_id="s1",
         state=state,
         emit=events,

@@ -361,7 +361,7 @@ async def test_execute_command_tool_runs_confined(sb: CommandSandbox, project: P
     from tests.engine.helpers import make_deps
 
     tool = execute_command_tool()
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=project, deps=make_deps(project, sandbox=sb))
+    ctx = ToolContext.standalone(project, session_id="s", turn_id=1, deps=make_deps(project, sandbox=sb))
     result = await tool.run({"command": f"echo inside > made.txt; cat {home}/.ssh/id_rsa; echo x >> ~/.bashrc"}, ctx)
     assert (project / "made.txt").read_text() == "inside\n"
     assert SECRET not in result.text_content

@@ -203,7 +203,7 @@ async def test_execute_command_sets_pager_and_colour_inside(project: Path, home:
 
     sandbox = make_sandbox(project, home)
     try:
-        ctx = ToolContext(session_id="s", turn_id=1, project_path=project, deps=make_deps(project, sandbox=sandbox))
+        ctx = ToolContext.standalone(project, session_id="s", turn_id=1, deps=make_deps(project, sandbox=sandbox))
         result = await execute_command_tool().run({"command": "env"}, ctx)
         text = result.text_content
         assert "PAGER=cat" in text and "GIT_PAGER=cat" in text and "NO_COLOR=1" in text and "TERM=" in text

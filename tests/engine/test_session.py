@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 from codingcode_jupyter.engine.session import Session, list_sessions
-from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool
+from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
 
 def new_session(tmp_path, **kw) -> Session:
-    return Session(project=tmp_path, tools=StaticTools([echo_tool()]), approver=AllowAll(), model_name="claude-sonnet-5", **kw)
+    return Session(deps=make_deps(tmp_path), tools=StaticTools([echo_tool()]), approver=AllowAll(), model_name="claude-sonnet-5", **kw)
 
 
 async def test_conversation_continues_and_resumes_from_disk(fake_api, tmp_path):
@@ -68,10 +68,10 @@ async def test_todo_list_is_restored(fake_api, tmp_path):
         return "ok"
 
     tool = ToolDefinition(name="plan", description="plan", parameters=Plan, execute=plan)
-    session = Session(project=tmp_path, tools=StaticTools([tool]), approver=AllowAll(), model_name="claude-sonnet-5")
+    session = Session(deps=make_deps(tmp_path), tools=StaticTools([tool]), approver=AllowAll(), model_name="claude-sonnet-5")
     fake_api.add(Reply([tool_use("plan", {"step": "write tests"})]), Reply([text("ok")]))
     await session.run_turn("x")
-    resumed = Session(project=tmp_path, tools=StaticTools([tool]), approver=AllowAll(), id=session.id)
+    resumed = Session(deps=make_deps(tmp_path), tools=StaticTools([tool]), approver=AllowAll(), id=session.id)
     resumed.load()
     assert resumed.state.todo == [TodoItem(step="write tests", status="in_progress")]
     lines = [json.loads(line) for line in session.transcript.path.read_text().splitlines()]
@@ -81,9 +81,9 @@ async def test_todo_list_is_restored(fake_api, tmp_path):
 async def test_no_key_falls_back_to_the_demo_with_a_notice(tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    session = Session(project=tmp_path, tools=StaticTools([]), approver=AllowAll())
+    session = Session(deps=make_deps(tmp_path), tools=StaticTools([]), approver=AllowAll())
     events = Recorder()
-    done = await session.run_turn("hello", emit=events)
+    done = await session.run_turn("hello", events)
     notice = events.of("notice")[0].text
     assert "ANTHROPIC_API_KEY" in notice and session.last_model == "demo"
     assert done.stop_reason == "end_turn"
@@ -94,7 +94,7 @@ async def test_totals_include_the_turn_when_turn_done_is_emitted(fake_api, tmp_p
     fake_api.add(Reply([text("hi")], usage={"input_tokens": 7, "output_tokens": 3}))
     session = new_session(tmp_path)
     seen = []
-    await session.run_turn("x", emit=lambda e: seen.append(session.usage.output_tokens) if e.type == "turn_done" else None)
+    await session.run_turn("x", lambda e: seen.append(session.usage.output_tokens) if e.type == "turn_done" else None)
     assert seen == [3] and session.usage.input_tokens == 7
 
 
@@ -104,7 +104,7 @@ async def test_interrupted_turn_still_counts_its_tokens(fake_api, tmp_path):
     fake_api.add(Reply([tool_use("echo", {"text": "x", "delay": 30})], usage={"input_tokens": 11, "output_tokens": 2}))
     session = new_session(tmp_path)
     started = asyncio.Event()
-    task = asyncio.create_task(session.run_turn("x", emit=lambda e: started.set() if e.type == "tool_call_started" else None))
+    task = asyncio.create_task(session.run_turn("x", lambda e: started.set() if e.type == "tool_call_started" else None))
     await asyncio.wait_for(started.wait(), 10)
     task.cancel()
     try:

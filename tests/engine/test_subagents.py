@@ -81,7 +81,6 @@ class Parent:
             model=AnthropicModel("claude-sonnet-5", max_retries=0),
             tools=profile_resolver(registry, None, state=SessionState(), can_dispatch=True),
             approver=self.approver,
-            project=project,
             session_id="parent-session",
             state=SessionState(),
             system=profile_system_prompt(project, None, self.env.dispatchable(catalog, 0, None)),

@@ -116,8 +116,7 @@ async def test_session_runs_a_profile_and_dispatches(fake_api, tmp_path):
     """The session as open_session assembles it: a profile as main agent that dispatches explore."""
     write_profile(tmp_path, "boss", "description: Delegates.\ntools: [dispatch_agent]\nmodel: claude-sonnet-5", "You are the boss.")
     agent = setup(tmp_path, agent_profile="boss")
-    session = Session(
-        project=tmp_path, tools=agent.resolver, approver=AllowAll(), model_name=agent.model, system=agent.system,
+    session = Session(tools=agent.resolver, approver=AllowAll(), model_name=agent.model, system=agent.system,
         max_steps=agent.max_steps, deps=make_deps(tmp_path, dispatch=agent.dispatch),
     )
 
@@ -130,7 +129,7 @@ async def test_session_runs_a_profile_and_dispatches(fake_api, tmp_path):
 
     fake_api.default = route
     events = Recorder()
-    done = await session.run_turn("look around", emit=events)
+    done = await session.run_turn("look around", events)
     assert done.text == "boss done"
     main_request, child_request = fake_api.requests[0], fake_api.requests[1]
     assert main_request["system"][0]["text"].startswith("You are the boss.")

@@ -120,7 +120,7 @@ async def test_the_tool_line_and_the_card_show_the_declared_key(fake_api, tmp_pa
     from codingcode_jupyter.engine.agent import AgentLoop, Conversation
     from codingcode_jupyter.engine.models.anthropic import AnthropicModel
     from codingcode_jupyter.engine.state import SessionState
-    from tests.engine.helpers import AllowAll, Recorder, StaticTools
+    from tests.engine.helpers import AllowAll, Recorder, StaticTools, make_deps
     from tests.fakes.anthropic_server import Reply, text, tool_use
 
     # The key is the second argument here: only the declaration can say so.
@@ -129,7 +129,7 @@ async def test_the_tool_line_and_the_card_show_the_declared_key(fake_api, tmp_pa
     fake_api.add(Reply([tool_use("lookup", {"scope": "all", "term": "needle"})]), Reply([text("ok")]))
     events = Recorder()
     loop = AgentLoop(model=AnthropicModel("claude-sonnet-5", max_retries=0), tools=StaticTools([lookup]),
-                     approver=AllowAll(), project=tmp_path, session_id="s", state=SessionState(), emit=events)
+                     approver=AllowAll(), deps=make_deps(tmp_path), session_id="s", state=SessionState(), emit=events)
     await loop.run(Conversation(), "go", 1)
     assert [e.key for e in events.of("tool_call_started")] == ["needle"]
 

@@ -175,7 +175,7 @@ async def test_write_through_symlink_changes_target_and_keeps_link(project, ctx)
 
 
 async def test_write_without_state_skips_read_check(project):
-    bare = ToolContext(session_id="s", turn_id=1, project_path=project)
+    bare = ToolContext.standalone(project, session_id="s", turn_id=1)
     (project / "a.txt").write_text("old\n")
     result = await write_file.run({"path": "a.txt", "content": "new\n"}, bare)
     assert not result.is_error and (project / "a.txt").read_text() == "new\n"

@@ -13,7 +13,7 @@ todo_write = todo_write_tool()
 
 
 def make_ctx(tmp_path: Path, events: list) -> ToolContext:
-    return ToolContext(session_id="s1", turn_id=4, project_path=tmp_path, agent="main/explore#1",
+    return ToolContext.standalone(tmp_path, session_id="s1", turn_id=4, agent="main/explore#1",
                        emit=events.append, state=SessionState())
 
 
@@ -60,7 +60,7 @@ async def test_rejects_bad_plans_with_clear_messages(tmp_path):
 
 async def test_empty_plan_clears_and_works_without_state(tmp_path):
     events: list = []
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, emit=events.append)
+    ctx = ToolContext.standalone(tmp_path, session_id="s", turn_id=1, emit=events.append)
     result = await todo_write.run({"plan": []}, ctx)
     assert not result.is_error and "cleared" in result.text_content
     assert isinstance(events[0], TodoUpdated) and events[0].items == []

@@ -154,19 +154,19 @@ def test_html_to_markdown_title_and_body():
 async def test_web_search_not_configured_is_clear(ctx):
     result = await web_search.run({"query": "python"}, ctx)
     assert result.is_error and result.text_content.startswith("web search is not configured:")
-    ctx.deps = make_deps(ctx.project_path, settings={})
+    ctx = ctx.with_turn(deps=make_deps(ctx.project_path, settings={}))
     again = await web_search.run({"query": "python"}, ctx)
     assert again.text_content.startswith("web search is not configured:")
 
 
 async def test_web_search_anthropic_backend_points_to_server_tool(ctx):
-    ctx.deps = make_deps(ctx.project_path, settings={"webSearch": {"backend": "anthropic"}})
+    ctx = ctx.with_turn(deps=make_deps(ctx.project_path, settings={"webSearch": {"backend": "anthropic"}}))
     result = await web_search.run({"query": "python"}, ctx)
     assert result.is_error and "server-side" in result.text_content
 
 
 async def test_web_search_searxng_backend_and_clamp(server, ctx):
-    ctx.deps = make_deps(ctx.project_path, settings={"webSearch": {"backend": "searxng", "url": f"{server}/search"}})
+    ctx = ctx.with_turn(deps=make_deps(ctx.project_path, settings={"webSearch": {"backend": "searxng", "url": f"{server}/search"}}))
     result = await web_search.run({"query": "rust regex"}, ctx)
     text = result.text_content
     assert not result.is_error, text
@@ -178,7 +178,7 @@ async def test_web_search_searxng_backend_and_clamp(server, ctx):
 
 
 async def test_web_search_brave_backend_uses_key_from_env(server, ctx, monkeypatch):
-    ctx.deps = make_deps(ctx.project_path, settings={"webSearch": {"backend": "brave", "url": f"{server}/brave", "apiKeyEnv": "TEST_BRAVE_KEY"}})
+    ctx = ctx.with_turn(deps=make_deps(ctx.project_path, settings={"webSearch": {"backend": "brave", "url": f"{server}/brave", "apiKeyEnv": "TEST_BRAVE_KEY"}}))
     monkeypatch.delenv("TEST_BRAVE_KEY", raising=False)
     missing = await web_search.run({"query": "q"}, ctx)
     assert missing.is_error and "TEST_BRAVE_KEY" in missing.text_content
@@ -188,7 +188,7 @@ async def test_web_search_brave_backend_uses_key_from_env(server, ctx, monkeypat
 
 
 async def test_web_search_backend_errors_and_service_override(server, ctx):
-    ctx.deps = make_deps(ctx.project_path, settings={"webSearch": {"backend": "http", "url": f"{server}/missing"}})
+    ctx = ctx.with_turn(deps=make_deps(ctx.project_path, settings={"webSearch": {"backend": "http", "url": f"{server}/missing"}}))
     failing = await web_search.run({"query": "q"}, ctx)
     assert failing.is_error and "HTTP 404" in failing.text_content
 

@@ -22,4 +22,4 @@ def tools(ip):
 
 @pytest.fixture
 def ctx(tmp_path):
-    return ToolContext(session_id="s", turn_id=1, project_path=tmp_path)
+    return ToolContext.standalone(tmp_path, session_id="s", turn_id=1)

@@ -265,7 +265,7 @@ async def test_run_python_system_exit_is_reported_not_fatal(tools, ctx):
 
 async def test_run_python_big_output_is_capped_and_streamed(tools, tmp_path):
     lines = []
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=tmp_path, emit=lambda e: lines.append(e.text))
+    ctx = ToolContext.standalone(tmp_path, session_id="s", turn_id=1, emit=lambda e: lines.append(e.text))
     out = await text(tools, "run_python", ctx, code="for i in range(200_000):\n    print(i)")
     assert len(out) < kt_run.MAX_OUTPUT_CHARS + 2000
     assert "characters of output cut" in out and "199999" in out and "\n0\n" in out

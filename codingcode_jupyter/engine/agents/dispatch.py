@@ -203,7 +203,7 @@ def _transcript(env: DispatchEnv, session_id: str, agent: str) -> Transcript | N
 
 
 async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
-    env = ctx.deps.dispatch if ctx.deps is not None else None
+    env = ctx.deps.dispatch
     parent = ctx.run
     if env is None or parent is None:
         raise ToolError("Sub-agents are not available in this session (no dispatch environment).")
@@ -253,7 +253,6 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
         model=model,
         tools=resolver,
         approver=parent.approver,
-        project=parent.project,
         session_id=parent.session_id,
         state=state,
         system=profile_system_prompt(parent.project, profile, env.dispatchable(catalog, depth, profile), agent=name),

@@ -114,7 +114,7 @@ class Confirm(Layer):
 async def request_for(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> ApprovalRequest:
     """What the person is shown about ``asked``: everything escaped that could hide characters."""
     tool_name = call.definition.display_name or call.definition.name
-    sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+    sandbox = ctx.deps.sandbox()
     sandboxed = bool(sandbox and sandbox.active) if call.definition.access.command is not None else None
     preview = escape_unicode(await _preview(call, ctx, asked))
     key = call.definition.access.key_value(asked.input)

@@ -302,7 +302,7 @@ class SandboxGuard(Layer):
         verdict = j.verdict
         if verdict is None or verdict.kind is DENY or j.subject.access.command is None:
             return []
-        sandbox = j.ctx.deps.sandbox() if j.ctx.deps is not None else None
+        sandbox = j.ctx.deps.sandbox()
         if sandbox is None or not sandbox.enabled or sandbox.active:
             return []
         if j.facts.read_only and j.facts.egress is None:

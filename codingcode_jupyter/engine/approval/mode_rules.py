@@ -58,7 +58,7 @@ def _sandbox_auto_allow(j: "Judging") -> bool:
         return False
     # Landlock's TCP rules name a port, not an address: with a network allowlist it cannot prove
     # that a command reaches only the proxy, so it does not vouch for the command.
-    sandbox = j.ctx.deps.sandbox() if j.ctx.deps is not None else None
+    sandbox = j.ctx.deps.sandbox()
     return sandbox is None or getattr(sandbox, "network_exact", True)
 
 

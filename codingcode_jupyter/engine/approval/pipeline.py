@@ -214,5 +214,5 @@ def _runs_sandboxed(subject: Subject, ctx: "ToolContext") -> bool:
     """The call is a command that will run inside an active sandbox (code tools never do)."""
     if subject.access.command is None:
         return False
-    sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+    sandbox = ctx.deps.sandbox()
     return bool(sandbox is not None and sandbox.enabled and sandbox.active)

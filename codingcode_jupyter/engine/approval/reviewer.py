@@ -363,13 +363,9 @@ class Reviewer(Layer):
     def __init__(self, client: Any = None) -> None:
         # None: the session's shared SDK client (same key and connection as the turns).
         self._client = client
-        self._states: dict[str, ReviewerState] = {}
 
     def state(self, ctx: "ToolContext") -> ReviewerState:
-        deps = ctx.deps
-        if deps is not None:
-            return deps.reviewer
-        return self._states.setdefault(ctx.session_id, ReviewerState())
+        return ctx.deps.reviewer
 
     def client(self) -> Any:
         if self._client is not None:
@@ -388,7 +384,7 @@ class Reviewer(Layer):
         if state.paused:
             asked.layers.append(Verdict(kind=None, layer=self.name, reason=f"paused: {state.paused}"))
             return None
-        model, timeout, guidance = reviewer_settings(ctx.deps.settings.current() if ctx.deps is not None else None)
+        model, timeout, guidance = reviewer_settings(ctx.deps.settings.current())
         review = await review_input(call, ctx, asked, guidance)
         outcome = await ask_reviewer(self.client(), build_params(review, model), timeout)
         answer, failure = outcome.answer, outcome.failure

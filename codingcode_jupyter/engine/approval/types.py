@@ -11,6 +11,7 @@ a person must answer, the approver awaits the front's :data:`Asker` callback wit
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Optional, Protocol
 
 from pydantic import BaseModel, Field
@@ -138,11 +139,12 @@ class Reply(BaseModel):
 Asker = Callable[[ApprovalRequest], Awaitable["Answer | Reply"]]
 
 
-class ToolCall(BaseModel):
-    model_config = {"arbitrary_types_allowed": True}
+@dataclass(frozen=True)
+class ToolCall:
+    """One call to approve: its id, the tool's definition and the input as the model wrote it."""
 
     tool_use_id: str
-    tool: Any  # ToolDefinition; Any keeps pydantic from trying to validate a dataclass
+    tool: "ToolDefinition"
     input: dict[str, Any]
 
     @property

@@ -18,8 +18,7 @@ __all__ = ["ContextStatus", "keep_in_window", "compact", "context_status"]
 
 
 def _window_setting(session: "Session") -> int | None:
-    deps = session.deps
-    return deps.settings.current().merged.contextWindow if deps is not None else None
+    return session.deps.settings.current().merged.contextWindow
 
 
 def keep_in_window(session: "Session") -> Compactor:
@@ -38,8 +37,6 @@ def keep_in_window(session: "Session") -> Compactor:
 
 async def _pre_compact(session: "Session", trigger: str, run: "AgentRun | None") -> None:
     """The PreCompact hooks; what they say for the person goes to the running turn, else the next one."""
-    if session.deps is None:
-        return
     outcome = await session.deps.hooks.pre_compact(session_id=session.id, trigger=trigger)
     for text in outcome.notices + ([outcome.reason] if outcome.blocked and outcome.reason else []):
         if run is not None:

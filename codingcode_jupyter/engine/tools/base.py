@@ -35,6 +35,7 @@ __all__ = [
     "ToolResult",
     "ToolOutput",
     "ToolContext",
+    "AgentTurn",
     "AgentRun",
     "ToolDefinition",
     "AnyArgs",
@@ -133,32 +134,113 @@ class AgentRun(Protocol):
     def notify(self, text: str) -> None: ...
 
 
-@dataclass
-class ToolContext:
-    """What a running tool may know and do besides its arguments."""
+def _ignore(event: BaseModel) -> None:
+    """The sink of a run nobody watches."""
 
+
+@dataclass(frozen=True)
+class AgentTurn:
+    """What every tool call of one agent's turn shares, made once per turn by the agent loop.
+
+    The session's parts (``deps``), who is running (the session, the turn, the agent and its
+    memory), where its events go and the turn's mode and approval timeout. A tool reads them
+    through its :class:`ToolContext`.
+    """
+
+    deps: "SessionDeps"
     session_id: str
     turn_id: int
-    project_path: Path
-    tool_use_id: str = ""
     agent: str = "main"
-    emit: EventSink = field(default=lambda event: None)
+    # What this agent remembers between its calls (files read, todo); None for a call run on its
+    # own (no read-before-write check then).
     state: "SessionState | None" = None
+    emit: EventSink = _ignore
+    mode: "PermissionMode" = "default"
+    approval_timeout: float | None = None
+    # The agent running the turn; None outside a turn (tests, `permissions check`).
+    run: AgentRun | None = None
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may know and do besides its arguments: its turn (one object, shared by
+    every call of the turn) and what belongs to this one call.
+
+    pydantic-ai's ``RunContext[Deps]`` is the model: one context carrying the session's parts
+    and the call's own facts, not a bag of fields copied from the loop at every call. It is not
+    generic: the engine has exactly one kind of parts, :class:`~..deps.SessionDeps`.
+    """
+
+    turn: AgentTurn
+    tool_use_id: str = ""
     # Set when the call is cancelled; sync tools running in a thread poll it, async tools
     # simply receive CancelledError.
     cancelled: threading.Event = field(default_factory=threading.Event)
-    # What the session was assembled with (settings, sandbox, checkpoints, MCP...); None for a
-    # tool run on its own (tests, `permissions check`).
-    deps: "SessionDeps | None" = None
-    # The agent running this call; None outside a turn.
-    run: AgentRun | None = None
-    # This agent's permission mode and approval timeout for the turn (decided once, by the session).
-    mode: "PermissionMode" = "default"
-    approval_timeout: float | None = None
     # What PreToolUse hooks added for the model (additionalContext); the loop appends it to the result.
     hook_context: list[str] = field(default_factory=list)
     # Set for a tool that asks in place (ToolDefinition.asks_in_place) when a person must answer.
     ask_in_place: bool = False
+
+    @classmethod
+    def standalone(cls, project: Path, *, deps: "SessionDeps | None" = None, session_id: str = "s", turn_id: int = 1,
+                   tool_use_id: str = "", agent: str = "main", state: "SessionState | None" = None,
+                   emit: EventSink = _ignore, mode: "PermissionMode" = "default",
+                   approval_timeout: float | None = None, run: AgentRun | None = None) -> "ToolContext":
+        """A context for a call run outside any agent's turn (`permissions check`, benchmarks, tests):
+        ``deps`` default to the project's settings and nothing else (no sandbox, MCP, checkpoints)."""
+        if deps is None:
+            from ..deps import SessionDeps
+
+            deps = SessionDeps.of(project)
+        turn = AgentTurn(deps=deps, session_id=session_id, turn_id=turn_id, agent=agent, state=state, emit=emit,
+                         mode=mode, approval_timeout=approval_timeout, run=run)
+        return cls(turn, tool_use_id)
+
+    def with_turn(self, **changes: Any) -> "ToolContext":
+        """This call's context in a turn changed as given (e.g. ``emit=``: a tool running on a thread
+        sends its events through the event loop); the call's own facts are the same objects."""
+        return dataclasses.replace(self, turn=dataclasses.replace(self.turn, **changes))
+
+    # The turn's facts, read through the call's context.
+    @property
+    def deps(self) -> "SessionDeps":
+        return self.turn.deps
+
+    @property
+    def project_path(self) -> Path:
+        return self.turn.deps.project
+
+    @property
+    def session_id(self) -> str:
+        return self.turn.session_id
+
+    @property
+    def turn_id(self) -> int:
+        return self.turn.turn_id
+
+    @property
+    def agent(self) -> str:
+        return self.turn.agent
+
+    @property
+    def state(self) -> "SessionState | None":
+        return self.turn.state
+
+    @property
+    def emit(self) -> EventSink:
+        return self.turn.emit
+
+    @property
+    def mode(self) -> "PermissionMode":
+        return self.turn.mode
+
+    @property
+    def approval_timeout(self) -> float | None:
+        return self.turn.approval_timeout
+
+    @property
+    def run(self) -> AgentRun | None:
+        return self.turn.run
 
     def progress(self, text: str) -> None:
         """Stream a line of progress (e.g. command output) to whoever renders the turn."""

@@ -77,7 +77,7 @@ def _make_executor(fn: Callable[..., Any], sig: Signature, is_async: bool):
                 except RuntimeError:  # the loop is gone (a thread left running after a cancel)
                     pass
 
-            threaded = dataclasses.replace(ctx, emit=emit)
+            threaded = ctx.with_turn(emit=emit)
             positional, keywords = call_arguments(args, threaded)
             try:
                 value = await asyncio.to_thread(fn, *positional, **keywords)

@@ -92,8 +92,8 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
     if timeout_ms > MAX_TIMEOUT_MS:
         notes.append(f"(timeout_ms {timeout_ms} is above the maximum; clamped to {MAX_TIMEOUT_MS})")
         timeout_ms = MAX_TIMEOUT_MS
-    env = command_env(ctx.deps.settings.current().merged.env if ctx.deps is not None else {})
-    sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+    env = command_env(ctx.deps.settings.current().merged.env)
+    sandbox = ctx.deps.sandbox()
     # The sandbox's empty mount targets (.mcp.json, .git) leave the project when its last command ends.
     with sandbox.command() if sandbox is not None and sandbox.active else nullcontext():
         try:

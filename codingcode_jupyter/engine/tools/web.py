@@ -101,7 +101,7 @@ def _client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
     # Tests and embedders may hand in a transport (e.g. httpx.MockTransport) with the session's deps.
     import httpx
 
-    transport = ctx.deps.http_transport if ctx.deps is not None else None
+    transport = ctx.deps.http_transport
     return httpx.AsyncClient(
         verify=_tls(),
         follow_redirects=True,
@@ -354,8 +354,8 @@ async def _web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     if limit > SEARCH_MAX:
         notes.append(f"(max_results {limit} is above the maximum; clamped to {SEARCH_MAX})")
         limit = SEARCH_MAX
-    override = ctx.deps.web_search_backend if ctx.deps is not None else None
-    config = ctx.deps.settings.current().merged.webSearch if ctx.deps is not None else None
+    override = ctx.deps.web_search_backend
+    config = ctx.deps.settings.current().merged.webSearch
     if override is not None:
         hits = await override(args.query, limit, config, ctx)
     else:

@@ -100,7 +100,8 @@ def turn_edits(store: CheckpointStore, session_id: str, turn_id: int) -> CellEdi
 
 def _record(ctx: ToolContext, notebook: str, described: list[str], inverse: list[dict[str, Any]]) -> None:
     """Add one call's accepted changes to its turn's record (a turn may edit several times)."""
-    store = ctx.deps.checkpoints if ctx.deps is not None and ctx.deps.checkpoints is not None else CheckpointStore(ctx.project_path)
+    kept = ctx.deps.checkpoints
+    store = kept if kept is not None else CheckpointStore(ctx.project_path)
     edits = turn_edits(store, ctx.session_id, ctx.turn_id) or CellEdits(
         session_id=ctx.session_id, turn_id=ctx.turn_id, notebook=notebook)
     edits.described.extend(described)
