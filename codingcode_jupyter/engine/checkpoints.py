@@ -170,7 +170,9 @@ def _diff(path: str, current: bytes | None, restored: bytes | None) -> str:
 
     before, after = text(current), text(restored)
     if before is None or after is None:
-        size = lambda d: "missing" if d is None else f"{len(d)} bytes"  # noqa: E731
+        def size(d: bytes | None) -> str:
+            return "missing" if d is None else f"{len(d)} bytes"
+
         return f"Binary or large file {path}: {size(current)} -> {size(restored)}\n"
     out = []
     for line in difflib.unified_diff(
@@ -379,6 +381,7 @@ class CheckpointStore:
                 conflict = None  # the change never completed; whatever is there is restored
             elif (now_sha if current is not None else None) != (item.after_sha256 if item.after_exists else None):
                 conflict = "changed since the turn (edited by someone else or a later command)"
+            action: Literal["restore", "delete", "unchanged"]
             if current == restored:
                 action = "unchanged"
                 conflict = None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from .approval.rules import Rule
-    from .project_settings import EffectiveSettings
+    from .project_settings import EffectiveSettings, SettingsLayer
     from .sandbox import CommandSandbox
 
 __all__ = ["DoctorReport", "doctor_report"]
@@ -51,7 +51,7 @@ class DoctorReport:
         return "\n".join(out)
 
 
-def _counts(layer) -> str:
+def _counts(layer: SettingsLayer) -> str:
     settings = layer.settings
     parts = []
     rules = sum(len(getattr(settings.permissions, a)) for a in ("allow", "deny", "ask"))

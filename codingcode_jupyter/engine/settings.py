@@ -403,7 +403,7 @@ def _rules(data: dict[str, Any], screen: _Screen) -> None:
         kept = []
         for index, text in enumerate(entries):
             try:
-                rule = parse_rule(text, action)  # type: ignore[arg-type]
+                rule = parse_rule(text, action)
             except RuleError as error:
                 # Left out loudly: one unreadable rule must not take the file's other deny rules with it.
                 effect = "it protects nothing until fixed" if action != "allow" else "it allows nothing"

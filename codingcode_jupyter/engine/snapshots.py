@@ -152,11 +152,11 @@ class ShadowRepo:
         batch = self._run("cat-file", "--batch", input="".join(f"{sha}\n" for sha, _ in entries.values()).encode())
         out: dict[str, tuple[bytes, int]] = {}
         offset = 0
-        for path, (_sha, mode) in entries.items():
+        for path, (_sha, file_mode) in entries.items():
             header_end = batch.index(b"\n", offset)
             size = int(batch[offset:header_end].split()[2])
             start = header_end + 1
-            out[path] = (batch[start:start + size], mode)
+            out[path] = (batch[start:start + size], file_mode)
             offset = start + size + 1
         return out
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from typing import Any
+from typing import Any, Callable, TypeVar, cast
 
+from IPython.core import magic as ipython_magic
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import Pretty, display
 
@@ -25,6 +26,18 @@ from .sessions import SessionRegistry
 from .subcommands import COMMANDS, Subcommands, help_text, mode_arg
 
 __all__ = ["AgentMagics"]
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+# IPython annotates its markers with a type variable bound nowhere, so mypy reads the method they
+# take as Never; called with a name, they return a decorator that keeps the method as it is.
+def cell_magic(name: str) -> Callable[[_Method], _Method]:
+    return cast(Callable[[_Method], _Method], ipython_magic.cell_magic(name))
+
+
+def line_magic(name: str) -> Callable[[_Method], _Method]:
+    return cast(Callable[[_Method], _Method], ipython_magic.line_magic(name))
 
 
 def policy_arg(value: str) -> str:

@@ -426,9 +426,9 @@ def load_profiles(project: Path, *, home: Path | None = None,
                 catalog.errors[path.stem] = error
                 continue
             if profile.name in seen:
-                error = ProfileError(f"{path}: field 'name': '{profile.name}' is already defined by {seen[profile.name]}")
                 catalog.profiles.pop(profile.name, None)
-                catalog.errors[profile.name] = error
+                catalog.errors[profile.name] = ProfileError(
+                    f"{path}: field 'name': '{profile.name}' is already defined by {seen[profile.name]}")
                 continue
             seen[profile.name] = path
             catalog.errors.pop(profile.name, None)

@@ -22,7 +22,7 @@ from .examples import CheckedOnce
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
 from .python_code import CodeCall
 from .shell_parse import SimpleCommand
-from .subject import Subject, build_subject
+from .subject import PathRef, Subject, build_subject
 
 __all__ = ["Hit", "BuiltinRule", "BUILTIN_RULES", "check_builtin", "BuiltinRuleError", "examples_checked"]
 
@@ -326,20 +326,23 @@ def _runs_file(command: SimpleCommand) -> str | None:
 
 
 def _check_download_exec(subject: Subject) -> list[Hit]:
-    commands = _commands(subject)
+    parsed = subject.command
+    if parsed is None:
+        return []
+    commands = parsed.commands
     downloaded, cloned = _downloaded_files(commands)
     for command in commands:
         if not command.argv:
             continue
         runs = _runs_file(command)
         if runs is not None and (runs in downloaded or any(runs.startswith(tree + "/") for tree in cloned)):
-            return [Hit("builtin:download-exec", _act("deny", command.speculative), f"`{_short(subject.command.source)}` "
+            return [Hit("builtin:download-exec", _act("deny", command.speculative), f"`{_short(parsed.source)}` "
                         "runs a file it has just downloaded without anyone reading it; download it in one step, show it, "
                         "and run it only after the user has approved its contents.")]
-        network = bool(subject.command.network) and (command.piped_stdin or any(r.op == "<&" for r in command.redirects))
+        network = bool(parsed.network) and (command.piped_stdin or any(r.op == "<&" for r in command.redirects))
         if command.runs_download or (command.basenames & _CODE_RUNNERS and (
                 (command.piped_stdin and _downloads(command.upstream)) or _downloads(command.substituted) or network)):
-            return [Hit("builtin:download-exec", _act("deny", command.speculative), f"`{_short(subject.command.source)}` "
+            return [Hit("builtin:download-exec", _act("deny", command.speculative), f"`{_short(parsed.source)}` "
                         "runs code downloaded from the network without anyone reading it; download the file, show it, "
                         "and run it only after the user has approved its contents.")]
     return []
@@ -540,10 +543,10 @@ def _account_file_rule(name: str, files: tuple[str, ...], what: str, proc: bool 
 
 # -- 8, 9. SSH keys and .env files ---------------------------------------------------------------------
 
-def _components(ref) -> list[list[str]]:
+def _components(ref: PathRef) -> list[list[str]]:
     seen = [re.split(r"[/\\]", ref.raw)]
     if ref.resolved is not None:
-        seen.append(ref.resolved.parts)
+        seen.append(list(ref.resolved.parts))
     return seen
 
 
@@ -566,7 +569,7 @@ def _names_env_file(name: str) -> bool:
                                                      (".env", ".env.local", ".env-production", ".env_test"))
 
 
-def _tree_env_file(ref) -> Path | None:
+def _tree_env_file(ref: PathRef) -> Path | None:
     """A dotenv file under a directory a command walks whole (`grep -r . `, `tar c .`, `cp -r`)."""
     if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.hidden:
         return None

@@ -15,15 +15,22 @@ guessed.
 from __future__ import annotations
 
 import ast
+import operator
 import os
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 __all__ = ["CodePath", "CodeCall", "PythonReading", "analyse_python"]
 
 CodeAccess = Literal["read", "write", "list", "tree", "unknown"]
 CallKind = Literal["setuid-bits", "kill-init", "setuid", "delete-tree"]
+
+# Integer arithmetic a flag or mode may be spelled with (`os.O_WRONLY | os.O_CREAT`, `0o700 + 0o55`).
+_INT_OPERATORS: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.BitOr: operator.or_, ast.Add: operator.add, ast.BitAnd: operator.and_, ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+}
 
 
 @dataclass(frozen=True)
@@ -146,7 +153,8 @@ class _Reader(ast.NodeVisitor):
         self.home = home
         self.cwd = cwd
         self.aliases: dict[str, str] = {}
-        self.bindings: dict[str, list[ast.AST]] = {}
+        # None: bound to something not followed (a loop target, `x += ...`).
+        self.bindings: dict[str, list[ast.AST | None]] = {}
         self._evaluating: set[str] = set()
 
     # -- set-up: imports and names bound once -----------------------------------------------
@@ -170,17 +178,17 @@ class _Reader(ast.NodeVisitor):
                 for target in targets:
                     if isinstance(target, ast.Name):
                         bound = value if not isinstance(node, ast.AugAssign) else None
-                        self.bindings.setdefault(target.id, []).append(bound)  # type: ignore[arg-type]
+                        self.bindings.setdefault(target.id, []).append(bound)
                     elif isinstance(target, (ast.Tuple, ast.List)):
                         for element in target.elts:
                             if isinstance(element, ast.Name):
-                                self.bindings.setdefault(element.id, []).append(None)  # type: ignore[arg-type]
+                                self.bindings.setdefault(element.id, []).append(None)
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith)):
-                for target in _loop_targets(node):
-                    self.bindings.setdefault(target, []).append(None)  # type: ignore[arg-type]
+                for bound_name in _loop_targets(node):
+                    self.bindings.setdefault(bound_name, []).append(None)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 for arg in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
-                    self.bindings.setdefault(arg.arg, []).append(None)  # type: ignore[arg-type]
+                    self.bindings.setdefault(arg.arg, []).append(None)
         self.visit(tree)
 
     # -- values -----------------------------------------------------------------------------
@@ -266,9 +274,7 @@ class _Reader(ast.NodeVisitor):
                     return UNKNOWN
             return UNKNOWN
         if isinstance(left, int) and isinstance(right, int) and not isinstance(left, bool):
-            ops = {ast.BitOr: lambda a, b: a | b, ast.Add: lambda a, b: a + b, ast.BitAnd: lambda a, b: a & b,
-                   ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
-            op = ops.get(type(node.op))
+            op = _INT_OPERATORS.get(type(node.op))
             return op(left, right) if op else UNKNOWN
         return UNKNOWN
 
@@ -577,7 +583,7 @@ def _loop_targets(node: ast.AST) -> list[str]:
         targets = [node.target]
     elif isinstance(node, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
-    names = []
+    names: list[str] = []
     for target in targets:
         names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names

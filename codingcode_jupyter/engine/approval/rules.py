@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import TYPE_CHECKING, Iterable, Literal
 
 from ..claude.names import CLAUDE_TOOLS, KNOWN_TOOL_NAMES, PatternKind, is_mcp_form, mcp_display_name
 from ..domains import domain_allowed, url_host, validate_domain_patterns
@@ -53,6 +53,9 @@ from .paths import relative_to_project
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
 from .spellings import deny_spellings
 from .subject import Subject
+
+if TYPE_CHECKING:
+    from .shell_parse import SimpleCommand
 
 __all__ = ["Rule", "RuleError", "RuleVerdict", "parse_rule", "judge", "exact_rules", "escape_pattern", "Action",
            "SOURCE_PRIORITY", "check_tool_name", "SOURCE_FILES", "nearest_allow"]
@@ -401,7 +404,7 @@ def _matches_call(rule: Rule, subject: Subject) -> bool:
     return False
 
 
-def _allow_texts(command) -> set[str]:
+def _allow_texts(command: SimpleCommand) -> set[str]:
     """What an allow rule is matched against: the command with wrappers peeled, and, when the
     only wrappers are package runners (`uv run`, `npx`), as written: `Bash(uv run:*)` says so."""
     texts = {command.rule_text()}
@@ -414,7 +417,7 @@ _HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tt
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 
 
-def _writes_outside(subject: Subject, command) -> bool:
+def _writes_outside(subject: Subject, command: SimpleCommand) -> bool:
     """True when a redirect of ``command`` writes a file outside the project (or one only known at run time)."""
     for redirect in command.redirects:
         if redirect.op not in _WRITE_OPS or redirect.target.isdigit() or redirect.target in _HARMLESS_SINKS:
@@ -435,12 +438,13 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
     """
     candidates: list[tuple[int, int, Rule, str]] = []
     applicable = [rule for rule in rules if _tool_matches(rule, subject)]
-    if subject.is_command:
+    parsed = subject.command
+    if parsed is not None:
         commands = subject.judged_commands
         coverage: list[int | None] = [None] * len(commands)
         allow_rules: list[Rule | None] = [None] * len(commands)
         for rule in applicable:
-            hit_text = commands[0].text if commands else subject.command.source
+            hit_text = commands[0].text if commands else parsed.source
             if rule.match_pattern is None:
                 matched = list(range(len(commands)))
             else:
@@ -453,21 +457,25 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
                                if any(regex.fullmatch(t) for t in _allow_texts(c)) and not _writes_outside(subject, c)]
                 else:
                     # Deny and ask hold on every spelling of every command, `bash -c`/`eval` included.
-                    hit = next((c for c in subject.command.commands
+                    hit = next((c for c in parsed.commands
                                 if any(regex.fullmatch(t) for t in deny_spellings(c))), None)
                     matched = []
-                    if hit is not None or regex.fullmatch(subject.command.source.strip()):
+                    if hit is not None or regex.fullmatch(parsed.source.strip()):
                         matched = [-1]
-                        hit_text = (hit.text or hit.rule_text()) if hit is not None else subject.command.source
+                        hit_text = (hit.text or hit.rule_text()) if hit is not None else parsed.source
             if rule.action == "allow":
                 for i in matched:
-                    if coverage[i] is None or rule.priority > coverage[i]:
+                    covered_by = coverage[i]
+                    if covered_by is None or rule.priority > covered_by:
                         coverage[i], allow_rules[i] = rule.priority, rule
             elif matched:
                 candidates.append((rule.priority, _SEVERITY[rule.action], rule, hit_text))
-        if commands and all(c is not None for c in coverage) and (trust_unresolved or not subject.command.unresolved):
-            weakest = min(range(len(commands)), key=lambda i: coverage[i])
-            candidates.append((coverage[weakest], 0, allow_rules[weakest], subject.command.source))
+        covering = [(priority, rule) for priority, rule in zip(coverage, allow_rules, strict=True)
+                    if priority is not None and rule is not None]
+        if commands and len(covering) == len(commands) and (trust_unresolved or not parsed.unresolved):
+            # The weakest rule of those covering a command decides (the first of equals, as min() picks).
+            weakest_priority, weakest_rule = min(covering, key=lambda pair: pair[0])
+            candidates.append((weakest_priority, 0, weakest_rule, parsed.source))
     else:
         for rule in applicable:
             if _matches_call(rule, subject):
@@ -531,8 +539,11 @@ def nearest_allow(subject: Subject, rules: Iterable[Rule]) -> str | None:
               and rule.match_pattern is not None]
     if not allows:
         return None
-    where = lambda rule: SOURCE_FILES.get(rule.source, rule.source)  # noqa: E731
-    if not subject.is_command:
+    def where(rule: Rule) -> str:
+        return SOURCE_FILES.get(rule.source, rule.source)
+
+    parsed = subject.command
+    if parsed is None:
         rule = allows[0]
         return f"nearest rule `{rule.text}` ({where(rule)}) does not match `{(subject.main or subject.tool)[:120]}`"
     commands = subject.judged_commands
@@ -541,9 +552,9 @@ def nearest_allow(subject: Subject, rules: Iterable[Rule]) -> str | None:
         regex = _command_regex(rule.match_pattern or "")
         covered = [c for c in commands if any(regex.fullmatch(t) for t in _allow_texts(c))]
         if covered and len(covered) == len(commands):
-            if subject.command.unresolved:
+            if parsed.unresolved:
                 return (f"rule `{rule.text}` ({where(rule)}) covers the command, but part of it is only known when "
-                        f"it runs ({subject.command.unresolved[0]}), so no allow rule can vouch for it")
+                        f"it runs ({parsed.unresolved[0]}), so no allow rule can vouch for it")
             outside = next((c for c in covered if _writes_outside(subject, c)), None)
             if outside is not None:
                 return f"rule `{rule.text}` ({where(rule)}) covers `{outside.text}`, but not its redirect writing outside the project"

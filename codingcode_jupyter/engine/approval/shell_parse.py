@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from . import programs
 
@@ -233,9 +234,10 @@ def expand_braces(word: str, limit: int = 64) -> list[str]:
                         last = j + 1
                 parts.append(inner[last:])
                 if len(parts) < 2:
-                    parts = _sequence(inner)
-                    if parts is None:
+                    sequence = _sequence(inner)
+                    if sequence is None:
                         continue
+                    parts = sequence
                 out: list[str] = []
                 for part in parts:
                     for tail in expand_braces(part + word[i + 1:], limit):
@@ -365,7 +367,7 @@ _SPECULATIVE_WORD = re.compile(r"(?<![\w.-])(?:/[\w.-]+)*/?(?:" + "|".join(sorte
 EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s=:@,'\"(){}<>|;`\[\\]))(~?/[\w.@%+-]+(?:/[\w.@%+*?-]*)*)")
 
 
-def _from_match(text: str, match: re.Match) -> str:
+def _from_match(text: str, match: re.Match[str]) -> str:
     """The command a program name found inside text starts: `exec=sudo,-s` -> `sudo -s`, `system("sudo")` -> `sudo`."""
     rest = text[match.end():].split("\n", 1)[0]
     rest = re.sub(r"^[,;:=)'\"`}\]]+", " ", rest)
@@ -391,6 +393,11 @@ def _named_paths(command: SimpleCommand) -> list[str]:
             roots.append(word)
         return roots or ["."]
     return [w for w in command.argv[1:] if not w.startswith("-")]
+
+
+# What _peel leaves: words, raw words, dynamic flags, assignments, wrappers, dynamic tail, and
+# the other names the program may have.
+_Peeled = tuple[list[str], list[str], list[bool], list[str], list[str], bool, set[str]]
 
 
 class _Walker:
@@ -448,7 +455,7 @@ class _Walker:
 
     # -- tree walk ------------------------------------------------------------------
 
-    def _visit(self, node, source: str, *, via: str, depth: int, piped: bool, upstream: list[SimpleCommand]) -> None:
+    def _visit(self, node: Any, source: str, *, via: str, depth: int, piped: bool, upstream: list[SimpleCommand]) -> None:
         kind = node.kind
         if kind == "command":
             self._command(node, source, via=via, depth=depth, piped=piped, upstream=upstream)
@@ -488,7 +495,7 @@ class _Walker:
         else:
             self.unresolved.append(f"unsupported shell construct `{kind}`")
 
-    def _substitutions(self, node, source: str, *, via: str, depth: int) -> tuple[bool, list[SimpleCommand]]:
+    def _substitutions(self, node: Any, source: str, *, via: str, depth: int) -> tuple[bool, list[SimpleCommand]]:
         """Judge the commands inside a word's $(...) / <(...); True if the word is dynamic."""
         dynamic = False
         found: list[SimpleCommand] = []
@@ -522,7 +529,7 @@ class _Walker:
         self.commands[start:] = added
         return added
 
-    def _word(self, node, source: str, *, via: str, depth: int) -> tuple[str, bool, list[SimpleCommand]]:
+    def _word(self, node: Any, source: str, *, via: str, depth: int) -> tuple[str, bool, list[SimpleCommand]]:
         dynamic, found = self._substitutions(node, source, via=via, depth=depth)
         value = node.word
         parts = getattr(node, "parts", []) or []
@@ -539,8 +546,9 @@ class _Walker:
                 value = value.replace("${PWD}", self.cwd).replace("$PWD", self.cwd)
         for part in parts:
             name = getattr(part, "value", None)
-            if part.kind == "parameter" and self.vars.get(name) is not None:
-                value = value.replace("${%s}" % name, self.vars[name]).replace(f"${name}", self.vars[name])
+            known = self.vars.get(name) if isinstance(name, str) else None
+            if part.kind == "parameter" and known is not None:
+                value = value.replace("${%s}" % name, known).replace(f"${name}", known)
         if any(p.kind == "tilde" for p in parts):
             if value == "~" or value.startswith("~/"):
                 value = self.home + value[1:]
@@ -548,7 +556,7 @@ class _Walker:
                 value = os.path.expanduser(value)  # ~user
         return value, dynamic, found
 
-    def _redirect(self, node, source: str, *, via: str, depth: int) -> tuple[Redirect | None, list[SimpleCommand]]:
+    def _redirect(self, node: Any, source: str, *, via: str, depth: int) -> tuple[Redirect | None, list[SimpleCommand]]:
         target = node.output
         if node.type in ("<<", "<<-"):
             heredoc = getattr(node, "heredoc", None)
@@ -564,7 +572,7 @@ class _Walker:
             self.unresolved.append(f"the redirect `{node.type} {value}` opens a network connection")
         return Redirect(op=node.type, target=value, dynamic=dynamic), found
 
-    def _command(self, node, source: str, *, via: str, depth: int, piped: bool, upstream: list[SimpleCommand]) -> None:
+    def _command(self, node: Any, source: str, *, via: str, depth: int, piped: bool, upstream: list[SimpleCommand]) -> None:
         assignments: list[str] = []
         words: list[str] = []
         raws: list[str] = []
@@ -672,19 +680,20 @@ class _Walker:
 
     # -- one simple command -----------------------------------------------------------
 
-    def _emit(self, words, raws, dynamic, *, assignments, redirects, substituted, via, depth, piped, upstream,
-              text, wrappers=None, dynamic_tail=False) -> None:
+    def _emit(self, words: list[str], raws: list[str], dynamic: list[bool], *, assignments: list[str],
+              redirects: list[Redirect], substituted: list[SimpleCommand], via: str, depth: int, piped: bool,
+              upstream: list[SimpleCommand], text: str, wrappers: list[str] | None = None,
+              dynamic_tail: bool = False) -> None:
         full = list(words)
         wrappers = list(wrappers or [])
         self._peeled_reach: list[Reach] = []
-        self._peeled_cwd: str | None | bool = False
+        # False: no wrapper moved the directory; None: one moved it somewhere only known at run time.
+        self._peeled_cwd: str | None | Literal[False] = False
         self._xargs_replace: str | None = None
         self._peeled_commands: list[tuple[str, str]] = []
         words, raws, dynamic, assignments, wrappers, dynamic_tail, extra_names = self._peel(
             words, raws, dynamic, assignments, wrappers, dynamic_tail
         )
-        if words is None:
-            return
         peeled_cwd, peeled_reach, peeled_commands = self._peeled_cwd, list(self._peeled_reach), self._peeled_commands
         cwd = self.cwd if peeled_cwd is False else peeled_cwd
         for text_run, why in peeled_commands:
@@ -722,7 +731,8 @@ class _Walker:
                 self.cwd = saved_cwd
         self._after(command, via=via, depth=depth)
 
-    def _dispatch(self, command: SimpleCommand, raws: list[str], *, via: str, depth: int, piped: bool, upstream) -> None:
+    def _dispatch(self, command: SimpleCommand, raws: list[str], *, via: str, depth: int, piped: bool,
+                  upstream: list[SimpleCommand]) -> None:
         """What the program itself is known to do with its words."""
         words, dynamic, name = command.argv, command.dynamic, command.name
         if dynamic[0]:
@@ -885,7 +895,7 @@ class _Walker:
 
     def _expand_vars(self, text: str) -> str:
         """Variables set earlier on the line, filled into a here-document's text."""
-        def value(match: re.Match) -> str:
+        def value(match: re.Match[str]) -> str:
             name = match.group(1) or match.group(2)
             known = self.vars.get(name)
             return known if known is not None else (self.home if name == "HOME" else match.group(0))
@@ -921,7 +931,8 @@ class _Walker:
             self.parse(text, cwd=command.cwd, via=f"{label} (Python)", depth=depth + 1)
         self.unresolved.extend(f"{why}: {reason}" for reason in reading.unresolved)
 
-    def _peel(self, words, raws, dynamic, assignments, wrappers, dynamic_tail):
+    def _peel(self, words: list[str], raws: list[str], dynamic: list[bool], assignments: list[str],
+              wrappers: list[str], dynamic_tail: bool) -> _Peeled:
         """Strip wrappers (env, timeout, xargs...) off the front; what their options reach is kept.
 
         Their path options land in ``self._peeled_reach`` (`strace -o F`, `xargs -a F`, the lock
@@ -981,8 +992,8 @@ class _Walker:
                     return self._env_split(words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail)
                 if letter in short_val:
                     glued = len(word) > 2
-                    value = word[2:] if glued else (words[i + 1] if i + 1 < len(words) else None)
-                    self._wrapper_option(name, "-" + letter, value, dynamic[i] if glued else (dynamic[i + 1] if i + 1 < len(dynamic) else False))
+                    option_value = word[2:] if glued else (words[i + 1] if i + 1 < len(words) else None)
+                    self._wrapper_option(name, "-" + letter, option_value, dynamic[i] if glued else (dynamic[i + 1] if i + 1 < len(dynamic) else False))
                     i += 1 if glued else 2
                 else:
                     i += 1
@@ -1040,7 +1051,8 @@ class _Walker:
             self.unresolved.append(f"`{name} {option}` names a file that is only known when it runs")
         self._peeled_reach.append(Reach(value, access, f"`{name} {option}`".replace(" `", "`")))
 
-    def _env_split(self, words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail):
+    def _env_split(self, words: list[str], raws: list[str], dynamic: list[bool], i: int, step: int, value: str,
+                   assignments: list[str], wrappers: list[str], dynamic_tail: bool) -> _Peeled:
         try:
             split = shlex.split(value)
         except ValueError:
@@ -1213,7 +1225,8 @@ class _Walker:
             elif _GIT_CODE_PATH_KEYS.match(key):
                 self.unresolved.append(f"the git setting `{key}` makes git run or load files from elsewhere")
 
-    def _find(self, command: SimpleCommand, *, via: str, depth: int, piped: bool, upstream) -> None:
+    def _find(self, command: SimpleCommand, *, via: str, depth: int, piped: bool,
+              upstream: list[SimpleCommand]) -> None:
         args = command.argv[1:]
         i = 0
         while i < len(args) and args[i] in ("-H", "-L", "-P", "-D", "-O") or (i < len(args) and args[i].startswith("-O")):

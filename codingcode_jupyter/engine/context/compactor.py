@@ -267,7 +267,9 @@ class Compactor:
         if budget is None:
             budget = self.budget(model, 8192)[0]
         messages = self.conversation.messages
-        size = lambda msgs: self.overhead_tokens + int(json_chars(msgs) / self.chars_per_token) + 1  # noqa: E731
+        def size(msgs: list[dict[str, Any]]) -> int:
+            return self.overhead_tokens + int(json_chars(msgs) / self.chars_per_token) + 1
+
         goal = min(goal or budget, int(self.target * budget))
         hard = reason != "auto"
         start = size(messages)

@@ -19,6 +19,7 @@ import inspect
 import logging
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Union
 
@@ -146,11 +147,11 @@ async def run_pre_tool_use(
     jobs: list[tuple[str, str, Callable[[dict[str, Any]], Awaitable[HookAnswer]]]] = []
     for hook in python_hooks:
         if hook.matcher in ("", "*") or any(fnmatch.fnmatchcase(name, hook.matcher) for name in view.names("codingcode")):
-            jobs.append((hook.name, "codingcode", lambda p, h=hook: _run_python(h, p)))
+            jobs.append((hook.name, "codingcode", partial(_run_python, hook)))
     for configured in shell_hooks:
         if configured.matches(view.names(configured.dialect)):
             jobs.append((configured.label.strip("`"), configured.dialect,
-                         lambda p, h=configured: _run_configured(h, p, view, definition, cwd, env)))
+                         partial(_run_configured, configured, view=view, definition=definition, project=cwd, env=env)))
     for name, dialect, job in jobs:
         result.ran.append(name)
         answer = await job(current)

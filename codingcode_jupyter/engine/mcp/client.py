@@ -23,10 +23,10 @@ import asyncio
 import logging
 import time
 import warnings
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator, Literal, Protocol
+from typing import Any, AsyncIterator, Awaitable, Callable, Literal, TypedDict, TypeVar
 
 import httpx2
 import mcp_types as types
@@ -34,17 +34,21 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import FileUrl
 
 from ..events import McpProgress
+from .call_clocks import CallClocks
 from .common import McpCallError
 from .config import HttpServerConfig, SseServerConfig, StdioServerConfig
-from .elicitation import ElicitationRequest, ElicitationResponse, ElicitationSchemaError, check_answer, parse_form
+from .elicitation import ElicitationRequest, ElicitationSchemaError, check_answer, parse_form
+from .host import ConnectionHost, LoneHost
 from .oauth import LoginFlow, LoginPending, default_token_dir, make_oauth
+from .offers import McpToolInfo, ResourceInfo, list_prompts, list_resources, list_tools
 from .origin import CallOrigin
-from .prompts import PromptInfo, prompt_info
+from .prompts import PromptInfo
 from .results import to_tool_result
-from .sampling import SamplingDeclined, SamplingRequest, SamplingResult, result_for_server, sampling_request
-from .server_log import LogEntry, ServerLog
+from .sampling import SamplingDeclined, result_for_server, sampling_request
+from .server_log import ServerLog
 from .transport import HttpErrors, open_transport
 
 __all__ = [
@@ -58,92 +62,24 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 ConnectionState = Literal["stopped", "starting", "running", "failed", "needs_login", "untrusted"]
-Change = Literal["state", "tools", "prompts", "resources", "login"]
-_MAX_PAGES = 100
 # The SDK's own per-request clock would keep running while a person answers the server's
-# question; calls are timed here instead (see _CallClocks), so the SDK's is set out of reach.
+# question; calls are timed here instead (see CallClocks), so the SDK's is set out of reach.
 _NO_SDK_TIMEOUT = 7 * 24 * 3600.0
 _LOG_LEVEL: types.LoggingLevel = "info"
 # The JSON-RPC code servers expect when the user rejects a sampling request.
 _USER_REJECTED = -1
 
 
-@dataclass(frozen=True)
-class McpToolInfo:
-    """A tool as a server lists it."""
+class _Where(TypedDict, total=False):
+    """Where an elicitation came from: the call in flight when the server asked."""
 
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    annotations: dict[str, Any] | None = None
-    title: str | None = None
-    task_support: str | None = None
-    # Its results are checked against an output schema (by the SDK, with jsonschema).
-    has_output_schema: bool = False
-
-
-@dataclass(frozen=True)
-class ResourceInfo:
-    """A resource (or, with ``template``, a URI template) a server lists."""
-
-    uri: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
-    size: int | None = None
-    template: bool = False
-
-
-class ConnectionHost(Protocol):
-    """What a connection hands on: the server's requests, its log, and changes of its state."""
-
-    async def sample(self, request: SamplingRequest) -> SamplingResult: ...
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse: ...
-
-    def roots(self, server: "ServerConnection | None" = None) -> list[Path]: ...
-
-    def server_logged(self, server: "ServerConnection", entry: LogEntry, origin: CallOrigin | None) -> None: ...
-
-    def server_changed(self, server: "ServerConnection", change: Change) -> None: ...
-
-    def refusal(self, server: "ServerConnection") -> str | None:
-        """Why the server may not start (a project's server the person has not trusted), or None."""
-        ...
-
-    def project_env(self) -> dict[str, str]:
-        """Variables the project's settings set for its servers (their own ``env`` wins)."""
-        ...
-
-
-class _LoneHost:
-    """The host of a connection made on its own (tests, scripts): nobody to ask."""
-
-    def __init__(self, project: Path) -> None:
-        self.project = project
-
-    async def sample(self, request: SamplingRequest) -> SamplingResult:
-        raise SamplingDeclined("this client has nobody to approve sampling")
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
-        return ElicitationResponse.decline("nobody can be asked")
-
-    def roots(self, server: "ServerConnection | None" = None) -> list[Path]:
-        return [self.project]
-
-    def server_logged(self, server: "ServerConnection", entry: LogEntry, origin: CallOrigin | None) -> None:
-        pass
-
-    def server_changed(self, server: "ServerConnection", change: Change) -> None:
-        pass
-
-    def refusal(self, server: "ServerConnection") -> str | None:
-        return None
-
-    def project_env(self) -> dict[str, str]:
-        return {}
+    tool_use_id: str | None
+    agent: str
+    session_id: str
+    turn_id: int
 
 
 def _innermost(error: BaseException) -> BaseException:
@@ -151,19 +87,6 @@ def _innermost(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
-
-
-def _tool_info(tool: types.Tool) -> McpToolInfo:
-    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
-    return McpToolInfo(
-        name=tool.name,
-        description=tool.description or "",
-        input_schema=dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}},
-        annotations=annotations or None,
-        title=tool.title,
-        task_support=tool.execution.task_support if tool.execution else None,
-        has_output_schema=tool.output_schema is not None,
-    )
 
 
 def _progress_text(progress: float, total: float | None, message: str | None) -> str:
@@ -174,55 +97,6 @@ def _progress_text(progress: float, total: float | None, message: str | None) ->
     else:
         text = f"progress {progress:g}"
     return f"{text} {message}" if message else text
-
-
-class _CallClocks:
-    """Call timeouts that stop while a person answers a question the server asked.
-
-    A server that asks for input during a call (elicitation, sampling approval) is waiting
-    for the person, not hanging; its call must not time out meanwhile.
-    """
-
-    def __init__(self) -> None:
-        self._running: set[asyncio.Timeout] = set()
-        self._paused: dict[asyncio.Timeout, float] = {}
-        self._waits = 0
-
-    @asynccontextmanager
-    async def limit(self, seconds: float) -> AsyncIterator[None]:
-        async with asyncio.timeout(seconds) as timeout:
-            if self._waits:
-                timeout.reschedule(None)
-                self._paused[timeout] = seconds
-            else:
-                self._running.add(timeout)
-            try:
-                yield
-            finally:
-                self._running.discard(timeout)
-                self._paused.pop(timeout, None)
-
-    @contextmanager
-    def person_waiting(self) -> Iterator[None]:
-        self._waits += 1
-        if self._waits == 1:
-            now = asyncio.get_running_loop().time()
-            for timeout in list(self._running):
-                when = timeout.when()
-                if when is not None:
-                    self._paused[timeout] = max(0.0, when - now)
-                    timeout.reschedule(None)
-            self._running.clear()
-        try:
-            yield
-        finally:
-            self._waits -= 1
-            if self._waits == 0:
-                now = asyncio.get_running_loop().time()
-                for timeout, left in self._paused.items():
-                    timeout.reschedule(now + left)
-                    self._running.add(timeout)
-                self._paused.clear()
 
 
 @dataclass
@@ -261,7 +135,8 @@ class ServerConnection:
 
     def __post_init__(self) -> None:
         self.project = Path(self.project)
-        self.host = self.host or _LoneHost(self.project)
+        # A connection made on its own (tests, scripts) has nobody to ask.
+        self._host: ConnectionHost = self.host or LoneHost(self.project)
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -271,7 +146,7 @@ class ServerConnection:
         self._dirty_event = asyncio.Event()
         self._start_lock = asyncio.Lock()
         self._calls = asyncio.Semaphore(max(1, self.max_concurrency))
-        self._clocks = _CallClocks()
+        self._clocks = CallClocks()
         self._origins: list[CallOrigin] = []
         self._generation = 0
         self._failed_generation = -1
@@ -319,13 +194,13 @@ class ServerConnection:
         self._spawn()
 
     def _spawn(self) -> None:
-        refusal = self.host.refusal(self)
+        refusal = self._host.refusal(self)
         if refusal is not None:
             # Never started: nothing of the server runs until the person trusts it.
             self.state, self.error = "untrusted", refusal
             self._ready = asyncio.Event()
             self._ready.set()
-            self.host.server_changed(self, "state")
+            self._host.server_changed(self, "state")
             return
         self._ready = asyncio.Event()
         self._wake = asyncio.Event()
@@ -338,7 +213,7 @@ class ServerConnection:
         self._failure_unreported = False
         self.started_at = time.monotonic()
         self._owner = asyncio.create_task(self._own(self._generation, self._ready, self._wake), name=f"mcp-server-{self.name}")
-        self.host.server_changed(self, "state")
+        self._host.server_changed(self, "state")
 
     async def start(self) -> None:
         """Start the server and wait until it answers, fails or waits for a login."""
@@ -355,7 +230,7 @@ class ServerConnection:
         async with self._start_lock:
             await self._halt()
             self.state = "stopped"
-            self.host.server_changed(self, "state")
+            self._host.server_changed(self, "state")
 
     async def restart(self) -> None:
         """Stop and start again, waiting for the outcome (``%agent mcp restart``)."""
@@ -399,14 +274,14 @@ class ServerConnection:
             self._start_deadline.reschedule(None)
         self.state = "needs_login"
         self._ready.set()
-        self.host.server_changed(self, "login")
+        self._host.server_changed(self, "login")
 
     def _login_settled(self) -> None:
         if self._start_deadline is not None:
             self._start_deadline.reschedule(asyncio.get_running_loop().time() + self.start_timeout)
         if self.state == "needs_login":
             self.state = "starting"
-            self.host.server_changed(self, "state")
+            self._host.server_changed(self, "state")
 
     def complete_login(self, address: str) -> None:
         """Finish a waiting login with the address the browser was sent back to."""
@@ -426,7 +301,7 @@ class ServerConnection:
         self._http_errors = HttpErrors()
         return open_transport(
             self.config, name=self.name, project=self.project, errlog=errlog, sandbox=self.sandbox,
-            project_env=self.host.project_env(),
+            project_env=self._host.project_env(),
             auth=self._auth(), errors=self._http_errors, on_closed=lambda: self._closed_by_server(generation),
         )
 
@@ -458,7 +333,7 @@ class ServerConnection:
                 self._client = client
                 self.state, self.error, self._ran = "running", None, True
                 ready.set()
-                self.host.server_changed(self, "state")
+                self._host.server_changed(self, "state")
                 async with asyncio.TaskGroup() as group:
                     helpers = [group.create_task(self._refresh_on_change(client))]
                     if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -503,7 +378,7 @@ class ServerConnection:
         self._client = None
         self._wake.set()
         log.warning("MCP server %s failed: %s", self.name, message)
-        self.host.server_changed(self, "state")
+        self._host.server_changed(self, "state")
 
     def _closed_by_server(self, generation: int) -> None:
         if not self._stopping and generation == self._generation:
@@ -514,9 +389,9 @@ class ServerConnection:
     async def _learn(self, client: Client) -> None:
         self.capabilities = client.server_capabilities
         self.protocol_version = client.protocol_version
-        self.tools, self.skipped_tools = await self._list_tools(client)
-        self.prompts = await self._optional("listing prompts", self._list_prompts(client), [])
-        self.resources = await self._optional("listing resources", self._list_resources(client), [])
+        self.tools, self.skipped_tools = await list_tools(client)
+        self.prompts = await self._optional("listing prompts", list_prompts(client), [])
+        self.resources = await self._optional("listing resources", list_resources(client, self._optional), [])
         if self.capabilities.logging is not None and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             # Handshake-era servers send log messages only after logging/setLevel; on the 2026
             # protocol the opt-in rides on every request (Client(log_level=...)).
@@ -524,7 +399,7 @@ class ServerConnection:
                 warnings.simplefilter("ignore")
                 await self._optional("setting the log level", client.set_logging_level(_LOG_LEVEL), None)
 
-    async def _optional(self, what: str, work: Any, fallback: Any) -> Any:
+    async def _optional(self, what: str, work: Awaitable[_T], fallback: _T) -> _T:
         """An optional method: a server without it (or failing it) is still a healthy server."""
         try:
             return await work
@@ -532,58 +407,6 @@ class ServerConnection:
             log.info("MCP server %s: %s failed: %s", self.name, what, self._describe(error))
             self.log.add("warning", "codingcode", f"{what} failed: {self._describe(error)}")
             return fallback
-
-    async def _list_tools(self, client: Client) -> tuple[list[McpToolInfo], list[tuple[str, str]]]:
-        tools: list[McpToolInfo] = []
-        skipped: list[tuple[str, str]] = []
-        if client.server_capabilities.tools is None:
-            return tools, skipped  # a server of only prompts or resources: nothing to offer, not a failure
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            # "refresh": the SDK's response cache must not hand back a list we were told is stale.
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            for tool in page.tools:
-                info = _tool_info(tool)
-                if info.task_support == "required":
-                    # This client does not run task-augmented calls; offering the tool would
-                    # only give the model a call that always fails.
-                    skipped.append((info.name, "needs task-augmented execution, which this client does not do"))
-                else:
-                    tools.append(info)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return tools, skipped
-
-    async def _list_prompts(self, client: Client) -> list[PromptInfo]:
-        if client.server_capabilities.prompts is None:
-            return []
-        prompts: list[PromptInfo] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await client.list_prompts(cursor=cursor, cache_mode="refresh")
-            prompts.extend(prompt_info(prompt) for prompt in page.prompts)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return prompts
-
-    async def _list_resources(self, client: Client) -> list[ResourceInfo]:
-        if client.server_capabilities.resources is None:
-            return []
-        found: list[ResourceInfo] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await client.list_resources(cursor=cursor, cache_mode="refresh")
-            found.extend(ResourceInfo(r.uri, r.name, r.description, r.mime_type, r.size) for r in page.resources)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        templates = await self._optional("listing resource templates", client.list_resource_templates(cache_mode="refresh"), None)
-        for template in getattr(templates, "resource_templates", None) or []:
-            found.append(ResourceInfo(template.uri_template, template.name, template.description, template.mime_type,
-                                      template=True))
-        return found
 
     async def _on_message(self, message: Any) -> None:
         # Never list from inside the handler: it runs on the session's receive loop.
@@ -608,15 +431,15 @@ class ServerConnection:
             dirty, self._dirty = self._dirty, set()
             try:
                 if "tools" in dirty:
-                    self.tools, self.skipped_tools = await self._list_tools(client)
+                    self.tools, self.skipped_tools = await list_tools(client)
                     self.on_tools_changed()
-                    self.host.server_changed(self, "tools")
+                    self._host.server_changed(self, "tools")
                 if "prompts" in dirty:
-                    self.prompts = await self._optional("listing prompts", self._list_prompts(client), self.prompts)
-                    self.host.server_changed(self, "prompts")
+                    self.prompts = await self._optional("listing prompts", list_prompts(client), self.prompts)
+                    self._host.server_changed(self, "prompts")
                 if "resources" in dirty:
-                    self.resources = await self._optional("listing resources", self._list_resources(client), self.resources)
-                    self.host.server_changed(self, "resources")
+                    self.resources = await self._optional("listing resources", list_resources(client, self._optional), self.resources)
+                    self._host.server_changed(self, "resources")
             except Exception as error:
                 log.warning("MCP server %s: refreshing its lists failed: %s", self.name, self._describe(error))
 
@@ -624,15 +447,14 @@ class ServerConnection:
         # On the 2026 protocol, change notifications flow only while a listen stream is open,
         # and only for the lists the server says can change.
         caps = client.server_capabilities
-        wanted = dict(
-            tools_list_changed=bool(caps.tools and caps.tools.list_changed),
-            prompts_list_changed=bool(caps.prompts and caps.prompts.list_changed),
-            resources_list_changed=bool(caps.resources and caps.resources.list_changed),
-        )
-        if not any(wanted.values()):
+        tools = bool(caps.tools and caps.tools.list_changed)
+        prompts = bool(caps.prompts and caps.prompts.list_changed)
+        resources = bool(caps.resources and caps.resources.list_changed)
+        if not (tools or prompts or resources):
             return
         try:
-            subscription = client.listen(**wanted)
+            subscription = client.listen(tools_list_changed=tools, prompts_list_changed=prompts,
+                                         resources_list_changed=resources)
             stream = await subscription.__aenter__()
         except asyncio.CancelledError:
             raise
@@ -665,25 +487,25 @@ class ServerConnection:
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         entry = self.log.add(params.level, params.logger, params.data)
-        self.host.server_logged(self, entry, self._origin())
+        self._host.server_logged(self, entry, self._origin())
 
     async def _on_list_roots(self, context: Any) -> types.ListRootsResult:
-        roots = [types.Root(uri=path.resolve().as_uri(), name=path.name or str(path)) for path in self.host.roots(self)]
+        roots = [types.Root(uri=FileUrl(path.resolve().as_uri()), name=path.name or str(path)) for path in self._host.roots(self)]
         return types.ListRootsResult(roots=roots)
 
     async def _on_sampling(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
         request = sampling_request(self.name, params, self._origin())
         try:
             with self._clocks.person_waiting():
-                result = await self.host.sample(request)
+                result = await self._host.sample(request)
         except SamplingDeclined as declined:
             return types.ErrorData(code=_USER_REJECTED, message=str(declined))
         return result_for_server(result)
 
     async def _on_elicitation(self, context: Any, params: Any) -> types.ElicitResult:
         origin = self._origin()
-        where = dict(tool_use_id=origin.tool_use_id, agent=origin.agent, session_id=origin.session_id,
-                     turn_id=origin.turn_id) if origin else {}
+        where = _Where(tool_use_id=origin.tool_use_id, agent=origin.agent, session_id=origin.session_id,
+                       turn_id=origin.turn_id) if origin else _Where()
         if isinstance(params, types.ElicitRequestURLParams):
             request = ElicitationRequest(server=self.name, message=params.message, mode="url", url=params.url,
                                          elicitation_id=params.elicitation_id, **where)
@@ -695,7 +517,7 @@ class ServerConnection:
                 return types.ElicitResult(action="decline")
             request = ElicitationRequest(server=self.name, message=params.message, fields=fields, **where)
         with self._clocks.person_waiting():
-            response = await self.host.elicit(request)
+            response = await self._host.elicit(request)
         if response.action != "accept":
             return types.ElicitResult(action=response.action)
         if request.mode == "url":
@@ -710,7 +532,7 @@ class ServerConnection:
     # -- calls -------------------------------------------------------------------------
 
     async def _ensure_running(self) -> Client:
-        if self.state == "untrusted" and self.host.refusal(self) is not None:
+        if self.state == "untrusted" and self._host.refusal(self) is not None:
             raise McpCallError(f"MCP server {self.name!r} is not started: {self.error}")
         if self.state == "needs_login":
             pending = self.login
@@ -775,17 +597,18 @@ class ServerConnection:
         A progress token goes with every call; the server's progress reaches ``origin``'s cell.
         """
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
+        # The parameters are named as the SDK's ProgressFnT names them.
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if origin is not None:
                 origin.emit(origin.stamp(McpProgress(
-                    tool_use_id=origin.tool_use_id, server=self.name, progress=value, total=total, message=message,
-                    text=_progress_text(value, total, message))))
+                    tool_use_id=origin.tool_use_id, server=self.name, progress=progress, total=total, message=message,
+                    text=_progress_text(progress, total, message))))
 
         async with self._request(tool, origin) as client:
-            result = await client.call_tool(tool, arguments, read_timeout_seconds=_NO_SDK_TIMEOUT, progress_callback=progress)
+            result = await client.call_tool(tool, arguments, read_timeout_seconds=_NO_SDK_TIMEOUT, progress_callback=on_progress)
         if not self.links_seen and any(isinstance(item, types.ResourceLink) for item in result.content):
             self.links_seen = True
-            self.host.server_changed(self, "resources")
+            self._host.server_changed(self, "resources")
         return result
 
     async def read_resource(self, uri: str, origin: CallOrigin | None = None) -> types.ReadResourceResult:
@@ -794,7 +617,7 @@ class ServerConnection:
 
     async def refresh_resources(self) -> list[ResourceInfo]:
         async with self._request("list resources", None) as client:
-            self.resources = await self._list_resources(client)
+            self.resources = await list_resources(client, self._optional)
         return self.resources
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:

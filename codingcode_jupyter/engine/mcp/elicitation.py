@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Literal, TypedDict
 
 __all__ = [
     "FieldKind",
@@ -113,7 +113,7 @@ async def decline_without_front(request: ElicitationRequest) -> ElicitationRespo
 
 def _choices(spec: dict[str, Any]) -> tuple[Choice, ...]:
     if isinstance(spec.get("oneOf"), list) or isinstance(spec.get("anyOf"), list):
-        options = spec.get("oneOf") or spec.get("anyOf")
+        options: list[Any] = spec.get("oneOf") or spec.get("anyOf") or []
         return tuple(
             Choice(str(option["const"]), str(option.get("title") or option["const"]))
             for option in options
@@ -133,11 +133,21 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+class _Common(TypedDict):
+    """The keywords every kind of field is built with."""
+
+    name: str
+    title: str
+    required: bool
+    description: str | None
+    default: Any
+
+
 def _field(name: str, spec: Any, required: bool) -> FormField:
     if not isinstance(spec, dict):
         raise ElicitationSchemaError(f"property {name!r} is not a schema object")
     kind_name = spec.get("type")
-    common = dict(
+    common = _Common(
         name=name,
         title=str(spec.get("title") or name),
         required=required,
@@ -145,7 +155,7 @@ def _field(name: str, spec: Any, required: bool) -> FormField:
         default=spec.get("default"),
     )
     if kind_name == "array":
-        items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+        items: dict[str, Any] = spec["items"] if isinstance(spec.get("items"), dict) else {}
         choices = _choices(items)
         if not choices:
             raise ElicitationSchemaError(f"property {name!r}: only arrays of enumerated strings can be asked for")
@@ -207,8 +217,8 @@ def _check(field: FormField, value: Any) -> tuple[Any, str | None]:
     if field.kind == "choices":
         if not isinstance(value, (list, tuple)):
             return None, f"{label}: expected a list of choices"
-        allowed = {choice.value for choice in field.choices}
-        bad = [item for item in value if item not in allowed]
+        allowed_values = {choice.value for choice in field.choices}
+        bad = [item for item in value if item not in allowed_values]
         if bad:
             return None, f"{label}: not a choice: {', '.join(map(str, bad))}"
         if field.min_items is not None and len(value) < field.min_items:

@@ -488,10 +488,10 @@ class McpManager:
                 continue
             if state == "starting":
                 notes.append(f"(Note: MCP server {name} is still starting; its tools will be offered when it is ready.)")
-            elif state == "running" and told is not None:
+            elif state == "running" and told is not None and server is not None:
                 names = ", ".join(display_name(name, tool.name) for tool in server.tools[:20])
                 notes.append(f"(Note: MCP server {name} is now running; its tools are offered: {names or 'none'}.)")
-            elif state == "failed":
+            elif state == "failed" and server is not None:
                 notes.append(f"(Note: MCP server {name} is not running: {server.error}.)")
             self._told[name] = state
         return notes
@@ -560,7 +560,7 @@ class McpManager:
         return [self._servers[name] for name in sorted(self._servers) if self._servers[name].has_resources]
 
     def _status(self, server: ServerConnection) -> ServerStatus:
-        starting = server.state in ("starting", "needs_login") and server.started_at is not None
+        started_at = server.started_at if server.state in ("starting", "needs_login") else None
         return ServerStatus(
             name=server.name,
             transport=server.transport,
@@ -576,7 +576,7 @@ class McpManager:
             log_count=len(server.log),
             login_url=server.login.url if server.login else None,
             trust_annotations=server.config.trust_annotations,
-            starting_for=time.monotonic() - server.started_at if starting else None,
+            starting_for=time.monotonic() - started_at if started_at is not None else None,
             argument_roots=tuple(str(path) for path in self.roots(server)[1:]),
         )
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import parse_qs, urlparse
 
 from mcp.client.auth import OAuthClientProvider
@@ -71,7 +71,7 @@ class FileTokenStorage:
         self.path = Path(path)
         self.server_url = server_url
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -127,7 +127,8 @@ class _Provider(OAuthClientProvider):
     """
 
     def __init__(self, *args: object, storage: FileTokenStorage, **kwargs: object) -> None:
-        super().__init__(*args, storage=storage, **kwargs)  # type: ignore[arg-type]
+        # The SDK's other parameters pass through untouched (its own annotations check them there).
+        super().__init__(*args, storage=storage, **kwargs)  # type: ignore[arg-type, misc]
         self._file = storage
 
     async def _initialize(self) -> None:
@@ -140,7 +141,8 @@ class _Provider(OAuthClientProvider):
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 class LoginFlow:

@@ -18,6 +18,7 @@ from .results import READ_TOOL, resource_blocks
 
 if TYPE_CHECKING:
     from .manager import McpManager
+    from .offers import ResourceInfo
 
 __all__ = ["LIST_TOOL", "READ_TOOL", "resource_tools"]
 
@@ -37,7 +38,7 @@ class ReadArgs(BaseModel):
     uri: Annotated[str, Field(description="The resource's URI, as listed or as a resource link gave it.")]
 
 
-def _describe(resource) -> str:
+def _describe(resource: ResourceInfo) -> str:
     what = f"template {resource.uri}" if resource.template else resource.uri
     parts = [f"- {what}", f"({resource.name})"]
     if resource.mime_type:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..approval.audit import AuditLog
-from ..approval.types import ApprovalRequest
+from ..approval.types import ApprovalRequest, Reply
 from ..events import ApprovalAnswered, ApprovalRequested, ToolCallFinished, ToolCallStarted, Usage
 from ..models.base import ModelError, ModelRequest
 from ..models.pricing import cost_usd
@@ -78,7 +78,7 @@ def _block(item: Any) -> dict[str, Any]:
 
 def sampling_request(server: str, params: types.CreateMessageRequestParams, origin: CallOrigin | None) -> SamplingRequest:
     """The SDK's request parameters as a :class:`SamplingRequest`."""
-    messages = []
+    messages: list[dict[str, Any]] = []
     for message in params.messages:
         blocks = [_block(item) for item in message.content_as_list]
         if messages and messages[-1]["role"] == message.role:
@@ -165,7 +165,9 @@ class TurnSampler:
                                    tool_use_id=call_id, tool=tool, input=summary, preview=preview, layer="mcp",
                                    reason=reason)
         origin.emit(origin.stamp(ApprovalRequested.carrying(question)))
-        answer = await origin.ask(question)
+        reply = await origin.ask(question)
+        # A Reply carries the rules picked for "Always"/"Never"; for sampling only the answer counts.
+        answer = reply.answer if isinstance(reply, Reply) else reply
         origin.emit(origin.stamp(ApprovalAnswered(tool_use_id=call_id, answer=answer, by="user")))
         if answer == "always":
             self.always.add(request.server)

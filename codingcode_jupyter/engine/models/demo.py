@@ -62,7 +62,7 @@ def _turn_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _prompt(messages: list[dict[str, Any]]) -> str:
     for message in reversed(messages):
         if message["role"] == "user":
-            texts = [b["text"] for b in message["content"] if b.get("type") == "text"]
+            texts: list[str] = [b["text"] for b in message["content"] if b.get("type") == "text"]
             if texts:
                 return texts[-1].strip()
     return ""

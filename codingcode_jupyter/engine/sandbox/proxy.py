@@ -127,7 +127,7 @@ class AllowlistProxy:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._listener: socket.socket | None = None
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def socket_dir(self) -> Path:

@@ -18,7 +18,7 @@ import dataclasses
 import inspect
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel
 
@@ -48,7 +48,8 @@ def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
-def _make_executor(fn: Callable[..., Any], sig: Signature, is_async: bool):
+def _make_executor(fn: Callable[..., Any], sig: Signature,
+                   is_async: bool) -> Callable[[BaseModel, ToolContext], Awaitable[ToolResult]]:
     def call_arguments(args: BaseModel, ctx: ToolContext) -> tuple[list[Any], dict[str, Any]]:
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
@@ -247,7 +248,9 @@ tool = _ToolDecorator()
 
 def _same_function(a: Any, b: Any) -> bool:
     """The same function defined again (a re-run cell), not merely an equal name elsewhere."""
-    key = lambda f: (getattr(f, "__module__", None), getattr(f, "__qualname__", None))  # noqa: E731
+    def key(f: Any) -> tuple[Any, Any]:
+        return getattr(f, "__module__", None), getattr(f, "__qualname__", None)
+
     return a is b or (key(a)[1] is not None and key(a) == key(b))
 
 

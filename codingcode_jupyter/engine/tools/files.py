@@ -12,6 +12,7 @@ import difflib
 import mimetypes
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
@@ -151,7 +152,7 @@ class ReadFileArgs(BaseModel):
     )
 
 
-def _skip_rest_of_line(fh) -> int:
+def _skip_rest_of_line(fh: BinaryIO) -> int:
     """Consume a line's remainder without holding it; returns 1 if a newline ended it."""
     while True:
         chunk = fh.read(CHUNK)
@@ -407,7 +408,8 @@ def _plan_edit(args: EditFileArgs, ctx: ToolContext) -> tuple[Path, str, str, in
             "indentation; read the file again and copy the text."
         )
     if count > 1 and not args.replace_all:
-        lines, start = [], 0
+        lines: list[int] = []
+        start = 0
         while (index := before.find(old, start)) >= 0 and len(lines) < 20:
             lines.append(_line_of(before, index))
             start = index + len(old)

@@ -161,14 +161,15 @@ def read_signature(
         # The model's field names are internal (arg0, arg1...) and the parameter names are
         # aliases, so a parameter may be called `json`, `schema` or `model_id`.
         field_name = f"arg{index}"
-        aliased = Annotated[annotation, Field(alias=name, **extra)]
+        # A type built at run time from the function's own hints: mypy cannot check it statically.
+        aliased = Annotated[annotation, Field(alias=name, **extra)]  # type: ignore[valid-type]
         definitions[field_name] = (aliased, default)
         out.fields.append((name, field_name, positional_only))
 
     if problems:
         return out
     try:
-        out.model = create_model(  # type: ignore[call-overload]
+        out.model = create_model(
             f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False), **definitions
         )
         out.schema = _strip_titles(out.model.model_json_schema())

@@ -55,9 +55,9 @@ def _image_bytes(value: Any) -> tuple[bytes, str] | None:
             if isinstance(data, (bytes, bytearray)):
                 return bytes(data), mime
     if isinstance(value, (bytes, bytearray)):
-        mime = sniff_image(bytes(value[:12]))
-        if mime is not None:
-            return bytes(value), mime
+        sniffed = sniff_image(bytes(value[:12]))
+        if sniffed is not None:
+            return bytes(value), sniffed
     return None
 
 

@@ -17,6 +17,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from pydantic import BaseModel, Field
 
@@ -168,7 +169,7 @@ def _glob_match(rel: str, glob: str) -> bool:
     return fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, glob.replace("**/", ""))
 
 
-def _walk(root: Path, glob: str):
+def _walk(root: Path, glob: str) -> Iterator[tuple[str, Path]]:
     """Files under root as (relative posix path, absolute path); basic .gitignore only."""
     patterns = _gitignore_patterns(root)
     for dirpath, dirnames, filenames in os.walk(root):

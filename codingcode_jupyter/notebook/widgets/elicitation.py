@@ -42,7 +42,7 @@ def _input(field: FormField) -> widgets.Widget:
     if field.kind == "boolean":
         return widgets.Checkbox(value=bool(field.default), description=label, indent=False)
     if field.kind == "choice":
-        options = [(choice.label, choice.value) for choice in field.choices]
+        options: list[tuple[str, str | None]] = [(choice.label, choice.value) for choice in field.choices]
         if not field.required or field.default is None:
             options = [("—", None), *options]
         default = field.default if any(value == field.default for _, value in options) else None
