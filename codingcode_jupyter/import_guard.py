@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import sys
 from importlib.machinery import ModuleSpec, PathFinder
-from types import CodeType, FrameType
+from types import CodeType, FrameType, ModuleType
 from typing import Any, Callable, Sequence
 
 __all__ = ["ProjectShadowGuard", "install", "installed_guard", "pass_through"]
@@ -43,7 +43,7 @@ class ProjectShadowGuard:
     def set_project(self, project: str | os.PathLike[str] | None) -> None:
         self.project = os.path.realpath(project) if project else None
 
-    def find_spec(self, name: str, path: Sequence[str] | None = None, target: object = None) -> ModuleSpec | None:
+    def find_spec(self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None) -> ModuleSpec | None:
         if path is None and _for_the_package(sys._getframe(1)):
             # None when the name is not installed: probing (importlib.util.find_spec) works as before.
             return PathFinder.find_spec(name, self.clean_path(sys.path), target)

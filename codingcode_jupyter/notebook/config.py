@@ -32,4 +32,4 @@ class CodingCode(Configurable):
 
         if proposal["value"] not in ("", *MODES):
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
-        return proposal["value"]
+        return str(proposal["value"])

@@ -186,6 +186,12 @@ def default_steps(project: str | None = None, session_warm_up: Callable[[], Any]
     ]
 
 
+
+def _settle(waiter: "asyncio.Future[None]") -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 @dataclass
 class Prewarm:
     """The background loading of ``steps``; see the module docstring."""
@@ -399,7 +405,7 @@ class Prewarm:
 
         def wake(_: Any) -> None:
             try:
-                loop.call_soon_threadsafe(lambda: waiter.done() or waiter.set_result(None))
+                loop.call_soon_threadsafe(_settle, waiter)
             except RuntimeError:
                 pass  # that loop is closed: nobody waits any more
 

@@ -85,8 +85,9 @@ def _describe_out(access: KernelAccess, count: int, result: ExpandedPrompt) -> s
     from .kernel.recall import cell_record
 
     name = f"Out[{count}]"
-    outputs = access.user_ns.get("Out")
-    has_value = isinstance(outputs, dict) and count in outputs
+    out = access.user_ns.get("Out")
+    outputs: dict[Any, Any] = out if isinstance(out, dict) else {}
+    has_value = count in outputs
     record = cell_record(access.shell, count) if access.shell is not None else None
     pictures = record_pictures(record, MAX_IMAGES_PER_REFERENCE) if record is not None else []
     if not has_value and not pictures:

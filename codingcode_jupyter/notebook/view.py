@@ -445,9 +445,11 @@ class TurnView:
         """Show the trust card and wait for the answer; None when no frontend can show it."""
         card = TrustCard(items, project, loop=self.loop)
         self._section("main").add(card)
+        answer: TrustAnswer | None
         try:
             if await self._wait_frontend():
-                answer: TrustAnswer | None = await async_cell.wait_answer(card.answer, self.ip)
+                answered: TrustAnswer = await async_cell.wait_answer(card.answer, self.ip)
+                answer = answered
             else:
                 card.settle("no_frontend")
                 answer = None

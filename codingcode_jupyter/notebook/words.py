@@ -85,8 +85,8 @@ def _diff_counts(preview: str) -> tuple[int, int, bool]:
     return added, removed, created
 
 
-def _lines(text: Any) -> int:
-    text = str(text or "")
+def _lines(value: Any) -> int:
+    text = str(value or "")
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 

@@ -38,6 +38,7 @@ several cells and markdown are carried).
 """
 
 from importlib import import_module
+from typing import Any
 
 from .errors import LastError, format_exception, install_error_recorder, last_error
 from .outputs import OutputHistory, install_output_recorder, output_history
@@ -65,13 +66,13 @@ _LAZY = {"KernelAccess": "namespace", "describe_value": "values", "kernel_tools"
          "register_kernel_tools": "tools"}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def install_recorders(shell) -> None:
+def install_recorders(shell: Any) -> None:
     """Record each cell's failure and outputs from now on (for the kernel tools and %agent fix)."""
     install_error_recorder(shell)
     install_output_recorder(shell)

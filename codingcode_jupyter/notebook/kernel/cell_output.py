@@ -53,7 +53,7 @@ def output_text(output: Output) -> str:
         return strip_ansi(output.text)
     data = output.data
     if "text/markdown" in data:
-        return data["text/markdown"]
+        return str(data["text/markdown"])
     if "text/html" in data:
         from ...engine.tools.web import html_to_markdown
 
@@ -64,9 +64,9 @@ def output_text(output: Output) -> str:
         if markdown.strip():
             return markdown
     if "text/latex" in data:
-        return data["text/latex"]
+        return str(data["text/latex"])
     if "application/json" in data:
-        return data["application/json"]
+        return str(data["application/json"])  # stored as text when recorded
     return strip_ansi(data.get("text/plain", ""))
 
 
@@ -91,7 +91,7 @@ def _label(record: CellRecord, output: Output, index: int) -> str:
 
 def record_pictures(record: CellRecord, limit: int) -> list[Picture]:
     """The first ``limit`` images the cell showed, ready to send (or described)."""
-    pictures = []
+    pictures: list[Picture] = []
     for index, output in enumerate(record.outputs, 1):
         if len(pictures) >= limit:
             break

@@ -6,6 +6,9 @@ Each cell is headed with the kinds of its outputs (``stdout``, ``image/png``, ``
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from .errors import AGENT_CELL, last_error
@@ -25,7 +28,8 @@ def notebook_history_text(access: KernelAccess, args: NotebookHistoryArgs) -> st
     shell = access.shell
     ns = access.user_ns
     inputs = list(getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or ns.get("In") or [])
-    outputs = ns.get("Out") if isinstance(ns.get("Out"), dict) else {}
+    out = ns.get("Out")
+    outputs: dict[Any, Any] = out if isinstance(out, dict) else {}
     numbered = [(n, text) for n, text in enumerate(inputs) if text and text.strip()]
     parts = []
     for number, text in numbered[-args.cells :]:
@@ -37,7 +41,7 @@ def notebook_history_text(access: KernelAccess, args: NotebookHistoryArgs) -> st
         shown = f" (outputs: {', '.join(kinds)})" if kinds else ""
         parts.append(f"In [{number}]{shown}:\n{clip(text.rstrip(), 2000)}")
         if args.include_outputs and number in outputs:
-            parts.append(f"Out[{number}]: {clip(safe_call(lambda number=number: repr(outputs[number]), '<repr failed>'), 500)}")
+            parts.append(f"Out[{number}]: {clip(safe_call(partial(repr, outputs[number]), '<repr failed>'), 500)}")
     if not parts:
         parts.append("No cells have run yet.")
     error = last_error(shell)

@@ -105,13 +105,14 @@ def find_notebook(user_ns: Any) -> NotebookSource:
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        import nbformat
-    except ImportError:
-        nbformat = None
-    try:
-        if nbformat is not None:
-            return dict(nbformat.read(str(path), as_version=4))
-        return json.loads(path.read_text(encoding="utf-8"))
+        try:
+            import nbformat
+        except ImportError:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(loaded, dict):
+                raise ValueError("the file is not a JSON object") from None
+            return loaded
+        return dict(nbformat.read(str(path), as_version=4))
     except Exception as error:
         raise ToolError(f"{path} could not be read as a notebook: {type(error).__name__}: {error}") from None
 
@@ -206,7 +207,8 @@ def read_notebook(shell: Any, user_ns: Any, args: ReadNotebookArgs, live: dict[s
             count = cell.get("execution_count")
             state = "now" if live is not None else "when saved"
             facts.append(f"In [{count}] {state}" if count else f"not run {state}")
-            run = runs.get(cell.get("id")) if cell.get("id") else None
+            cell_id = cell.get("id")
+            run = runs.get(cell_id) if isinstance(cell_id, str) and cell_id else None
             if run is not None and run.execution_count != count:
                 facts.append(f"last run here as In [{run.execution_count}]")
             outputs = _saved_outputs(cell)

@@ -80,7 +80,7 @@ class Output:
     @property
     def text(self) -> str:
         """A stream's text (head, the cut, tail) or an error's traceback."""
-        head = self.data.get("text/plain", "")
+        head = str(self.data.get("text/plain", ""))
         if not self.dropped:
             return head + self.tail
         return f"{head}\n[... {self.dropped} characters of output cut ...]\n{self.tail}"
@@ -512,7 +512,8 @@ def _hook_streams(history: OutputHistory) -> None:
 
             thread.schedule(register)
             done.wait(5)
-        stream._codingcode_hooked = True
+        # Marked on the stream itself: a later install (another extension load) must not hook it twice.
+        setattr(stream, "_codingcode_hooked", True)  # noqa: B010
         history.streams_hooked = True
 
 

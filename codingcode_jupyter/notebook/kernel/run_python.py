@@ -15,7 +15,8 @@ import time
 import traceback
 import types
 from dataclasses import dataclass
-from typing import Any
+from types import FrameType
+from typing import Any, Iterator, NoReturn
 
 from pydantic import BaseModel, Field
 
@@ -87,20 +88,21 @@ class _Capture(io.TextIOBase):
 
 
 def _split_last_expression(tree: ast.Module) -> tuple[ast.Module, ast.Expression | None]:
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = tree.body.pop()
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
         return tree, ast.Expression(last.value)
     return tree, None
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float):
+def _time_limit(seconds: float) -> Iterator[None]:
     """SIGALRM-based limit for code on the main thread; a no-op elsewhere."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def expire(signum, frame):
+    def expire(signum: int, frame: FrameType | None) -> NoReturn:
         raise _RunTimeout()
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -144,6 +146,9 @@ async def execute(access: KernelAccess, code: str, timeout: float, ctx: ToolCont
 
     out, err = _Capture(ctx, "stdout"), _Capture(ctx, "stderr")
     ns = access.user_ns
+    if not isinstance(ns, dict):
+        # exec and eval take only a real dict as globals (IPython's user_ns is one).
+        raise TypeError("the kernel's namespace is not a dict")
     started = time.monotonic()
     result = Execution()
 

@@ -90,8 +90,8 @@ def _bundle(shell: Any, value: Any) -> Any:
     formatter = getattr(shell, "display_formatter", None) if shell is not None else None
     try:
         if formatter is not None:
-            data, _ = formatter.format(value, include=list(_IMAGE_TYPES))
-            return data or {}
+            formatted, _ = formatter.format(value, include=list(_IMAGE_TYPES))
+            return formatted or {}
         data: dict[str, Any] = {}
         for name, mime in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg"), ("_repr_svg_", "image/svg+xml")):
             method = getattr(value, name, None)

@@ -15,7 +15,7 @@ import re
 import reprlib
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
@@ -53,7 +53,11 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters]"
 
 
-def safe_call(fn, default: Any = None) -> Any:
+def _int_item(values: Any, key: Any) -> int:
+    return int(values[key])
+
+
+def safe_call(fn: Callable[[], Any], default: Any = None) -> Any:
     try:
         return fn()
     except Exception:
@@ -111,12 +115,14 @@ def _shape(obj: Any) -> str:
 
 def _size(obj: Any) -> int | None:
     if _is_kind(obj, "pandas", "DataFrame", "Series"):
-        return safe_call(lambda: int(obj.memory_usage(index=True, deep=False).sum()) if hasattr(obj, "columns")
-                     else int(obj.memory_usage(index=True, deep=False)))
+        frame_size = safe_call(lambda: int(obj.memory_usage(index=True, deep=False).sum()) if hasattr(obj, "columns")
+                               else int(obj.memory_usage(index=True, deep=False)))
+        return frame_size if isinstance(frame_size, int) else None
     nbytes = _plain_attr(obj, "nbytes")
     if isinstance(nbytes, int):
         return nbytes
-    return safe_call(lambda: sys.getsizeof(obj))
+    size = safe_call(lambda: sys.getsizeof(obj))
+    return size if isinstance(size, int) else None
 
 
 def _summary(obj: Any) -> str:
@@ -247,7 +253,7 @@ def _inspect_dataframe(df: Any, rows: int) -> list[str]:
         nulls = safe_call(lambda: df.isna().sum(), None)
         schema = []
         for column, dtype in list(zip(df.columns, df.dtypes))[:200]:
-            null = f", {int(nulls[column])} null" if nulls is not None and safe_call(lambda column=column: int(nulls[column])) else ""
+            null = f", {int(nulls[column])} null" if nulls is not None and safe_call(functools.partial(_int_item, nulls, column)) else ""
             schema.append(f"  {column!s}: {dtype}{null}")
         if len(df.columns) > 200:
             schema.append(f"  ... {len(df.columns) - 200} more columns")
@@ -325,7 +331,7 @@ def _attributes(obj: Any, rows: int) -> list[str]:
     for name in sorted(n for n in safe_call(lambda: dir(obj), []) if not n.startswith("_")):
         if isinstance(instance, dict) and name in instance and not isinstance(obj, type):
             continue
-        raw = safe_call(lambda name=name: inspect.getattr_static(obj, name), None)
+        raw = safe_call(functools.partial(inspect.getattr_static, obj, name), None)
         if isinstance(raw, property):
             kind = "property"
         elif isinstance(raw, (staticmethod, classmethod)) or callable(raw):
@@ -334,8 +340,8 @@ def _attributes(obj: Any, rows: int) -> list[str]:
             kind = _type_name(raw)
         members.append(f"{name} ({kind})")
     if members:
-        shown = ", ".join(members[:60]) + (f", ... {len(members) - 60} more" if len(members) > 60 else "")
-        out.append("members: " + shown)
+        listed = ", ".join(members[:60]) + (f", ... {len(members) - 60} more" if len(members) > 60 else "")
+        out.append("members: " + listed)
     return out
 
 

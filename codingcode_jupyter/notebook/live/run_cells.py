@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import sys
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -102,7 +102,7 @@ def _outputs(shell: Any, result: Execution, displays: list[Any]) -> list[dict[st
 
 
 @contextlib.contextmanager
-def _capturing_displays(shell: Any):
+def _capturing_displays(shell: Any) -> Iterator[list[Any]]:
     """Collect what the code displays (plots included) instead of showing it in the agent's cell."""
     if shell is None:
         yield []

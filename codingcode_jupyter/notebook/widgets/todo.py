@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 
 from ...engine.events import TodoItem
@@ -13,7 +15,7 @@ __all__ = ["TodoWidget"]
 class TodoWidget(widgets.HTML):
     """The session's todo list, one line per step with its status."""
 
-    def __init__(self, items: list[TodoItem] | None = None, **kwargs) -> None:
+    def __init__(self, items: list[TodoItem] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.add_class("codingcode-todo")
         self.items: list[TodoItem] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, Sequence
 
 import ipywidgets as widgets
 
@@ -18,6 +18,8 @@ PROGRESS_INTERVAL = 0.2
 
 class ToolLine(widgets.HTML):
     """A tool call's row, rendered from its :class:`~..record.ToolItem`; click it for input and result."""
+
+    value: str  # the HTML widget's trait (ipywidgets has no types to say so)
 
     def __init__(self, tool: str = "", tool_input: dict[str, Any] | None = None, key: str | None = None, *,
                  item: ToolItem | None = None, project: Any = None, **kwargs: Any) -> None:
@@ -52,7 +54,7 @@ class ToolLine(widgets.HTML):
         self.item.status = status
         self.render()
 
-    def finish(self, status: str, result: str, duration_ms: float, images: list[dict[str, str]] = ()) -> None:
+    def finish(self, status: str, result: str, duration_ms: float, images: Sequence[dict[str, str]] = ()) -> None:
         """The call ended (ok, error, denied, interrupted); images in its result are shown under it."""
         self.item.status, self.item.result, self.item.duration_ms = status, result, duration_ms
         self.item.images = list(images)
@@ -63,6 +65,6 @@ class ToolLine(widgets.HTML):
             self._pending.cancel()
             self._pending = None
         self._last_render = time.monotonic()
-        value = tool_row_html(self.item, self.project, live=True)
-        if value != self.value:
-            self.value = value
+        html = tool_row_html(self.item, self.project, live=True)
+        if html != self.value:
+            self.value = html
