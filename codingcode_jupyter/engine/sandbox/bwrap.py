@@ -42,30 +42,28 @@ refuses: running unconfined is the caller's decision, taken by asking the user.
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import logging
 import os
-import platform
 import pwd
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
 from ..domains import validate_domain_patterns
-from ..host_paths import name_may_be_host_executed, sandbox_targets
-from ..secret_files import HOME_SECRETS, is_env_file
+from ..host_paths import sandbox_targets
+from ..secret_files import HOME_SECRETS
 from ..settings import SandboxSettings
 from . import landlock
+from .backends import BACKEND_NAMES, Backend, base_flags, choose_backend, no_filter_reason, probe_bwrap
 from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
 from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
+from .project_scan import ProjectScan
 from .seccomp import sandbox_filter
 
 if TYPE_CHECKING:
@@ -99,15 +97,11 @@ PROTECTED_PATHS: tuple[tuple[str, Literal["dir", "file"]], ...] = (
 _KEPT_ACCOUNTS = (0, 65534)
 PROXY_PORT = 3128
 
-_probe_cache: dict[str, str | None] = {}
-_probe_lock = threading.Lock()
 _empty_dir: str | None = None
 _accounts: str | None = None
 _warned: set[str] = set()
 
 
-Backend = Literal["bwrap", "landlock"]
-_NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock"}
 # Where the sandbox's private directory appears inside bubblewrap (its /tmp is a private tmpfs).
 _INSIDE_PRIVATE = "/tmp/.codingcode-sandbox"
 # What neither backend stops; both list it in their limits (status, doctor, `sandbox check`).
@@ -124,92 +118,8 @@ def _system_secrets() -> set[Path]:
     return {Path(os.path.realpath(match)) for pattern in SYSTEM_SECRETS for match in glob.glob(pattern)}
 
 
-def _choose_backend(settings: SandboxSettings, bwrap: str | None) -> tuple[Backend, str, str | None]:
-    """(backend, why it, the reason none can run or None)."""
-    wanted = settings.backend
-    filter_reason = _no_filter_reason() if sandbox_filter() is None else None
-    bwrap_reason: str | None = None
-    if wanted in ("auto", "bwrap"):
-        if bwrap is None:
-            bwrap_reason = "bubblewrap not found on PATH (install the 'bubblewrap' package)"
-        else:
-            bwrap_reason = filter_reason or probe_bwrap(bwrap)
-        if bwrap_reason is None:
-            why = "sandbox.backend is bwrap" if wanted == "bwrap" else "bubblewrap can create namespaces here"
-            return "bwrap", why, None
-        if wanted == "bwrap":
-            return "bwrap", "", bwrap_reason
-    landlock_filter = sandbox_filter("tcp-only")
-    landlock_reason = _no_filter_reason() if landlock_filter is None else landlock.probe_landlock(landlock_filter)
-    if landlock_reason is None and settings.network.allowedDomains and landlock.landlock_abi() < 4:
-        landlock_reason = (f"Landlock ABI {landlock.landlock_abi()} has no TCP rules, so the network allowlist "
-                           "(sandbox.network.allowedDomains) cannot be enforced; it needs ABI 4 (Linux 6.7)")
-    if landlock_reason is None:
-        why = ("sandbox.backend is landlock" if wanted == "landlock"
-               else f"Landlock (ABI {landlock.landlock_abi()}) because {bwrap_reason}")
-        return "landlock", why, None
-    if wanted == "landlock":
-        return "landlock", "", landlock_reason
-    return "bwrap", "", f"{bwrap_reason}; and {landlock_reason}"
-
-
 class SandboxUnavailable(RuntimeError):
     """argv_for was called on a sandbox that cannot confine commands (see unavailable_reason)."""
-
-
-def _base_flags() -> list[str]:
-    return [
-        "--die-with-parent",
-        "--new-session",
-        "--unshare-all",
-        "--cap-drop", "ALL",
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        # Before any bind under /tmp: a later tmpfs would hide it (bwrap mounts in argument order).
-        "--tmpfs", "/tmp",
-    ]  # fmt: skip
-
-
-def probe_bwrap(bwrap: str) -> str | None:
-    """None when ``bwrap`` can build the sandbox here, else why not; run once per path and process."""
-    with _probe_lock:
-        if bwrap in _probe_cache:
-            return _probe_cache[bwrap]
-        reason = _run_probe(bwrap)
-        _probe_cache[bwrap] = reason
-        return reason
-
-
-def _run_probe(bwrap: str) -> str | None:
-    if not sys.platform.startswith("linux"):
-        return f"the bubblewrap sandbox needs Linux (this is {sys.platform})"
-    if not os.path.isfile(bwrap) or not os.access(bwrap, os.X_OK):
-        return f"bubblewrap not found ({bwrap} is not an executable file; install the 'bubblewrap' package)"
-    program = sandbox_filter()
-    if program is None:
-        return _no_filter_reason()
-    try:
-        done = subprocess.run(
-            [*launcher_argv(program), bwrap, *_base_flags(), "--seccomp", str(SECCOMP_FD), "--", "true"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"bubblewrap could not be started: {error}"
-    if done.returncode != 0:
-        detail = done.stderr.decode(errors="replace").strip().splitlines()
-        hint = detail[-1] if detail else f"exit status {done.returncode}"
-        return f"bubblewrap cannot build the sandbox here ({hint}); user namespaces or seccomp may be blocked"
-    return None
-
-
-def _no_filter_reason() -> str:
-    return (
-        f"no seccomp filter is known for this machine ({platform.machine()}), so host Unix sockets "
-        "could not be blocked; the sandbox supports x86_64 and aarch64"
-    )
 
 
 def _empty_directory() -> str:
@@ -265,15 +175,6 @@ def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-@dataclass
-class _DirCache:
-    mtime_ns: int
-    env_files: list[str]
-    subdirs: list[str]
-    # Entries whose name may match a row of the host-executed table (engine/host_paths.py).
-    host_files: list[str] = field(default_factory=list)
-
-
 class CommandSandbox:
     """How commands run confined in one project; build with :meth:`create`."""
 
@@ -299,7 +200,8 @@ class CommandSandbox:
         self.backend: Backend | None = backend if self.active else None
         self.backend_reason = backend_reason
         self.fail_if_unavailable = settings.failIfUnavailable
-        self.allowed_env_files = [entry.strip("/") for entry in allowed_env_files if entry.strip("/")]
+        self._scan = ProjectScan(self.project, allowed_env_files)
+        self.allowed_env_files = self._scan.allowed_env_files
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
         domains = settings.network.allowedDomains or []
         self.allowed_domains = list(domains)
@@ -313,8 +215,6 @@ class CommandSandbox:
         self._running = 0
         # A long-lived process (an MCP server) was confined: its mounts keep the placeholders until aclose.
         self._pinned = False
-        self._env_cache: dict[str, _DirCache] = {}
-        self._host_found: list[Path] = []
         self.writable_roots = [self.project]
         for raw in settings.filesystem.allowWrite:
             path = _expand(self.project, raw)
@@ -323,7 +223,7 @@ class CommandSandbox:
         self.deny_read = [_expand(self.project, raw) for raw in settings.filesystem.denyRead]
         self._home_view: HomeView | None = None
         self._private: Path | None = None
-        self.deny_write = [
+        self.deny_write: list[tuple[Path, Literal["dir", "file"]]] = [
             (_expand(self.project, raw), "dir" if raw.endswith("/") else "file") for raw in settings.filesystem.denyWrite
         ]
 
@@ -357,7 +257,7 @@ class CommandSandbox:
             elif read_problems:
                 reason = "settings: sandbox.filesystem.allowRead: " + "; ".join(read_problems)
             else:
-                backend, why, reason = _choose_backend(settings, path)
+                backend, why, reason = choose_backend(settings, path)
             if reason is not None and reason not in _warned:
                 # Said once per process; the session turns it into a notice for the user.
                 _warned.add(reason)
@@ -372,14 +272,14 @@ class CommandSandbox:
         if not self.enabled:
             return "off (disabled in settings: sandbox.enabled is false)"
         if self.active:
-            return f"{_NAMES[self.backend or 'bwrap']}: on (network {self.network}) — {self.backend_reason}"
+            return f"{BACKEND_NAMES[self.backend or 'bwrap']}: on (network {self.network}) — {self.backend_reason}"
         then = "every command is refused (failIfUnavailable)" if self.fail_if_unavailable else "every command will be asked"
         return f"off: {self.unavailable_reason} — {then}"
 
     def card_note(self) -> str:
         """What an approval card says about where the command will run."""
         if self.active:
-            return f"runs sandboxed ({_NAMES[self.backend or 'bwrap']}, network {self.network})"
+            return f"runs sandboxed ({BACKEND_NAMES[self.backend or 'bwrap']}, network {self.network})"
         if not self.enabled:
             return "runs unsandboxed (sandbox disabled in settings)"
         return f"runs UNSANDBOXED: {self.unavailable_reason}"
@@ -419,20 +319,16 @@ class CommandSandbox:
             )
         if self.backend == "landlock":
             return self._landlock_wrap(argv, cwd, pass_env)
-        program = sandbox_filter()
-        if program is None:
-            raise SandboxUnavailable(_no_filter_reason())
-        if not argv:
-            raise ValueError("an empty command cannot be sandboxed")
-        extra_env = [*self.settings.env, *pass_env]
-        problems = env_name_problems(extra_env)
-        if problems:
-            raise ValueError("environment variables to pass: " + "; ".join(problems))
-        cwd = Path(os.path.realpath(cwd))
+        bwrap = self.bwrap
+        if bwrap is None:
+            raise SandboxUnavailable(
+                self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
+            )
+        program, extra_env, cwd = self._checked(argv, cwd, pass_env, sandbox_filter())
         proxy = self._ensure_proxy() if self.allowed_domains else None
         args = [
             *launcher_argv(program, extra_env, str(proxy.socket_path) if proxy else None),
-            self.bwrap, *_base_flags(), "--seccomp", str(SECCOMP_FD),
+            bwrap, *base_flags(), "--seccomp", str(SECCOMP_FD),
         ]  # fmt: skip
         args += self._home_args()
         # Shallow first, so an allowWrite path inside the project is not hidden by the project's bind.
@@ -455,6 +351,20 @@ class CommandSandbox:
 
         forwarder = os.path.realpath(sys.executable)
         return [*args, "--", forwarder, "-I", "-S", "-c", FORWARDER_SOURCE, str(PROXY_PORT), str(PROXY_FD), *argv]
+
+    def _checked(self, argv: list[str], cwd: Path, pass_env: Iterable[str],
+                 program: bytes | None) -> tuple[bytes, list[str], Path]:
+        """What both backends check before building a command: a seccomp filter for this machine, a
+        command, variable names that may be passed. The filter, the variables to pass, the real cwd."""
+        if program is None:
+            raise SandboxUnavailable(no_filter_reason())
+        if not argv:
+            raise ValueError("an empty command cannot be sandboxed")
+        extra_env = [*self.settings.env, *pass_env]
+        problems = env_name_problems(extra_env)
+        if problems:
+            raise ValueError("environment variables to pass: " + "; ".join(problems))
+        return program, extra_env, Path(os.path.realpath(cwd))
 
     def _writable_root(self, path: Path) -> Path | None:
         for root in sorted(self.writable_roots, key=lambda p: len(p.parts), reverse=True):
@@ -479,7 +389,7 @@ class CommandSandbox:
         # The walk of the project that finds dotenv files (_env_files) found its matches.
         self._env_files()
         top_git = Path(os.path.realpath(git))
-        for path, kind in sandbox_targets(self.project, self.home, self._host_found):
+        for path, kind in sandbox_targets(self.project, self.home, self._scan.host_found):
             if path == top_git and top_git in self.writable_roots:
                 continue  # `allowWrite: [".git"]` is the person's word for the top-level repository
             targets.append((path, kind))
@@ -641,16 +551,7 @@ class CommandSandbox:
 
     def _landlock_wrap(self, argv: list[str], cwd: Path, pass_env: Iterable[str]) -> list[str]:
         abi = landlock.landlock_abi()
-        program = sandbox_filter("tcp-only" if abi >= 4 else "none")
-        if program is None:
-            raise SandboxUnavailable(_no_filter_reason())
-        if not argv:
-            raise ValueError("an empty command cannot be sandboxed")
-        extra_env = [*self.settings.env, *pass_env]
-        problems = env_name_problems(extra_env)
-        if problems:
-            raise ValueError("environment variables to pass: " + "; ".join(problems))
-        cwd = Path(os.path.realpath(cwd))
+        program, extra_env, cwd = self._checked(argv, cwd, pass_env, sandbox_filter("tcp-only" if abi >= 4 else "none"))
         plan = self.landlock_plan()
         forwarder = None
         if self.allowed_domains:
@@ -676,8 +577,8 @@ class CommandSandbox:
         for path in landlock.DEVICES:
             plan.grant(landlock.READ_FILE | landlock.WRITE_FILE, path)
         if self._home_hidden():
-            for path in self.home_view().visible:
-                landlock.grant_tree(plan, path, landlock.READ, hidden, set())
+            for visible in self.home_view().visible:
+                landlock.grant_tree(plan, visible, landlock.READ, hidden, set())
         else:
             landlock.grant_tree(plan, self.home, landlock.READ, hidden, set())
         for root in sorted(self.writable_roots, key=lambda p: len(p.parts)):
@@ -702,61 +603,9 @@ class CommandSandbox:
             return list(BWRAP_LIMITS)
         return []
 
-    def _env_allowed(self, rel: str) -> bool:
-        name = rel.rsplit("/", 1)[-1]
-        for entry in self.allowed_env_files:
-            if fnmatch.fnmatchcase(rel, entry) or ("/" not in entry and fnmatch.fnmatchcase(name, entry)):
-                return True
-        return False
-
     def _env_files(self) -> list[Path]:
-        """Every dotenv file of the project not allowed by a rule, in any directory."""
-        found: list[Path] = []
-        host: list[Path] = []
-        stack = [str(self.project)]
-        live: set[str] = set()
-        while stack:
-            directory = stack.pop()
-            live.add(directory)
-            cached = self._listing(directory)
-            if cached is None:
-                continue
-            host.extend(Path(path) for path in cached.host_files)
-            for path in cached.env_files:
-                rel = os.path.relpath(path, self.project).replace(os.sep, "/")
-                if not self._env_allowed(rel):
-                    found.append(Path(path))
-            stack.extend(cached.subdirs)
-        for gone in set(self._env_cache) - live:
-            del self._env_cache[gone]
-        self._host_found = host
-        return found
-
-    def _listing(self, directory: str) -> _DirCache | None:
-        """The dotenv files and subdirectories of ``directory``, listed again only if it changed."""
-        try:
-            mtime = os.stat(directory).st_mtime_ns
-        except OSError:
-            return None
-        cached = self._env_cache.get(directory)
-        if cached is not None and cached.mtime_ns == mtime:
-            # Adding, removing or renaming an entry changes its directory's mtime.
-            return cached
-        env_files, subdirs, host_files = [], [], []
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    if name_may_be_host_executed(entry.name):
-                        host_files.append(entry.path)
-                    if is_env_file(entry.name):
-                        env_files.append(entry.path)
-                    elif entry.is_dir(follow_symlinks=False):
-                        subdirs.append(entry.path)
-        except OSError:
-            return None
-        cached = _DirCache(mtime, env_files, subdirs, host_files)
-        self._env_cache[directory] = cached
-        return cached
+        """Every dotenv file of the project not allowed by a rule (see :mod:`.project_scan`)."""
+        return self._scan.env_files()
 
     def _ensure_proxy(self) -> AllowlistProxy:
         from .proxy import AllowlistProxy

@@ -1,0 +1,99 @@
+"""The walk of a project that finds its dotenv files (hidden in the sandbox) and the entries the
+host may execute (kept read-only), listing again only the directories that changed.
+
+An entry added, removed or renamed changes its directory's mtime, so a directory whose mtime
+is unchanged since the last walk is taken from the cache: one stat per directory on a warm walk.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..host_paths import name_may_be_host_executed
+from ..secret_files import is_env_file
+
+__all__ = ["ProjectScan"]
+
+
+@dataclass
+class _DirCache:
+    mtime_ns: int
+    env_files: list[str]
+    subdirs: list[str]
+    # Entries whose name may match a row of the host-executed table (engine/host_paths.py).
+    host_files: list[str] = field(default_factory=list)
+
+
+class ProjectScan:
+    """One project's dotenv files and host-executed names, kept between walks."""
+
+    def __init__(self, project: Path, allowed_env_files: Iterable[str]) -> None:
+        self.project = project
+        # Patterns (relative to the project, or bare names) of dotenv files a rule let through.
+        self.allowed_env_files = [entry.strip("/") for entry in allowed_env_files if entry.strip("/")]
+        self._cache: dict[str, _DirCache] = {}
+        # What the last walk found that the host may execute (engine/host_paths.py's table).
+        self.host_found: list[Path] = []
+
+    def _allowed(self, rel: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        for entry in self.allowed_env_files:
+            if fnmatch.fnmatchcase(rel, entry) or ("/" not in entry and fnmatch.fnmatchcase(name, entry)):
+                return True
+        return False
+
+    def env_files(self) -> list[Path]:
+        """Every dotenv file of the project not allowed by a rule, in any directory (and, in
+        :attr:`host_found`, every entry that may be host-executed)."""
+        found: list[Path] = []
+        host: list[Path] = []
+        stack = [str(self.project)]
+        live: set[str] = set()
+        while stack:
+            directory = stack.pop()
+            live.add(directory)
+            cached = self._listing(directory)
+            if cached is None:
+                continue
+            host.extend(Path(path) for path in cached.host_files)
+            for path in cached.env_files:
+                rel = os.path.relpath(path, self.project).replace(os.sep, "/")
+                if not self._allowed(rel):
+                    found.append(Path(path))
+            stack.extend(cached.subdirs)
+        for gone in set(self._cache) - live:
+            del self._cache[gone]
+        self.host_found = host
+        return found
+
+    def _listing(self, directory: str) -> _DirCache | None:
+        """The dotenv files and subdirectories of ``directory``, listed again only if it changed."""
+        try:
+            mtime = os.stat(directory).st_mtime_ns
+        except OSError:
+            return None
+        cached = self._cache.get(directory)
+        if cached is not None and cached.mtime_ns == mtime:
+            # Adding, removing or renaming an entry changes its directory's mtime.
+            return cached
+        env_files: list[str] = []
+        subdirs: list[str] = []
+        host_files: list[str] = []
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if name_may_be_host_executed(entry.name):
+                        host_files.append(entry.path)
+                    if is_env_file(entry.name):
+                        env_files.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        subdirs.append(entry.path)
+        except OSError:
+            return None
+        cached = _DirCache(mtime, env_files, subdirs, host_files)
+        self._cache[directory] = cached
+        return cached
