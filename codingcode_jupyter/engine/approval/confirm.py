@@ -17,7 +17,7 @@ from ..events import ApprovalAnswered, ApprovalRequested
 from ..settings import SettingsError
 from .amend import persist_rules
 from .display import escape_unicode, escape_value
-from .layers import Judging, Layer
+from .layers import Judging, WhenUndecided
 from .rules import nearest_allow
 from .types import Answer, ApprovalRequest, Asker, Decision, Reply, ToolCall, Verdict
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Confirm", "request_for"]
 
 
-class Confirm(Layer):
+class Confirm(WhenUndecided):
     name = "confirm"
     summary = "when nothing decided: no rule allows it, so a person is asked; the person answers every ask left"
     answers = True
@@ -38,12 +38,10 @@ class Confirm(Layer):
         self.project = project
         self.settings = settings
 
-    async def judge(self, j: Judging) -> list[Verdict]:
-        if not j.undecided:
-            return []
+    def question(self, j: Judging) -> Verdict | None:
         reason = f"No rule allows {j.subject.tool} here"
         near = nearest_allow(j.subject, j.rules)
-        return [Verdict(kind=Decision.ASK, by="confirm", reason=f"{reason}; {near}" if near else reason)]
+        return Verdict(kind=Decision.ASK, by="confirm", reason=f"{reason}; {near}" if near else reason)
 
     async def answer(self, call: ToolCall, ctx: "ToolContext", asked: Verdict, ask: Asker | None) -> Verdict:
         tool_name = call.definition.display_name or call.definition.name

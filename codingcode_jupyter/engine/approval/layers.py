@@ -136,6 +136,20 @@ class Layer:
         return None
 
 
+class WhenUndecided(Layer):
+    """A layer that speaks only when nothing decided yet, and then only to ask: trust, egress,
+    outside and confirm. ``question`` says why it asks, or None when it has nothing to ask."""
+
+    async def judge(self, j: Judging) -> list[Verdict]:
+        if not j.undecided:
+            return []
+        asked = self.question(j)
+        return [asked] if asked is not None else []
+
+    def question(self, j: Judging) -> Verdict | None:
+        raise NotImplementedError
+
+
 class Rules(Layer):
     name = "rules"
     summary = ("built-in rules first (no setting outranks them, bypass mode included), what cannot be judged "
@@ -248,49 +262,47 @@ class Hooks(Layer):
         return [note(result.reason, rule=label)]
 
 
-class Trust(Layer):
+class Trust(WhenUndecided):
     name = "trust"
     summary = ("when nothing decided: an allow rule or an additionalDirectories entry of the project's, ignored "
                "until the project is trusted, would have allowed it")
 
-    async def judge(self, j: Judging) -> list[Verdict]:
-        if not j.undecided:
-            return []
+    def question(self, j: Judging) -> Verdict | None:
         subject, settings = j.subject, j.settings
         untrusted = untrusted_allow(subject, settings)
         if untrusted is not None:
-            return [Verdict(kind=ASK, rule=untrusted.text, by="trust",
-                            reason=f"The allow rule `{untrusted.text}` in {settings.source_path(untrusted.source)} "
-                                   "is ignored until you trust this project (%agent trust)")]
+            return Verdict(kind=ASK, rule=untrusted.text, by="trust",
+                           reason=f"The allow rule `{untrusted.text}` in {settings.source_path(untrusted.source)} "
+                                  "is ignored until you trust this project (%agent trust)")
         if unlisted_egress(subject, settings.allowed_domains) is not None:
-            return []  # the egress layer says why
+            return None  # the egress layer says why
         outside = outside_read(subject, j.read_roots)
         ignored = untrusted_directory(subject, settings, j.read_roots) if outside is not None else None
         if outside is not None and ignored is not None:
-            return [Verdict(kind=ASK, by="trust",
-                            reason=f"{outside}; the project's permissions.additionalDirectories entry "
-                                   f"`{ignored.detail['value']}` in {ignored.path} is ignored until you trust "
-                                   "this project (%agent trust)")]
-        return []
+            return Verdict(kind=ASK, by="trust",
+                           reason=f"{outside}; the project's permissions.additionalDirectories entry "
+                                  f"`{ignored.detail['value']}` in {ignored.path} is ignored until you trust "
+                                  "this project (%agent trust)")
+        return None
 
 
-class Egress(Layer):
+class Egress(WhenUndecided):
     name = "egress"
     summary = "when nothing decided: a request to a domain nobody allowed (what the URL carries leaves the machine)"
 
-    async def judge(self, j: Judging) -> list[Verdict]:
-        egress = unlisted_egress(j.subject, j.settings.allowed_domains) if j.undecided else None
-        return [Verdict(kind=ASK, by="egress", reason=egress)] if egress is not None else []
+    def question(self, j: Judging) -> Verdict | None:
+        egress = unlisted_egress(j.subject, j.settings.allowed_domains)
+        return Verdict(kind=ASK, by="egress", reason=egress) if egress is not None else None
 
 
-class Outside(Layer):
+class Outside(WhenUndecided):
     name = "outside"
     summary = ("when nothing decided: a read outside the project and the added directories (what is read goes to "
                "the model)")
 
-    async def judge(self, j: Judging) -> list[Verdict]:
-        outside = outside_read(j.subject, j.read_roots) if j.undecided else None
-        return [Verdict(kind=ASK, by="outside", reason=outside)] if outside is not None else []
+    def question(self, j: Judging) -> Verdict | None:
+        outside = outside_read(j.subject, j.read_roots)
+        return Verdict(kind=ASK, by="outside", reason=outside) if outside is not None else None
 
 
 class SandboxGuard(Layer):

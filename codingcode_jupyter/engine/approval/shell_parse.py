@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import programs
@@ -29,9 +28,21 @@ from .program_traits import (
     SHELLS,
     SPECULATIVE_NAMES,
 )
-from .python_code import CodeCall, analyse_python
+from .python_code import analyse_python
+from .shell_command import ParsedCommand, Reach, Redirect, SimpleCommand
+from .shell_words import (
+    RESERVED_WORDS,
+    blank_time,
+    dequote,
+    expand_braces,
+    option_cluster_has,
+    quote_word,
+    split_segments,
+    tolerant_words,
+    unquote_raw,
+)
 
-__all__ = ["SimpleCommand", "Reach", "Redirect", "EMBEDDED_PATH", "PRINTERS", "SPECULATIVE_NAMES", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
+__all__ = ["split_segments", "quote_word", "expand_braces", "SimpleCommand", "Reach", "Redirect", "EMBEDDED_PATH", "PRINTERS", "SPECULATIVE_NAMES", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
 
 # Options after which the interpreter runs code given inline, not a file or stdin.
 _INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-p", "-r", "-m", "--eval", "--print", "--command", "-Command",
@@ -54,103 +65,6 @@ _LOADER_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRA
                           "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_DIR"})
 
 
-@dataclass
-class Redirect:
-    """One redirection: its operator and target word."""
-
-    op: str
-    target: str
-    dynamic: bool = False
-
-
-@dataclass(frozen=True)
-class Reach:
-    """A path a command reaches that is not one of its arguments."""
-
-    path: str
-    access: str
-    via: str
-    speculative: bool = False
-    tree: bool = False
-
-
-@dataclass
-class SimpleCommand:
-    """One command bash would execute, wrappers peeled, quotes removed."""
-
-    argv: list[str]
-    # Every spelling the command name may have (bashlex's word, the raw text unquoted).
-    names: set[str] = field(default_factory=set)
-    assignments: list[str] = field(default_factory=list)
-    wrappers: list[str] = field(default_factory=list)
-    full_argv: list[str] = field(default_factory=list)
-    # Absolute working directory, or None when a `cd` to an unknown place came first.
-    cwd: str | None = None
-    # Parallel to argv: the word holds an expansion that is only known at run time.
-    dynamic: list[bool] = field(default_factory=list)
-    # xargs appends words read from stdin: the real argument list is longer than argv.
-    dynamic_tail: bool = False
-    redirects: list[Redirect] = field(default_factory=list)
-    # Stdin comes from an earlier pipeline stage; `upstream` holds those stages' commands.
-    piped_stdin: bool = False
-    upstream: list["SimpleCommand"] = field(default_factory=list)
-    # Commands inside $(...) / <(...) in this command's words.
-    substituted: list["SimpleCommand"] = field(default_factory=list)
-    # A `bash -c STR` / `eval STR` whose script is judged as separate commands.
-    container: bool = False
-    via: str = ""
-    text: str = ""
-    # Paths named inside inline interpreter code (`python -c "open('/etc/shadow')"`).
-    inline_paths: list[str] = field(default_factory=list)
-    # Paths the command reaches beyond its arguments: wrapper options (`strace -o F`),
-    # program knowledge (`sort -o F`, sed `w F`), inline code with its access.
-    reached: list["Reach"] = field(default_factory=list)
-    # The command is one a program may run (`aa-exec sudo`, a script written to a file):
-    # what it would do is judged, but a denial becomes a question.
-    speculative: bool = False
-    # Calls in inline code the rules judge on their own (setuid bits, kill of pid 1...).
-    code_calls: list[CodeCall] = field(default_factory=list)
-    # Files this command fills with what it downloads; True when it runs what it downloads.
-    downloads: list[str] = field(default_factory=list)
-    runs_download: bool = False
-    # The words of the command come partly from stdin (xargs); the commands upstream name them.
-    stdin_names: list[str] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        """The command's basename (`/usr/bin/sudo` → `sudo`)."""
-        return os.path.basename(self.argv[0]) if self.argv else ""
-
-    @property
-    def basenames(self) -> set[str]:
-        """Basenames of every spelling of the command name."""
-        return {os.path.basename(n) for n in self.names | {self.argv[0] if self.argv else ""}} - {""}
-
-    def rule_text(self) -> str:
-        """What rule patterns are matched against: assignments, then the peeled argv.
-
-        A word holding blanks or quotes is shell-quoted, so word boundaries survive the join:
-        an exact rule for `pytest -k 'a or b'` must not cover `pytest -k a or b`.
-        """
-        return " ".join([*self.assignments, *map(_quote_word, self.argv)])
-
-    def wrapped_text(self) -> str:
-        return " ".join([*self.assignments, *map(_quote_word, self.full_argv)])
-
-
-@dataclass
-class ParsedCommand:
-    """Every simple command of a command line, and what could not be resolved statically."""
-
-    source: str
-    commands: list[SimpleCommand] = field(default_factory=list)
-    unresolved: list[str] = field(default_factory=list)
-    # Network connections bash opens itself (`/dev/tcp/host/port` redirects).
-    network: list[str] = field(default_factory=list)
-    # Symbolic links the line makes (`ln -s /etc e`): (absolute link, absolute target).
-    symlinks: list[tuple[str, str]] = field(default_factory=list)
-
-
 def parse_command(source: str, *, cwd: str | None = None, home: str | None = None) -> ParsedCommand:
     """Parse a command line; ``cwd`` is where it starts (absolute), ``home`` what ``~`` means."""
     home = home or os.path.expanduser("~")
@@ -160,128 +74,8 @@ def parse_command(source: str, *, cwd: str | None = None, home: str | None = Non
                          symlinks=walker.symlinks)
 
 
-# bashlex does not implement the `time` keyword; blank it out (same length keeps positions)
-# where it starts a command, the wrapper list handles /usr/bin/time separately.
-_TIME_KEYWORD = re.compile(r"(^|[;&|(){}\n]\s*|!\s+)time(\s+-p)?(?=\s)")
-
-
-def _blank_time(source: str) -> str:
-    return _TIME_KEYWORD.sub(lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), source)
-
-
-def _quote_word(word: str) -> str:
-    return shlex.quote(word) if _AMBIGUOUS.search(word) else word
-
-
-_AMBIGUOUS = re.compile(r"[\s'\"\\]")
-
-
-def _dequote(raw: str) -> str | None:
-    """Bash quote removal of a word without expansions; None when its quotes do not close."""
-    out: list[str] = []
-    i, n = 0, len(raw)
-    while i < n:
-        ch = raw[i]
-        if ch == "\\":
-            if i + 1 < n and raw[i + 1] != "\n":
-                out.append(raw[i + 1])
-            i += 2
-        elif ch == "'":
-            end = raw.find("'", i + 1)
-            if end < 0:
-                return None
-            out.append(raw[i + 1:end])
-            i = end + 1
-        elif ch == '"':
-            i += 1
-            while i < n and raw[i] != '"':
-                if raw[i] == "\\" and i + 1 < n and raw[i + 1] in '$`"\\\n':
-                    if raw[i + 1] != "\n":
-                        out.append(raw[i + 1])
-                    i += 2
-                else:
-                    out.append(raw[i])
-                    i += 1
-            if i >= n:
-                return None
-            i += 1
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-def expand_braces(word: str, limit: int = 64) -> list[str]:
-    """Bash brace expansion (`{a,b}`, `{a..c}`, `{1..3}`), capped at ``limit`` words."""
-    depth, start = 0, -1
-    for i, ch in enumerate(word):
-        if ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                inner = word[start + 1:i]
-                parts, level, last = [], 0, 0
-                for j, c in enumerate(inner):
-                    if c == "{":
-                        level += 1
-                    elif c == "}":
-                        level -= 1
-                    elif c == "," and level == 0:
-                        parts.append(inner[last:j])
-                        last = j + 1
-                parts.append(inner[last:])
-                if len(parts) < 2:
-                    sequence = _sequence(inner)
-                    if sequence is None:
-                        continue
-                    parts = sequence
-                out: list[str] = []
-                for part in parts:
-                    for tail in expand_braces(part + word[i + 1:], limit):
-                        out.append(word[:start] + tail)
-                        if len(out) >= limit:
-                            return out
-                return out
-    return [word]
-
-
-def _sequence(inner: str) -> list[str] | None:
-    match = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])", inner)
-    if not match:
-        return None
-    a, b = match.groups()
-    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
-        lo, hi = int(a), int(b)
-        step = 1 if hi >= lo else -1
-        return [str(v) for v in range(lo, hi + step, step)][:64]
-    if a.isalpha() and b.isalpha():
-        step = 1 if ord(b) >= ord(a) else -1
-        return [chr(v) for v in range(ord(a), ord(b) + step, step)][:64]
-    return None
-
-
-def _unquote_raw(text: str) -> str:
-    """The raw text of a word with quotes and backslashes dropped, as a second opinion."""
-    return re.sub(r"\\(.)", r"\1", text).replace("'", "").replace('"', "")
-
-
-def _option_cluster_has(args: list[str], letter: str) -> int | None:
-    """Index of the first short-option cluster containing ``letter`` (e.g. `-lc`)."""
-    for i, arg in enumerate(args):
-        if arg == "--" or not arg.startswith("-") or arg.startswith("--"):
-            if arg.startswith("--"):
-                continue
-            return None
-        if letter in arg[1:]:
-            return i
-    return None
-
-
 # name -> (short options taking a value, long options taking a value, positionals to skip)
-_WRAPPERS: dict[str, tuple[str, frozenset[str], int]] = {
+WRAPPERS: dict[str, tuple[str, frozenset[str], int]] = {
     "env": ("uCS", frozenset({"--unset", "--chdir", "--split-string"}), 0),
     "timeout": ("sk", frozenset({"--signal", "--kill-after"}), 1),
     "nice": ("n", frozenset({"--adjustment"}), 0),
@@ -433,7 +227,7 @@ class _Walker:
         import bashlex
 
         try:
-            trees = bashlex.parse(_blank_time(source))
+            trees = bashlex.parse(blank_time(source))
         except Exception as error:  # bashlex raises several types for syntax it cannot read
             snippet = source if len(source) <= 80 else source[:77] + "..."
             self.unresolved.append(f"the shell syntax of `{snippet}` could not be parsed ({type(error).__name__}: {error})")
@@ -536,7 +330,7 @@ class _Walker:
         raw = source[node.pos[0]:node.pos[1]] if node.pos[1] <= len(source) else ""
         if not parts and raw and "$" not in raw and "`" not in raw:
             # bashlex mis-reads adjacent quotes (`"/etc/"'shadow'` -> `/etc/'shadow'`).
-            value = _dequote(raw) or value
+            value = dequote(raw) or value
         if any(p.kind == "parameter" and getattr(p, "value", None) == "HOME" for p in parts):
             value = value.replace("${HOME}", self.home).replace("$HOME", self.home)
         if any(p.kind == "parameter" and getattr(p, "value", None) == "PWD" for p in parts):
@@ -594,14 +388,14 @@ class _Walker:
                     self._temp_count += 1
                     static_assignments[name.rstrip("+")] = f"/tmp/tmp.mktemp{self._temp_count}"
                 else:
-                    static_assignments[name.rstrip("+")] = (_dequote(value_raw) if static else None)
+                    static_assignments[name.rstrip("+")] = (dequote(value_raw) if static else None)
             elif part.kind == "word":
                 value, dyn, found = self._word(part, source, via=via, depth=depth)
                 substituted.extend(found)
                 raw_text = source[part.pos[0]:part.pos[1]] if part.pos[1] <= len(source) else value
                 for expanded in (expand_braces(value) if "$" not in raw_text and not dyn else [value]):
                     words.append(expanded)
-                    raws.append(_unquote_raw(raw_text) if expanded == value else expanded)
+                    raws.append(unquote_raw(raw_text) if expanded == value else expanded)
                     dynamic.append(dyn)
             elif part.kind == "redirect":
                 redirect, found = self._redirect(part, source, via=via, depth=depth)
@@ -656,8 +450,8 @@ class _Walker:
         pieces = split_segments(source, pipes=True)
         upstream: list[SimpleCommand] = []
         for index, piece in enumerate(pieces):
-            words = _tolerant_words(piece)
-            while words and words[0] in _RESERVED:
+            words = tolerant_words(piece)
+            while words and words[0] in RESERVED_WORDS:
                 words = words[1:]
             if not words:
                 continue
@@ -954,7 +748,7 @@ class _Walker:
                 wrappers = [*wrappers, f"{name} {sub}".strip()]
                 words, raws, dynamic = words[i:], raws[i:], dynamic[i:]
                 continue
-            spec = _WRAPPERS.get(name)
+            spec = WRAPPERS.get(name)
             if spec is None or dynamic[0]:
                 break
             before = assignments
@@ -1097,7 +891,7 @@ class _Walker:
                 self._stdin_script(command, name, label, depth)
             return
         if name in SHELLS:
-            index = _option_cluster_has(args, "c")
+            index = option_cluster_has(args, "c")
             if index is not None:
                 script_at = index + 1
                 if script_at >= len(args):
@@ -1311,90 +1105,3 @@ def _program_of(command: SimpleCommand) -> str | None:
     return "\n".join(scripts) or None
 
 
-_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case", "esac",
-                       "select", "function", "coproc", "time", "!", "{", "}", "[[", "]]", "(", ")", ";;"})
-
-
-def split_segments(source: str, *, pipes: bool = True) -> list[str]:
-    """The pieces of a line between operators (`;`, `&&`, `||`, newlines, `$(`, backquotes, parentheses, and
-    with ``pipes`` also `|`), read even when a quote never closes: the unclosed rest is one piece."""
-    segments: list[str] = []
-    current: list[str] = []
-    i, n = 0, len(source)
-    quote: str | None = None
-
-    def cut() -> None:
-        text = "".join(current).strip()
-        if text:
-            segments.append(text)
-        current.clear()
-
-    while i < n:
-        ch = source[i]
-        if quote:
-            current.append(ch)
-            if ch == "\\" and quote == '"' and i + 1 < n:
-                current.append(source[i + 1])
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-            i += 1
-            continue
-        if ch in "'\"":
-            quote = ch
-            current.append(ch)
-        elif ch == "\\" and i + 1 < n:
-            current.append(source[i:i + 2])
-            i += 2
-            continue
-        elif ch == "|" and not pipes and not source.startswith("||", i) and (i == 0 or source[i - 1] != "|"):
-            current.append(ch)
-        elif ch in ";&|\n()`" or source.startswith("$(", i):
-            cut()
-            if source.startswith("$(", i):
-                i += 1
-        else:
-            current.append(ch)
-        i += 1
-    cut()
-    return segments
-
-
-def _tolerant_words(source: str) -> list[str]:
-    """Words of one piece, quotes removed; an unclosed quote runs to the end."""
-    words: list[str] = []
-    current: list[str] = []
-    started = False
-    i, n = 0, len(source)
-    while i < n:
-        ch = source[i]
-        if ch in " \t":
-            if started:
-                words.append("".join(current))
-                current, started = [], False
-            i += 1
-            continue
-        started = True
-        if ch in "'\"":
-            end = source.find(ch, i + 1)
-            end = n if end < 0 else end
-            current.append(source[i + 1:end])
-            i = end + 1
-        elif ch == "\\" and i + 1 < n:
-            current.append(source[i + 1])
-            i += 2
-        elif ch in "<>":
-            # A redirect: its target is still a word the rules see.
-            if current:
-                words.append("".join(current))
-                current = []
-            while i < n and source[i] in "<>&0123456789":
-                i += 1
-            started = False
-        else:
-            current.append(ch)
-            i += 1
-    if started:
-        words.append("".join(current))
-    return [w for w in words if w]

@@ -14,14 +14,15 @@ import itertools
 import os
 
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
-from .shell_parse import _WRAPPERS, SimpleCommand, _quote_word
+from .shell_parse import WRAPPERS, SimpleCommand
+from .shell_words import quote_word
 
 __all__ = ["deny_spellings", "git_plain"]
 
 # git's global options that take the next word as their value.
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
                          "--exec-path", "--list-cmds", "--attr-source"})
-_STARTS = frozenset(_WRAPPERS) | frozenset(_SUBCOMMAND_WRAPPERS)
+_STARTS = frozenset(WRAPPERS) | frozenset(_SUBCOMMAND_WRAPPERS)
 
 
 def git_plain(argv: list[str]) -> list[str]:
@@ -48,7 +49,7 @@ def _program_names(program: str, cwd: str | None) -> set[str]:
 
 
 def _joined(words: list[str]) -> str:
-    return " ".join(map(_quote_word, words))
+    return " ".join(map(quote_word, words))
 
 
 def deny_spellings(command: SimpleCommand) -> set[str]:

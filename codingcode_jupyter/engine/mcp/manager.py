@@ -22,7 +22,6 @@ import logging
 import os
 import sys
 import time
-from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 from ..events import McpLog, McpLoginRequired, McpServerChanged, McpWaiting, Notice
-from ..tools.base import AnyArgs, ToolContext, ToolDefinition, ToolResult
+from ..tools.base import ToolDefinition
 from .common import McpCallError, default_token_dir
 from .config import (
     CONFIG_FILE,
@@ -46,16 +45,17 @@ from .naming import assign_wire_names, display_name
 from .origin import CallOrigin
 from .prompts import PromptError, check_arguments, parse_invocation, prompt_content
 from .resources import LIST_TOOL, READ_TOOL, resource_tools
-from .results import to_tool_result
 from .sampling import Sampler, SamplingRequest, SamplingResult, TurnSampler
 from .server_log import LogEntry, is_alarming
 from .startup import StartupWait, startup_wait
+from .status import ServerStatus, describe_log, describe_status, describe_tools
+from .tool_defs import argument_directories, tool_definition
 
 if TYPE_CHECKING:
     from ..front import Front
 
     # The client half imports the mcp SDK: it is loaded when a server is first registered.
-    from .client import ConnectionState, McpToolInfo, ServerConnection
+    from .client import ServerConnection
 
 __all__ = ["McpManager", "ServerStatus"]
 
@@ -70,31 +70,6 @@ AnyConfig = StdioServerConfig | HttpServerConfig | SseServerConfig
 _MAX_PENDING = 50
 # A turn's wait shorter than this gets no line in the cell (nobody would notice the wait).
 QUIET_WAIT_S = 0.1
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What ``%agent mcp`` shows for one server."""
-
-    name: str
-    transport: str
-    state: ConnectionState
-    error: str | None
-    tool_count: int
-    log_path: Path | None
-    deferred: bool = False
-    tools: tuple[str, ...] = ()
-    prompts: tuple[str, ...] = ()
-    resource_count: int = 0
-    # Tools the server has that are not offered, with why.
-    skipped: tuple[tuple[str, str], ...] = ()
-    log_count: int = 0
-    login_url: str | None = None
-    trust_annotations: bool = False
-    # Seconds since it began starting (while starting).
-    starting_for: float | None = None
-    # The directories its own arguments name, sent as roots beside the project.
-    argument_roots: tuple[str, ...] = ()
 
 
 class McpManager:
@@ -597,67 +572,14 @@ class McpManager:
 
     def describe_status(self, status: ServerStatus) -> str:
         """The lines of one server in :meth:`describe`."""
-        head = f"{status.name} [{status.transport}] {status.state.replace('_', ' ')}"
-        if status.starting_for is not None:
-            head += f" ({status.starting_for:.0f} s)"
-        if status.state != "failed" or status.tool_count:
-            head += f", {status.tool_count} tool(s)"
-        if status.resource_count:
-            head += f", {status.resource_count} resource(s)"
-        if status.prompts:
-            head += f", {len(status.prompts)} prompt(s)"
-        if status.deferred:
-            head += ", deferred (found through tool_search)"
-        if status.trust_annotations:
-            head += ", annotations trusted"
-        lines = [head]
-        if status.error:
-            lines.append(f"  error: {status.error}")
-        if status.login_url:
-            lines.append(f"  log in: {status.login_url}")
-            lines.append(f"  (browser elsewhere? paste the address it ends on: %agent mcp login {status.name} ADDRESS)")
-        if status.argument_roots:
-            lines.append(f"  roots: {self.project.resolve()} (the project), " + ", ".join(status.argument_roots)
-                         + " (named in its arguments)")
-        if status.tools:
-            lines.append("  tools: " + ", ".join(f"{status.name}:{tool}" for tool in status.tools))
-        for name, why in status.skipped:
-            lines.append(f"  not offered: {status.name}:{name} ({why})")
-        if status.prompts:
-            lines.append("  prompts: " + ", ".join(status.prompts))
-        if status.log_count:
-            lines.append(f"  {status.log_count} log message(s): %agent mcp log {status.name}")
-        if status.log_path is not None and status.log_path.exists():
-            lines.append(f"  stderr: {status.log_path}")
-        return "\n".join(lines)
+        return describe_status(status, self.project)
 
     def describe_tools(self, name: str) -> str:
         """One server's tools with their annotations and whether approval counts them read-only."""
-        server = self._get(name)
-        if not server.tools and not server.skipped_tools:
-            return f"{name}: no tools ({server.state}{': ' + server.error if server.error else ''})"
-        lines = []
-        for info in sorted(server.tools, key=lambda tool: tool.name):
-            flags = []
-            if _trusted_read_only(server, info):
-                flags.append("read-only (trusted)")
-            annotations = ", ".join(f"{key}={value}" for key, value in sorted((info.annotations or {}).items()))
-            line = f"{display_name(name, info.name):40} {' '.join(flags):20} {annotations}".rstrip()
-            lines.append(line)
-            if info.description:
-                lines.append(f"    {info.description.strip().splitlines()[0][:100]}")
-        for tool, why in server.skipped_tools:
-            lines.append(f"{display_name(name, tool):40} not offered: {why}")
-        if not server.config.trust_annotations and any((t.annotations or {}).get("readOnlyHint") for t in server.tools):
-            lines.append(f'(readOnlyHint is shown, not trusted; "trustAnnotations": true in .mcp.json for {name} trusts it)')
-        return "\n".join(lines)
+        return describe_tools(self._get(name))
 
     def describe_log(self, name: str, count: int = 50) -> str:
-        server = self._get(name)
-        entries = server.log.tail(count)
-        if not entries:
-            return f"{name}: no log messages"
-        return "\n".join(entry.describe() for entry in entries)
+        return describe_log(self._get(name), count)
 
     # -- prompts ------------------------------------------------------------------------
 
@@ -704,7 +626,7 @@ class McpManager:
         for server_name in sorted(self._servers):
             server = self._servers[server_name]
             for info in sorted(server.tools, key=lambda tool: tool.name):
-                definitions.append(_definition(server, info, names[(server.name, info.name)]))
+                definitions.append(tool_definition(server, info, names[(server.name, info.name)]))
         return definitions
 
 
@@ -715,55 +637,3 @@ def _source(bound: StartupWait) -> str:
     return f"set by {bound.source}"
 
 
-def argument_directories(config: AnyConfig, project: Path) -> list[Path]:
-    """The existing directories a stdio server's arguments name (relative ones from its working directory)."""
-    if not isinstance(config, StdioServerConfig):
-        return []
-    base = Path(config.cwd) if config.cwd else project
-    if not base.is_absolute():
-        base = project / base
-    found: list[Path] = []
-    for arg in config.args:
-        if not arg or arg.startswith("-"):
-            continue  # an option, not a place
-        path = Path(os.path.expanduser(arg))
-        path = path if path.is_absolute() else base / path
-        try:
-            if path.is_dir():
-                resolved = path.resolve()
-                if resolved not in found:
-                    found.append(resolved)
-        except OSError:
-            continue
-    return found
-
-
-def _trusted_read_only(server: ServerConnection, info: McpToolInfo) -> bool:
-    # A hint can only tighten what an untrusted server gets: readOnlyHint loosens approval
-    # (no question asked), so it counts only where the person vouched for the server.
-    return server.config.trust_annotations and (info.annotations or {}).get("readOnlyHint") is True
-
-
-def _definition(server: ServerConnection, info: McpToolInfo, wire_name: str) -> ToolDefinition:
-    async def execute(args: AnyArgs, ctx: ToolContext) -> ToolResult:
-        arguments = args.model_dump(exclude_unset=True)
-        try:
-            result = await server.call(info.name, arguments, CallOrigin.from_context(ctx))
-        except McpCallError as error:
-            return ToolResult.text(str(error), is_error=True)
-        return to_tool_result(result, server.name)
-
-    description = info.description or info.title or f"{info.name} (from MCP server {server.name})"
-    return ToolDefinition(
-        name=wire_name,
-        description=description,
-        parameters=AnyArgs,
-        execute=execute,
-        json_schema=info.input_schema,
-        source="mcp",
-        display_name=display_name(server.name, info.name),
-        mcp_server=server.name,
-        annotations=info.annotations,
-        deferred=server.config.deferred,
-        read_only=_trusted_read_only(server, info),
-    )
