@@ -271,7 +271,8 @@ def canonical_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema with every object's keys sorted, so it serialises identically every time."""
     cleaned = dict(schema)
     cleaned.pop("title", None)
-    return _sort_keys(cleaned)
+    ordered: dict[str, Any] = _sort_keys(cleaned)  # a dict in, a dict out
+    return ordered
 
 
 @functools.lru_cache(maxsize=512)
