@@ -38,6 +38,13 @@ fi
 .venv-ipykernel6/bin/pip install -q --disable-pip-version-check 'ipykernel==6.29.5' -e .
 export CODINGCODE_IPYKERNEL6_PYTHON="$PWD/.venv-ipykernel6/bin/python"
 
+# Jupyter Enterprise Gateway for the remote-kernel browser test, in a venv of its own: 3.3 pins
+# jupyter-server<2 and jupyter-client<7, which would break JupyterLab 4 beside it. Its kernels
+# run the project's venv (tests/e2e/test_gateway.py writes the kernelspec).
+[ -x .venv-gateway/bin/python ] || "$PY" -m venv .venv-gateway
+[ -x .venv-gateway/bin/jupyter-enterprisegateway ] \
+  || .venv-gateway/bin/pip install -q --disable-pip-version-check 'jupyter-enterprise-gateway==3.3.0'
+
 # Real MCP servers the MCP tests run against, pinned; each in a place of its own so their
 # dependencies never meet ours (tests skip with a reason when one is missing locally).
 MCP_NPM=("@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/server-filesystem@2026.8.31")

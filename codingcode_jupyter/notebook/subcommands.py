@@ -60,6 +60,7 @@ class Subcommands:
         from ..engine.context import context_status
         from ..engine.models import resolve_model_name
         from ..engine.prompts import loaded_instructions
+        from .kernel.working_dir import notebook_dir_line
 
         entry = self.registry.current_entry()
         session, parts = entry.session, entry.parts
@@ -74,6 +75,7 @@ class Subcommands:
         rows: list[tuple[str, str]] = [
             ("session", f"{session.id}  ({turns})"),
             ("project", f"{words.home_short(session.project)}  ({where})"),
+            *[("notebook", line) for line in filter(None, [notebook_dir_line(session.project)])],
             ("model", str(model)),
             ("mode", mode),
             *([("", reviewer.describe())]
