@@ -133,7 +133,8 @@ def _run_cells(page, server: dict, count: int) -> None:
         page.keyboard.press("Shift+Enter")
 
 
-def _start_server(tmp_path: Path, app: str, *, theme: str | None = None) -> dict:
+def _start_server(tmp_path: Path, app: str, *, theme: str | None = None, python: str = sys.executable) -> dict:
+    """``app`` (jupyterlab, notebook) from ``python``'s environment, on loopback."""
     project = tmp_path / "project"
     project.mkdir()
     api = FakeAnthropic().start()
@@ -151,12 +152,12 @@ def _start_server(tmp_path: Path, app: str, *, theme: str | None = None) -> dict
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
         "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
-        "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter"),
+        "JUPYTER_PATH": str(Path(python).parent.parent / "share" / "jupyter"),
     }
     log = open(tmp_path / "server.log", "w")
     server = subprocess.Popen(
         [
-            sys.executable, "-m", app, "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+            python, "-m", app, "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
             f"--IdentityProvider.token={token}", "--ServerApp.allow_root=True", f"--ServerApp.root_dir={project}",
             "--LabApp.news_url=", "--LabApp.collaborative=False", "--ServerApp.disable_check_xsrf=True",
         ],
