@@ -45,6 +45,14 @@ export CODINGCODE_IPYKERNEL6_PYTHON="$PWD/.venv-ipykernel6/bin/python"
 [ -x .venv-gateway/bin/jupyter-enterprisegateway ] \
   || .venv-gateway/bin/pip install -q --disable-pip-version-check 'jupyter-enterprise-gateway==3.3.0'
 
+# jupyter-collaboration for the two-page real-time test, in a venv of its own: installed, it turns
+# every Lab into a collaborative one, and the other browser tests run the plain Lab of .venv.
+# Same JupyterLab as .venv (5.0 supports Lab 4.4+); the notebook extension linked as in .venv.
+[ -x .venv-collab/bin/python ] || "$PY" -m venv .venv-collab
+.venv-collab/bin/pip install -q --disable-pip-version-check -e . 'jupyter-collaboration==5.0.4' \
+  "jupyterlab==$(.venv/bin/python -c 'import jupyterlab; print(jupyterlab.__version__)')"
+bash scripts/link_frontend.sh .venv-collab/bin/python
+
 # Real MCP servers the MCP tests run against, pinned; each in a place of its own so their
 # dependencies never meet ours (tests skip with a reason when one is missing locally).
 MCP_NPM=("@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/server-filesystem@2026.8.31")
