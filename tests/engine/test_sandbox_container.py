@@ -88,9 +88,9 @@ def test_ordinary_commands_run_and_the_home_stays_hidden(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_the_sandbox_attack_corpora_hold_under_landlock(tmp_path: Path) -> None:
-    """The GTFOBins rows, the leak tests and the Landlock tests, with their controls, in the container."""
+    """The GTFOBins rows, the leak tests, the Landlock tests and the guard's sandbox rows, with their controls, in the container."""
     files = ["tests/engine/test_attack_sandbox.py", "tests/engine/test_sandbox_leaks.py",
-             "tests/engine/test_sandbox_landlock.py"]
+             "tests/engine/test_sandbox_landlock.py", "tests/engine/test_guard_sandbox.py"]
     done = in_container([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                          "-m", "slow or not slow", "-n", "2", "--basetemp", str(tmp_path / "t"), *files], REPO,
                         env={"CODINGCODE_TEST_SANDBOX_BACKEND": "auto", "TMPDIR": str(tmp_path)}, timeout=900)

@@ -9,15 +9,17 @@ sandbox run can tell whether it leaked.
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from .gtfobins import Attack, Targets, gtfobins_attacks
 
-__all__ = ["Handmade", "handmade_attacks", "developer_commands", "gtfobins_attacks", "Targets", "Attack",
+__all__ = ["GuardRow", "guard_rows", "make_guard_project", "make_guard_home", "PRIVATE_KEY", "Handmade", "handmade_attacks", "developer_commands", "gtfobins_attacks", "Targets", "Attack",
            "make_target_project", "make_target_home", "MARKERS", "CONTROL_MARKER"]
 
 HERE = Path(__file__).resolve().parent
@@ -81,3 +83,97 @@ def make_target_project(root: Path) -> Path:
     (project / "scripts" / "run.sh").write_text("#!/bin/sh\necho run\n")
     (project / "control.txt").write_text(CONTROL_MARKER + "\n")
     return project
+
+
+# ----- the guard's corpus (issue 33): tool calls with a mode, an outcome and a control ----------
+
+
+@dataclass(frozen=True)
+class GuardRow:
+    """One row of ``guard.yaml``: a tool call judged in a mode (or run in the sandbox), and its control."""
+
+    cls: str
+    mode: str
+    tool: str
+    input: dict[str, Any]
+    expect: str
+    control_tool: str
+    control_mode: str
+    control_input: dict[str, Any]
+    why: str
+    sandbox: str | None = None  # "read" / "write": run in the real sandbox
+    target: str | None = None
+    control_target: str | None = None
+    gap: str | None = None
+    control_gap: str | None = None
+
+    @property
+    def id(self) -> str:
+        text = json.dumps(self.input, sort_keys=True)
+        return f"{self.cls}:{self.mode}:{self.tool}:{text[:70]}"
+
+
+def _fill_any(value: Any, home: str) -> Any:
+    if isinstance(value, str):
+        return _fill(value, home)
+    if isinstance(value, list):
+        return [_fill_any(v, home) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill_any(v, home) for k, v in value.items()}
+    return value
+
+
+def guard_rows(home: str) -> list[GuardRow]:
+    """Every row of ``guard.yaml``, in file order, @HOME@ filled in."""
+    data = yaml.safe_load((HERE / "guard.yaml").read_text(encoding="utf-8"))
+    rows = []
+    for cls, items in data.items():
+        for row in items:
+            unknown = set(row) - {"mode", "tool", "input", "expect", "control", "control_mode", "control_tool", "why",
+                                  "sandbox", "target", "control_target", "gap", "control_gap"}
+            if unknown:
+                raise ValueError(f"guard.yaml [{cls}] {row.get('input')}: unknown keys {sorted(unknown)}")
+            rows.append(GuardRow(
+                cls=cls, mode=row["mode"], tool=row["tool"], input=_fill_any(row["input"], home), expect=row["expect"],
+                control_tool=row.get("control_tool", row["tool"]), control_mode=row.get("control_mode", row["mode"]),
+                control_input=_fill_any(row["control"], home), why=row["why"], sandbox=row.get("sandbox"),
+                target=row.get("target"), control_target=row.get("control_target"), gap=row.get("gap"),
+                control_gap=row.get("control_gap")))
+    return rows
+
+
+# Secret by content only: a private key whose name says nothing.
+PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nMARK-KEY-CONTENT-31ab\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+def make_guard_project(root: Path) -> Path:
+    """The target project of ``make_target_project`` plus what guard.yaml aims at: a virtualenv, a
+    nested repository, host-executed files, secret files by name and by content, and their controls."""
+    project = make_target_project(root)
+    files = {
+        ".venv/pyvenv.cfg": "home = /usr/bin\n", ".venv/bin/activate": "# activate\n",
+        ".venv/lib/python3.11/site-packages/numpy/__init__.py": "", "sub/.git/config": "[core]\n",
+        "sub/.git/hooks/.keep": "", ".git/modules/x/hooks/.keep": "", ".git/modules/x/config": "[core]\n",
+        "sub/notes.md": "x\n", ".envrc": "export X=1\n", ".pre-commit-config.yaml": "repos: []\n",
+        ".vscode/tasks.json": "{}\n", "config/prod.env": "K=MARK-PRODENV-1c2d\n", "secrets.env": "K=1\n",
+        "#.env#": "K=1\n", "config/secrets.yaml": "k: 1\n", "config/credentials.json": "{}\n",
+        "config/prod.yaml": "a: 1\n", "deploy/client_secret.json": "{}\n", "deploy/client.json": "{}\n",
+        "deploy/id_rsa": PRIVATE_KEY, "deploy/server.key": PRIVATE_KEY, "deploy/server.crt": "-----BEGIN CERTIFICATE-----\n",
+        "deploy/tls.pem": PRIVATE_KEY, "deploy/signing.txt": PRIVATE_KEY, "deploy/readme.txt": "how to deploy\n",
+        "deploy/app.p12": "x", "deploy/id_ed25519": PRIVATE_KEY, "deploy/id_ed25519.pub": "ssh-ed25519 AAAA x\n",
+        ".git-credentials": "https://u:t@x.test\n", ".gitignore": "build/\n", "aws_credentials": "[default]\n",
+        "aws_config.md": "# aws\n", "data.csv": "a,b\n1,2\n", "data.pkl": "x", "cmd.txt": "id\n",
+        "package.json": "{}\n", "src/util.py": "def f():\n    return 1\n",
+    }
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    return project
+
+
+def make_guard_home(root: Path) -> Path:
+    """The fake home of ``make_target_home``, with the allowlisted caches a control reads from."""
+    home = make_target_home(root)
+    for rel in (".cache/pip", ".cache/uv", ".local/lib", ".local/bin", ".cargo/registry", "notes"):
+        (home / rel).mkdir(parents=True, exist_ok=True)
+    return home
