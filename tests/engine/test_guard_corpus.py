@@ -92,3 +92,29 @@ async def test_control_is_allowed(target, row: GuardRow) -> None:
     project, home = target
     verdict = await judge(project, home, row.control_tool, row.control_input, row.control_mode)
     assert str(verdict.kind) == "allow", f"control of {row.why}: {verdict.kind} by {verdict.layer} — {verdict.reason}"
+
+
+# ----- the person's own `run_python` allow rule wins over "cannot be proven"; a project's does not ------
+
+UNPROVABLE = "import os\ngetattr(os, 'system')('id')"
+
+
+@pytest.mark.parametrize("mode", ["default", "bypass"])
+async def test_a_persons_run_python_rule_allows_unprovable_code(tmp_path, monkeypatch, mode: str) -> None:
+    home, project = make_guard_home(tmp_path), make_guard_project(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CODINGCODE_USER_DIR", str(home / ".codingcode"))
+    asked = await judge(project, home, "run_python", {"code": UNPROVABLE}, mode)
+    assert str(asked.kind) == "ask" and asked.forced and asked.rule == "builtin:unresolved", asked.model_dump()
+    # A project's rule (a cloned repository may ship one) does not make it the person's choice.
+    (project / ".codingcode" / "settings.json").write_text('{"permissions": {"allow": ["run_python"]}}')
+    still = await judge(project, home, "run_python", {"code": UNPROVABLE}, mode)
+    assert str(still.kind) == "ask" and still.forced, still.model_dump()
+    # The person's own settings do.
+    (home / ".codingcode").mkdir(exist_ok=True)
+    (home / ".codingcode" / "settings.json").write_text('{"permissions": {"allow": ["run_python"]}}')
+    allowed = await judge(project, home, "run_python", {"code": UNPROVABLE}, mode)
+    assert str(allowed.kind) == "allow", allowed.model_dump()
+    # Built-in denials still hold against it.
+    denied = await judge(project, home, "run_python", {"code": "import os\nos.system('sudo id')"}, mode)
+    assert str(denied.kind) == "deny", denied.model_dump()

@@ -27,6 +27,7 @@ deny or a forced ask.
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -161,16 +162,27 @@ class Rules(Layer):
         hits = check_builtin(subject) + [hit for inner in subject.inner for hit in check_builtin(inner)]
         hits.sort(key=lambda hit: hit.action != "deny")
         for hit in hits:
+            if hit.action == "deny" and subject.access.proposes:
+                # Proposed code runs only when the person runs it: they decide, on a card.
+                said.append(Verdict(kind=ASK, rule=hit.rule, forced=True, by="rules",
+                                    reason=f"The proposed code would be denied by built-in rule {hit.rule}: "
+                                           f"{hit.reason}"))
+                continue
             if hit.action == "deny":
                 return said + [Verdict(kind=DENY, rule=hit.rule, by="rule",
                                        reason=f"Denied by built-in rule {hit.rule}: {hit.reason}")]
             said.append(Verdict(kind=ASK, rule=hit.rule, forced=True, by="rules",
                                 reason=f"Built-in rule {hit.rule}: {hit.reason}"))
         problems = unresolved(subject)
+        outright = _allowed_outright(j.rules, subject) if problems and subject.access.code is not None else None
         if problems and j.sandboxed:
             # Inside the sandbox the built-in rules hold by construction: modes and rules apply as configured.
             said.append(note("Not judged before it runs (" + "; ".join(problems) + "); the sandbox enforces the "
                              "built-in rules", rule="builtin:unresolved"))
+        elif outright is not None:
+            # The person's own settings allow the tool outright: they chose to run what it cannot prove.
+            said.append(note("Not judged before it runs (" + "; ".join(problems) + "); allowed outright by the "
+                             f"person's rule `{outright.text}`", rule="builtin:unresolved"))
         elif problems:
             where = "it runs in the kernel, unsandboxed" if subject.access.code is not None else "no sandbox will run it"
             said.append(Verdict(kind=ASK, rule="builtin:unresolved", forced=True, by="rules",
@@ -404,6 +416,21 @@ def untrusted_directory(subject: Subject, settings: EffectiveSettings, roots: tu
             continue
         if outside_read(subject, (*roots, directory_root(item.detail["value"], subject.project))) is None:
             return item
+    return None
+
+
+# Settings that are the person's own: their home directory's files, and the session's rules (typed
+# by the person). A project's files are not: a cloned repository may ship them.
+PERSONAL_SOURCES = frozenset({"user", "claude-user", "session"})
+
+
+def _allowed_outright(rules: list[Rule], subject: Subject) -> Rule | None:
+    """The person's own allow rule naming the tool with no pattern (`run_python`), if any: with one,
+    code the judge cannot prove is the person's choice, not a card."""
+    for rule in rules:
+        if (rule.action == "allow" and rule.pattern is None and rule.source in PERSONAL_SOURCES
+                and not rule.missing and any(fnmatch.fnmatchcase(subject.tool, tool) for tool in rule.tools)):
+            return rule
     return None
 
 

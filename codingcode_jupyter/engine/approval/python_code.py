@@ -21,6 +21,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from .ipython_syntax import read_cell
+from .python_proof import unproven
+
 __all__ = ["CodePath", "CodeCall", "PythonReading", "analyse_python"]
 
 CodeAccess = Literal["read", "write", "list", "tree", "unknown"]
@@ -106,7 +109,7 @@ _FILE_CALLS: dict[str, CodeAccess] = {
     "os.path.getsize": "list", "os.readlink": "list", "os.access": "list", "shutil.rmtree": "write",
     "shutil.chown": "write", "shutil.make_archive": "unknown", "shutil.disk_usage": "list",
     "glob.glob": "list", "glob.iglob": "list", "tarfile.open": "unknown", "zipfile.ZipFile": "unknown",
-    "sqlite3.connect": "unknown", "json.load": "read", "linecache.getline": "read", "linecache.getlines": "read",
+    "sqlite3.connect": "unknown", "linecache.getline": "read", "linecache.getlines": "read",
     "runpy.run_path": "read", "py_compile.compile": "unknown", "fileinput.input": "read",
 }
 # Calls that read their first argument and write their second.
@@ -130,14 +133,25 @@ _DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__", "importlib.i
                            "runpy.run_module", "builtins.exec", "builtins.eval", "code.interact",
                            "code.InteractiveInterpreter", "pickle.loads", "marshal.loads"})
 _NETWORK = frozenset({"urllib.request.urlopen", "urllib.urlopen", "urllib2.urlopen", "requests.get", "requests.post",
-                      "requests.request", "httpx.get", "httpx.post", "http.client.HTTPConnection",
+                      "requests.request", "requests.put", "requests.patch", "requests.delete", "requests.head",
+                      "httpx.get", "httpx.post", "httpx.put", "httpx.patch", "httpx.delete", "httpx.request", "http.client.HTTPConnection",
                       "http.client.HTTPSConnection", "socket.socket", "socket.create_connection"})
 _DOWNLOAD_TO_FILE = frozenset({"urllib.request.urlretrieve", "urllib.urlretrieve", "wget.download"})
+_OPEN_CALLS = frozenset({"open", "io.open", "codecs.open", "builtins.open", "os.open"})
 
 
-def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None) -> PythonReading:
-    """Read ``code`` without running it; ``home`` is what ``~`` means, ``cwd`` where relative paths start."""
+def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None,
+                   ipython: bool = False) -> PythonReading:
+    """Read ``code`` without running it; ``home`` is what ``~`` means, ``cwd`` where relative paths start.
+
+    ``ipython``: the code is a cell as IPython runs it (``!cmd`` lines, magics): its shell lines are
+    read as commands and its magics allowed only when the judge knows them (:mod:`.ipython_syntax`)."""
     reading = PythonReading()
+    if ipython:
+        cell = read_cell(code)
+        code = cell.python
+        reading.commands.extend(cell.commands)
+        reading.unresolved.extend(cell.problems)
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError) as error:
@@ -145,6 +159,16 @@ def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None
         return reading
     _Reader(reading, home or os.path.expanduser("~"), cwd).run(tree)
     return reading
+
+
+def _judged(name: str) -> bool:
+    """A call the judge reads argument by argument (its paths, its command, its address)."""
+    if name.startswith(("socket.", "http.client.")):
+        return False  # a raw connection's destination and what it sends are not followed
+    return (name in _FILE_CALLS or name in _COPY_CALLS or name in _SHELL_CALLS or name in _SUBPROCESS
+            or name in _SETUID or name in _KILL or name in _DOWNLOAD_TO_FILE or name in _NETWORK
+            or name in _OPEN_CALLS or name in ("os.chmod", "os.lchmod", "os.fchmod", "os.chdir")
+            or name.startswith(("os.exec", "os.spawn", "os.posix_spawn")))
 
 
 class _Reader(ast.NodeVisitor):
@@ -190,6 +214,9 @@ class _Reader(ast.NodeVisitor):
                 for arg in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
                     self.bindings.setdefault(arg.arg, []).append(None)
         self.visit(tree)
+        # What the judge cannot prove, by its allowlist of what it understands (python_proof).
+        self.reading.unresolved.extend(unproven(tree, qualified=self.qualified, imported=self.aliases,
+                                                bound=_bound_names(tree), judged=_judged, literal=self.value))
 
     # -- values -----------------------------------------------------------------------------
 
@@ -366,35 +393,6 @@ class _Reader(ast.NodeVisitor):
             return os.path.join(self.cwd, path)
         return path
 
-    def visit_Name(self, node: ast.Name) -> None:
-        name = self.aliases.get(node.id, node.id)
-        why = _UNPROVABLE_NAMES.get(name.split(".")[0]) or _UNPROVABLE_NAMES.get(name)
-        if why:
-            self.reading.unresolved.append(f"`{node.id}` {why}")
-        self.generic_visit(node)
-
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            self._import(alias.name)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if not node.level and node.module:
-            self._import(node.module)
-
-    def _import(self, module: str) -> None:
-        why = _UNPROVABLE_NAMES.get(module.split(".")[0])
-        if why and module.split(".")[0] not in ("getattr", "vars", "globals", "locals", "setattr", "delattr"):
-            self.reading.unresolved.append(f"`import {module}`: it {why}")
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = self.qualified(node) or ""
-        if node.attr in ("__dict__", "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__"):
-            self.reading.unresolved.append(f"`.{node.attr}` reaches objects by computed names")
-        elif name in ("sys.modules", "sys.meta_path", "sys.path_hooks", "builtins.__import__") or (
-                name.startswith("os.environ") and isinstance(node.ctx, ast.Store)):
-            self.reading.unresolved.append(f"`{name}` changes what the interpreter imports or runs")
-        self.generic_visit(node)
-
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, (ast.Store, ast.Del)) and self.qualified(node.value) == "os.environ":
             self.reading.unresolved.append("a write to `os.environ` changes what later tools and commands see")
@@ -405,7 +403,7 @@ class _Reader(ast.NodeVisitor):
         short = name.rsplit(".", 1)[-1]
         args = node.args
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        if name in ("open", "io.open", "codecs.open", "builtins.open", "os.open"):
+        if name in _OPEN_CALLS:
             mode = self.value(args[1]) if len(args) > 1 else self.value(keywords.get("mode")) if "mode" in keywords else "r"
             if name == "os.open":
                 access: CodeAccess = "unknown"
@@ -561,20 +559,21 @@ class _Reader(ast.NodeVisitor):
             self.reading.unresolved.append(f"`{name}` runs a command the code computes at run time")
 
 
-# Names whose use the judge cannot follow: reaching objects by computed names, the interpreter's
-# own machinery, IPython's API (it runs cells, magics and shell commands), this package (the guard).
-_UNPROVABLE_NAMES = {
-    "getattr": "reaches an attribute by a name that may be computed",
-    "vars": "reaches a namespace by computed names", "globals": "reaches a namespace by computed names",
-    "locals": "reaches a namespace by computed names", "setattr": "changes an attribute of any object",
-    "delattr": "changes an attribute of any object", "operator": "calls by computed names (methodcaller, attrgetter)",
-    "gc": "reaches every live object, the guard's included", "ctypes": "can do anything, out of the rules' sight",
-    "importlib": "imports by computed names", "get_ipython": "is IPython's own API (it runs cells, magics, commands)",
-    "IPython": "is IPython's own API (it runs cells, magics, commands)",
-    "codingcode_jupyter": "is the agent's own code, its approval included",
-    "threading": "may start a thread whose target the judge does not follow",
-    "_thread": "may start a thread whose target the judge does not follow",
-}
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the code binds itself (assignments, definitions, arguments, handlers), imports aside."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+    return bound
 
 
 def _loop_targets(node: ast.AST) -> list[str]:

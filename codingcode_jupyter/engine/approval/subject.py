@@ -130,11 +130,12 @@ _COMMAND = ToolAccess(command="command")
 def _code(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> None:
     """Python code the tool runs, read with ``ast``: its paths join the subject's, its commands are judged too."""
     assert access.code is not None
-    text = raw_input.get(access.code)
-    if not isinstance(text, str):
+    text = _code_text(access, raw_input)
+    if text is None:
         return
     project = subject.project
-    reading = analyse_python(text, home=os.path.realpath(os.path.expanduser("~")), cwd=str(project))
+    reading = analyse_python(text, home=os.path.realpath(os.path.expanduser("~")), cwd=str(project),
+                             ipython=access.ipython)
     subject.code = reading
     for found in reading.paths:
         subject.paths.extend(resolve_all(project, found.path, str(project), found.access, f"`{found.via}` in the code"))
@@ -144,6 +145,20 @@ def _code(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> No
         _command(inner, _COMMAND, {"command": line})
         subject.inner.append(inner)
         subject.paths.extend(inner.paths)
+
+
+def _code_text(access: ToolAccess, raw_input: dict[str, Any]) -> str | None:
+    """The code argument, and the code cells of the cells argument, as one text (cells apart by `# %%`)."""
+    parts: list[str] = []
+    text = raw_input.get(access.code) if access.code is not None else None
+    if isinstance(text, str):
+        parts.append(text)
+    cells = raw_input.get(access.cells) if access.cells is not None else None
+    if isinstance(cells, list):
+        for cell in cells:
+            if isinstance(cell, dict) and cell.get("cell_type", "code") == "code" and isinstance(cell.get("source"), str):
+                parts.append(cell["source"])
+    return "\n# %%\n".join(parts) if parts else None
 
 
 def build_subject(tool: "ToolDefinition", raw_input: dict[str, Any], project: Path) -> Subject:

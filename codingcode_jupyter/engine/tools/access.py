@@ -45,6 +45,13 @@ class ToolAccess:
     url: str | None = None
     # The argument holding Python code the tool runs.
     code: str | None = None
+    # The argument holding a list of cells ({cell_type, source}) whose code cells are code too.
+    cells: str | None = None
+    # The code is a notebook cell as IPython runs it (`!cmd` lines, magics), not plain Python.
+    ipython: bool = False
+    # The code is proposed to the person, who runs it, rather than run by the tool: what would be
+    # denied as a command is asked instead (the person decides; nothing runs unasked).
+    proposes: bool = False
     # The argument that says what a call is about; None: the path, command or URL argument.
     key: str | None = None
     read_only: bool = False

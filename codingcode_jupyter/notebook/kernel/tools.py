@@ -137,7 +137,8 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
                 "not run, once it finishes, and the user runs them. Needs the user's approval."
             ),
             parameters=InsertCellArgs, execute=propose_cell, preview=insert_cell.insert_cell_preview, source="kernel",
-            access=ToolAccess(key="cells"),
+            # The cells' code is judged as run_cells' is; the person runs it, so a denial is asked.
+            access=ToolAccess(key="cells", code="code", cells="cells", ipython=True, proposes=True),
         ),
         ToolDefinition(
             name="edit_notebook",
@@ -160,7 +161,7 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
             parameters=RunCellsArgs, execute=run_notebook_cells, preview=run_cells_preview, source="kernel",
             resolve_input=resolve_cells,
             # Arbitrary code in the kernel, never sandboxed, as run_python.
-            access=ToolAccess(code="code", key="cell_id", opaque=True),
+            access=ToolAccess(code="code", key="cell_id", opaque=True, ipython=True),
         ),
     ]
 
