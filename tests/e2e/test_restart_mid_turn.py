@@ -1,4 +1,4 @@
-"""A kernel restart during an agent turn, in a real JupyterLab with Debian's Chromium.
+"""A kernel restart during an agent turn, in a real JupyterLab and Notebook 7 with Debian's Chromium.
 
 The turn waits on a card; the person restarts the kernel. The page's extension turns the live
 view into what it had shown plus the notice that the turn was cut off: no dead buttons stay.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_browser import CHROMIUM, _Browser, _notebook, _run_cells, lab  # noqa: F401
+from tests.e2e.test_browser import CHROMIUM, _Browser, _notebook, _run_cells, lab, notebook7  # noqa: F401
 from tests.fakes.anthropic_server import Reply, text, tool_use
 from tests.polling import wait_until
 
@@ -28,6 +28,7 @@ pytestmark = [
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 CUT_OFF = "This agent turn was cut off"
+ARTIFACTS = Path("/tmp/codingcode-artifacts")
 
 
 def _agent_outputs(path: Path) -> list[dict]:
@@ -51,8 +52,12 @@ def _restart_from_the_menu(page) -> None:
     page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
 
 
-def test_a_restart_mid_turn_leaves_a_record_not_dead_buttons(lab, tmp_path):
+@pytest.mark.parametrize("app", ["lab", "notebook7"])
+def test_a_restart_mid_turn_leaves_a_record_not_dead_buttons(app, request, tmp_path):
     from playwright.sync_api import expect
+
+    lab = request.getfixturevalue(app)
+    where = "lab/tree" if app == "lab" else "notebooks"
 
     project: Path = lab["project"]
     lab["api"].add(
@@ -61,8 +66,8 @@ def test_a_restart_mid_turn_leaves_a_record_not_dead_buttons(lab, tmp_path):
     )
     notebook = project / "cut.ipynb"
     notebook.write_text(json.dumps(_notebook(["%load_ext codingcode_jupyter", "%%agent\nwrite a file"])))
-    with _Browser(tmp_path, "restart-mid-turn") as page:
-        page.goto(f"{lab['base']}/lab/tree/cut.ipynb?token={lab['token']}")
+    with _Browser(tmp_path, f"restart-mid-turn-{app}") as page:
+        page.goto(f"{lab['base']}/{where}/cut.ipynb?token={lab['token']}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
         page.wait_for_function("document.body.dataset.codingcodeNotebook === '1'", timeout=60_000)
         _run_cells(page, lab, 2)
@@ -83,6 +88,8 @@ def test_a_restart_mid_turn_leaves_a_record_not_dead_buttons(lab, tmp_path):
         expect(agent_cell.locator(".cc-cut-off-snapshot")).to_have_count(1)
         expect(agent_cell.locator(".jp-OutputArea button")).to_have_count(0)
         expect(allow).to_have_count(0)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"restart-mid-turn-{app}.png"), full_page=True)
 
         page.keyboard.press("Control+s")
         wait_until(lambda: any(CUT_OFF in _html(o) for o in _agent_outputs(notebook))
@@ -96,7 +103,7 @@ def test_a_restart_mid_turn_leaves_a_record_not_dead_buttons(lab, tmp_path):
         expect(page.get_by_text("Error displaying widget")).to_have_count(0)
 
         # The copy saved while live, opened now that its widgets' kernel is gone: the fallback shows.
-        page.goto(f"{lab['base']}/lab/tree/saved-live.ipynb?token={lab['token']}")
+        page.goto(f"{lab['base']}/{where}/saved-live.ipynb?token={lab['token']}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
         agent_cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
         expect(agent_cell.get_by_text(CUT_OFF)).to_be_visible(timeout=60_000)
