@@ -85,6 +85,8 @@ class SessionInfo(BaseModel):
     turns: int = 0
     first_prompt: str = ""
     path: str
+    # The document the session was started from, as the front named it (an "origin" record).
+    notebook: str = ""
 
 
 def list_sessions(project: Path) -> list[SessionInfo]:
@@ -93,6 +95,7 @@ def list_sessions(project: Path) -> list[SessionInfo]:
     for path in sorted(sessions_dir(project).glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
         records = Transcript(path).records()
         header = next((r for r in records if r.get("type") == "session"), {})
+        origin = next((r for r in records if r.get("type") == "origin"), {})
         prompts = [r["message"]["content"] for r in records if r.get("type") == "message" and r["message"]["role"] == "user" and isinstance(r["message"]["content"], str)]
         infos.append(
             SessionInfo(
@@ -102,6 +105,7 @@ def list_sessions(project: Path) -> list[SessionInfo]:
                 turns=sum(1 for r in records if r.get("type") == "turn"),
                 first_prompt=(prompts[0][:80] if prompts else ""),
                 path=str(path),
+                notebook=str(origin.get("notebook") or ""),
             )
         )
     return infos

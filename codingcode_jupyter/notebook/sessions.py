@@ -112,7 +112,21 @@ class SessionRegistry:
             # SettingsError, ProfileError, McpConfigError, ContextWindowError are ValueErrors whose
             # message names the file and the entry: that is all a person needs, not a traceback.
             raise UsageError(str(error)) from None
+        notebook = self.notebook()
+        if notebook and not options.get("resume"):
+            # The session remembers its notebook: after a restart, undo acts on this notebook's sessions only.
+            session.transcript.write({"type": "origin", "notebook": notebook})
         return Entry(session, parts)
+
+    def notebook(self) -> str:
+        """The notebook file this kernel serves, "" when none is known (a terminal, a console)."""
+        from .kernel.notebook_file import find_notebook
+
+        try:
+            path = find_notebook(getattr(self.shell, "user_ns", {})).path
+        except Exception:  # noqa: BLE001 -- no frontend said which file: nothing to remember
+            return ""
+        return str(path) if path is not None else ""
 
     def entry(self, project: Path, *, new: bool = False) -> Entry:
         """The project's session, opened on first use (or anew)."""

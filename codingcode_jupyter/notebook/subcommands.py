@@ -367,18 +367,22 @@ class Subcommands:
         # The failing cell's own braces are code, not references.
         await self.run_request("", prompt, expand=True)
 
-    def cmd_undo(self, rest: list[str]) -> str:
-        """%agent undo [--turn N] [--dry-run] — show what the last turn changed, then restore it
+    async def cmd_undo(self, rest: list[str]) -> str:
+        """%agent undo [--turn N] [--dry-run] [--yes] — show what the last turn changed, ask, then restore it
 
-        --turn N: that turn of the session; --dry-run: only show (look before you restore); --force: restore files
-        changed since; --outside: files outside the project too.
+        Shows the files the turn changed and their diff, then asks before restoring (buttons in a notebook,
+        a y/N prompt in a terminal; where nobody can answer, nothing is restored). It acts on this notebook's
+        session: after a restart, the newest session started from this notebook, never another notebook's.
+        --turn N: that turn of the session; --dry-run: only show; --yes: restore without asking (scripts);
+        --force: restore files changed since; --outside: files outside the project too.
         """
         from IPython.display import display
 
         from ..engine.checkpoints import CheckpointError, CheckpointStore
         from .live.edits import turn_edits, undo_cell_edits
+        from .undo_view import ask_restore, plan_html
 
-        usage = "usage: %agent undo [--turn N] [--dry-run] [--force] [--outside]"
+        usage = "usage: %agent undo [--turn N] [--dry-run] [--yes] [--force] [--outside]"
         args = list(rest)
         turn: int | None = None
         if "--turn" in args:
@@ -388,7 +392,7 @@ class Subcommands:
             turn = int(args[at + 1])
             del args[at:at + 2]
         flags = set(args)
-        unknown = flags - {"--dry-run", "--force", "--outside"}
+        unknown = flags - {"--dry-run", "--yes", "--force", "--outside"}
         if unknown:
             raise UsageError(f"{usage} (unknown: {' '.join(sorted(unknown))})")
         project = self.registry.project()
@@ -396,22 +400,38 @@ class Subcommands:
         kept = entry.session.deps.checkpoints if entry is not None else None
         store = kept if kept is not None else CheckpointStore(project)
         try:
-            if turn is not None and entry is None:
+            session_id = entry.session.id if entry is not None else self._notebook_session(project, store)
+            if turn is not None and session_id is None:
                 raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")
-            chosen = store.turn(entry.session.id, turn) if turn is not None and entry is not None else None
+            if turn is not None and session_id is not None:
+                chosen = store.turn(session_id, turn)
+            else:
+                chosen = store.latest(session_id) if session_id is not None else None
+                if chosen is None and session_id is not None:
+                    raise CheckpointError("Nothing to undo in this notebook's session: no turn of it changed a file "
+                                          "(or every change was undone). %agent sessions lists the others; "
+                                          "%agent resume ID, then %agent undo, undoes one of them.")
             plan = store.plan_undo(chosen, allow_outside="--outside" in flags)
         except CheckpointError as error:
-            raise UsageError(str(error)) from None
-        display(Pretty(words.relative(plan.render(), project)))
+            raise UsageError(words.relative(str(error), project)) from None
+        display({"text/plain": words.relative(plan.render(), project), "text/html": plan_html(plan, project)}, raw=True)
         cells = turn_edits(store, plan.checkpoint.session_id, plan.checkpoint.turn_id)
         if cells is not None:
             display(Pretty("Notebook cells the turn changed: " + "; ".join(cells.described)))
         if "--dry-run" in flags:
-            return "Dry run: nothing was changed. `%agent undo` restores these files (and cells)."
+            return "Dry run: nothing was changed. `%agent undo` asks, then restores these files (and cells)."
+        if "--yes" not in flags:
+            answer = await ask_restore(self.shell, "Restore these files as they were before the turn?",
+                                       frontend_wait=self.runner.config.frontend_wait)
+            if answer == "no":
+                return "Nothing was restored."
+            if answer == "nobody":
+                return ("Nothing was restored: nobody could answer the question here (no widget view, no stdin). "
+                        "`%agent undo --yes` restores without asking.")
         try:
             store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags)
         except CheckpointError as error:
-            raise UsageError(str(error)) from None
+            raise UsageError(words.relative(str(error), project)) from None
         changed = sum(1 for item in plan.files if item.action != "unchanged")
         if entry is not None and entry.session.id == plan.checkpoint.session_id:
             files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
@@ -424,6 +444,19 @@ class Subcommands:
             undone += " " + undo_cell_edits(self.shell, store, cells)
         return undone
 
+    def _notebook_session(self, project: Any, store: Any) -> str | None:
+        """After a restart (no session open here): the newest session started from this notebook that has
+        something to undo; None when the kernel does not know its notebook (a terminal: the project's newest)."""
+        from ..engine.session import list_sessions
+
+        notebook = self.registry.notebook()
+        if not notebook:
+            return None
+        mine = [info.id for info in list_sessions(project) if info.notebook == notebook]
+        for session_id in mine:  # newest first
+            if store.latest(session_id) is not None:
+                return session_id
+        raise _nothing_here(notebook, project)
 
     def cmd_login(self, rest: list[str]) -> Any:
         """%agent login [--keyring] — set the API key for this kernel (never shown in the notebook)
@@ -435,6 +468,14 @@ class Subcommands:
         if rest not in ([], ["--keyring"]):
             raise UsageError("usage: %agent login [--keyring]")
         return login(self.shell, keyring="--keyring" in rest)
+
+
+def _nothing_here(notebook: str, project: Any) -> Exception:
+    from ..engine.checkpoints import CheckpointError
+
+    return CheckpointError(f"Nothing to undo from this notebook ({words.relative(notebook, project)}): no session started "
+                           "here changed a file that is not undone yet. Other notebooks' sessions are left alone; "
+                           "%agent sessions lists them, and %agent resume ID, then %agent undo, undoes one.")
 
 
 def _help_line(name: str) -> tuple[str, str, str]:

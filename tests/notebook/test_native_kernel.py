@@ -137,7 +137,7 @@ def test_undo_after_kernel_restart_restores_files_and_audits(kernel):
     assert "-    return 'hello'" in dry and "+    return 'hi'" in dry and "delete" in dry
     assert "'hello'" in (kernel.project / "app.py").read_text()
 
-    done = kernel.ok("%agent undo")["output"]
+    done = kernel.ok("%agent undo --yes")["output"]
     assert "restored" in done
     assert (kernel.project / "app.py").read_text() == "def greet():\n    return 'hi'\n"
     assert not (kernel.project / "docs" / "notes.md").exists()
@@ -150,7 +150,7 @@ def test_undo_after_kernel_restart_restores_files_and_audits(kernel):
     # Undo within the same session: the model hears of it with the next prompt.
     kernel.fake.add(Reply([tool_use("write_file", {"path": "x.txt", "content": "x\n"}, id="w2")]), Reply([text("ok")]))
     kernel.ok("%%agent --mode acceptEdits\nWrite x.txt")
-    kernel.ok("%agent undo")
+    kernel.ok("%agent undo --yes")
     assert not (kernel.project / "x.txt").exists()
     kernel.fake.add(Reply([text("Understood.")]))
     kernel.ok("%%agent\nWhat now?")

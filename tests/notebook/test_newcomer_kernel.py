@@ -284,3 +284,67 @@ def test_status_and_doctor_keep_their_columns_and_say_plainly_where_things_come_
     assert re.search(r"^mode +default$", joined, re.M), joined
     doctor = kernel.ok("%agent doctor")["output"].splitlines()
     assert all(len(line) <= WIDTH or " " not in line.strip() for line in doctor), [d for d in doctor if len(d) > WIDTH]
+
+
+# -- 8: undo shows, asks, and acts on this notebook's session ----------------------------------
+
+
+def _in_notebook(kernel, name: str) -> None:
+    """What jupyter-server tells a kernel about the notebook it serves."""
+    path = kernel.project / name
+    if not path.exists():
+        path.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    kernel.ok(f"import os; os.environ['JPY_SESSION_NAME'] = {str(path)!r}")
+
+
+def _write_turn(kernel, name: str, content: str, *, new: bool = False) -> None:
+    kernel.fake.add(Reply([tool_use("write_file", {"path": name, "content": content}, id=f"w_{name}")]),
+                    Reply([text("Written.")]))
+    kernel.ok(f"%%agent --mode acceptEdits{' --new' if new else ''}\nwrite {name}")
+
+
+def test_undo_shows_a_coloured_diff_and_asks_before_restoring(kernel):
+    _in_notebook(kernel, "a.ipynb")
+    _write_turn(kernel, "app.py", "print('hello, a much longer line that an output area would wrap mid-word')\n")
+    help_text = kernel.ok("%agent help undo")["output"]
+    assert "asks" in help_text and "--yes" in help_text and "at once" not in help_text, help_text
+    # Nobody can answer (no widget view, no stdin): nothing is restored.
+    quiet = kernel.execute("%agent undo")
+    assert kernel.reply(quiet)["status"] == "ok", kernel.text_output(quiet)
+    assert "Nothing was restored" in kernel.text_output(quiet) and "--yes" in kernel.text_output(quiet)
+    assert "hello" in (kernel.project / "app.py").read_text(), "the turn did not write"
+    # In a notebook: the diff in colour, lines that scroll instead of wrapping, relative headers, then a question.
+    kernel.ok("%config CodingCode.frontend_wait = 10.0")  # a loaded machine is slow to send the browser's render
+    before = set(kernel.widgets)
+    asked = kernel.execute("%agent undo")
+    restore = kernel.wait_for(lambda: next((cid for cid in kernel.find(_model_name="ButtonModel", description="Restore")
+                                            if cid not in before), None), 30, "the Restore button")
+    box = next(cid for cid in kernel.with_class("codingcode-undo-question") if cid not in before)
+    kernel.render(box)
+    shown = json.dumps(_outputs(kernel, asked))
+    assert "cc-diff" in shown and "overflow:auto" in shown and "a/app.py" in shown and "tint" not in shown, shown[:2000]
+    assert str(kernel.project) not in shown
+    assert "hello" in (kernel.project / "app.py").read_text()  # asked, not yet restored
+    kernel.click(restore)
+    assert kernel.reply(asked)["status"] == "ok", kernel.text_output(asked)
+    assert not (kernel.project / "app.py").exists()  # the turn created it
+    saved = _saved_text(kernel, asked)
+    assert "Restore these files" in saved and "Restore: yes" in saved and "restored" in saved
+    assert "widget-view" not in json.dumps(_outputs(kernel, asked)), "the question stays as text, not dead buttons"
+
+
+def test_undo_after_a_restart_acts_on_this_notebooks_session_not_anothers(kernel):
+    _in_notebook(kernel, "a.ipynb")
+    _write_turn(kernel, "from_a.txt", "a\n")
+    _in_notebook(kernel, "b.ipynb")
+    _write_turn(kernel, "from_b.txt", "b\n", new=True)  # another notebook's session, the project's newest
+    kernel.km.restart_kernel(now=True)
+    kernel.kc.wait_for_ready(timeout=60)
+    kernel.ok("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0")
+    _in_notebook(kernel, "a.ipynb")
+    out = kernel.ok("%agent undo --yes")["output"]
+    assert "restored" in out, out
+    assert not (kernel.project / "from_a.txt").exists() and (kernel.project / "from_b.txt").exists()
+    again = kernel.execute("%agent undo --yes")
+    assert kernel.reply(again)["status"] == "error"
+    assert "this notebook" in kernel.text_output(again) and (kernel.project / "from_b.txt").exists()

@@ -143,7 +143,7 @@ def test_an_allow_rule_applies_edits_without_review_and_undo_puts_them_back(kern
     assert [cell["source"] for cell in page.cells] == ["x = 2", "print(x)"]
     assert "applied (allowed without review)" in _results(kernel)[-1]
 
-    msg_id = kernel.execute("%agent undo")
+    msg_id = kernel.execute("%agent undo --yes")
     kernel.wait_for(lambda: (page.step(), kernel._idle(msg_id))[1], 30, "undo")
     kernel.wait_for(lambda: (page.step(), [cell["source"] for cell in page.cells] == ["x = 1"])[1], 10, "cells restored")
     assert "Asked the notebook page to undo the cell edits" in kernel.text_output(msg_id)
@@ -196,7 +196,7 @@ def test_undo_puts_the_cells_back_after_a_kernel_restart(kernel):
     # Another notebook's page on the same kernel must not receive the undo.
     other = FakePage(kernel, _cells(("a", "x = 2")), path="other.ipynb")
     assert kernel.run("%load_ext codingcode_jupyter")["status"] == "ok"
-    msg_id = kernel.execute("%agent undo")
+    msg_id = kernel.execute("%agent undo --yes")
     kernel.wait_for(lambda: (page.step(), other.step(), kernel._idle(msg_id))[2], 30, "undo")
     kernel.wait_for(lambda: (page.step(), other.step(), [c["source"] for c in page.cells] == ["x = 1", "y = 1"])[2],
                     10, "cells restored")
@@ -206,6 +206,6 @@ def test_undo_puts_the_cells_back_after_a_kernel_restart(kernel):
     assert [c["source"] for c in other.cells] == ["x = 2"]
     assert not any(r["op"] == "propose" for r in other.requests)
     # Undone once: a second undo does not put them back again.
-    msg_id = kernel.execute("%agent undo")
+    msg_id = kernel.execute("%agent undo --yes")
     kernel.wait_for(lambda: (page.step(), kernel._idle(msg_id))[1], 30, "second undo")
     assert "Asked the page" not in kernel.text_output(msg_id)
