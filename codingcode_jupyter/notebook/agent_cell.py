@@ -107,7 +107,11 @@ class AgentCellRunner:
         interrupted = False
         failure: str | None = None
         try:
-            await self.review_trust(entry, view)
+            # The trust question is part of the turn: the interrupt and Stop end it as they end the turn.
+            turn = asyncio.ensure_future(self.review_trust(entry, view))
+            view.on_stop = turn.cancel
+            async with async_cell.cancel_on_interrupt(turn):
+                await async_cell.wait_answer(turn, self.shell)
             if expanded is not None and expanded.unresolved:
                 names = ", ".join("{" + name + "}" for name in expanded.unresolved)
                 view(Notice(session_id=session.id,
@@ -157,9 +161,10 @@ class AgentCellRunner:
         parts.decline(by="user" if answer == "not_now" else "nobody", session_id=session.id)
         if answer is None:
             count = len(pending)
+            why = getattr(view, "trust_unanswered", None) or "nobody could be asked here"
             view(Notice(session_id=session.id, text=(
                 f"This project's files ask for {count} thing{'s' if count != 1 else ''} that loosen the agent "
-                "(allow rules, hooks, MCP servers, a looser mode...); nobody could be asked here, so they are ignored. "
+                f"(allow rules, hooks, MCP servers, a looser mode...); {why}, so they are ignored. "
                 "Trust it with `%agent trust` in a notebook, or set CODINGCODE_TRUST=1 for runs you set up.")))
         return answer
 

@@ -378,7 +378,7 @@ class Subcommands:
         """
         from IPython.display import display
 
-        from ..engine.checkpoints import CheckpointError, CheckpointStore
+        from ..engine.checkpoints import CheckpointError, CheckpointStore, TurnCheckpoint
         from .live.edits import turn_edits, undo_cell_edits
         from .undo_view import ask_restore, plan_html
 
@@ -403,6 +403,7 @@ class Subcommands:
             session_id = entry.session.id if entry is not None else self._notebook_session(project, store)
             if turn is not None and session_id is None:
                 raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")
+            chosen: TurnCheckpoint | None
             if turn is not None and session_id is not None:
                 chosen = store.turn(session_id, turn)
             else:

@@ -58,15 +58,20 @@ class _Question:
 
     def _viewed(self, change: dict[str, Any]) -> None:
         if (change.get("new") or 0) >= 1:
-            self.loop.call_soon_threadsafe(lambda: self.seen.done() or self.seen.set_result(True))
+            self.loop.call_soon_threadsafe(_settle, self.seen, True)
 
     def _clicked(self, answer: Confirmation) -> None:
         self.restore.disabled = self.cancel.disabled = True
-        self.loop.call_soon_threadsafe(lambda: self.answer.done() or self.answer.set_result(answer))
+        self.loop.call_soon_threadsafe(_settle, self.answer, answer)
 
     def close(self) -> None:
         for widget in (self.restore, self.cancel, self.text, *self.box.children, self.box):
             widget.close()
+
+
+def _settle(future: "asyncio.Future[Any]", value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
 
 
 def _ask_by_text(question: str) -> Confirmation:
@@ -86,7 +91,7 @@ async def ask_restore(shell: Any, question: str, *, frontend_wait: float) -> Con
         return _ask_by_text(question) if async_cell.stdin_allowed(shell) else "nobody"
     loop = asyncio.get_running_loop()
     asked = _Question(loop, question)
-    handle = display(asked.box, display_id=True)
+    handle = display(asked.box, display_id=True)  # type: ignore[no-untyped-call]
     answer: Confirmation
     try:
         try:

@@ -168,6 +168,11 @@ class TurnView:
         self.sections: dict[str, _Section] = {"main": _Section(self.main)}
         self.lines: dict[str, ToolLine] = {}
         self.cards: dict[str, ApprovalCard] = {}
+        # Questions the person is being asked outside a tool's row (the trust card): no "thinking" meanwhile.
+        self.asking_person = 0
+        self.trust_cards: list[TrustCard] = []
+        # Why the trust question got no answer ("nobody answered within 3 s"), for the turn's notice.
+        self.trust_unanswered: str | None = None
         self.forms: list[Any] = []  # MCP elicitation forms
         self._dirty: set[_Section] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
@@ -236,7 +241,7 @@ class TurnView:
         if self.finished:
             return
         now = time.monotonic()
-        busy = any(item.status in ("running", "waiting") for item in self.record.tools.values())
+        busy = self.asking_person > 0 or any(item.status in ("running", "waiting") for item in self.record.tools.values())
         idle = now - max(self._last_event, self._last_text)
         if not busy and (idle >= IDLE_AFTER or not self.record.items):
             value = f'<span style="color:{theme.MUTED}">{theme.icon("clock")} thinking… {idle:.0f} s</span>'
@@ -444,18 +449,29 @@ class TurnView:
     async def ask_trust(self, items: list["TrustItem"], project: Path) -> TrustAnswer | None:
         """Show the trust card and wait for the answer; None when no frontend can show it."""
         card = TrustCard(items, project, loop=self.loop)
+        self.trust_cards.append(card)
         self._section("main").add(card)
-        answer: TrustAnswer | None
+        self.asking_person += 1
+        self.thinking.value = ""
+        answer: TrustAnswer | None = None
         try:
-            if await self._wait_frontend():
-                answered: TrustAnswer = await async_cell.wait_answer(card.answer, self.ip)
-                answer = answered
-            else:
+            if not await self._wait_frontend():
                 card.settle("no_frontend")
-                answer = None
-        except asyncio.CancelledError:
+            elif self.approval_timeout is None:
+                answer = await async_cell.wait_answer(asyncio.shield(card.answer), self.ip)
+            else:
+                # --approval-timeout bounds every question of the turn, this one too.
+                try:
+                    answer = await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip),
+                                                    self.approval_timeout)
+                except asyncio.TimeoutError:
+                    self.trust_unanswered = f"nobody answered within {self.approval_timeout:g} s"
+                    card.settle("timeout", note=self.trust_unanswered)
+        except BaseException:  # interrupted (CancelledError, or KeyboardInterrupt on an older kernel)
             card.settle("interrupted")
             raise
+        finally:
+            self.asking_person -= 1
         # The card is gone from the saved record; one line says what was decided.
         said = {"trust": "You trusted this project's files for this session.",
                 "not_now": "You did not trust this project's files (Not now): what they ask for is ignored."}
@@ -486,6 +502,8 @@ class TurnView:
                 card.settle("interrupted")
         for form in self.forms:
             form.settle("interrupted")
+        for trust in self.trust_cards:
+            trust.settle("interrupted")
         for line in self.lines.values():
             line.render()
         self.thinking.value = ""

@@ -348,3 +348,47 @@ def test_undo_after_a_restart_acts_on_this_notebooks_session_not_anothers(kernel
     again = kernel.execute("%agent undo --yes")
     assert kernel.reply(again)["status"] == "error"
     assert "this notebook" in kernel.text_output(again) and (kernel.project / "from_b.txt").exists()
+
+
+# -- 10: waiting for the person is not "thinking"; the trust card times out and settles ---------
+
+
+def _untrusted_project(kernel) -> None:
+    kernel.ok("import os; os.environ['CODINGCODE_TRUST'] = ''")  # as a person who just cloned it
+    _settings(kernel, json.dumps({"permissions": {"allow": ["execute_command(ls *)"]}}))
+
+
+def _live_trust_buttons(kernel) -> list[str]:
+    closed = {m["content"]["comm_id"] for m in kernel.messages if m["msg_type"] == "comm_close"}
+    return [cid for label in ("Trust this project", "Not now")
+            for cid in kernel.find(_model_name="ButtonModel", description=label)
+            if cid not in closed and not kernel.widgets[cid].get("disabled")]
+
+
+def test_the_trust_card_is_not_thinking_honours_the_approval_timeout_and_settles_on_interrupt(kernel):
+    _untrusted_project(kernel)
+    kernel.fake.add(Reply([text("Hello.")]))
+    msg_id = kernel.execute("%%agent --approval-timeout 3\nhi")
+    _render(kernel, msg_id)
+    kernel.wait_for(lambda: _live_trust_buttons(kernel), 30, "the trust card")
+    shown_at = len(kernel.messages)
+    assert kernel.reply(msg_id, timeout=60)["status"] == "ok", kernel.text_output(msg_id)  # nobody answers: 3 s
+    saved = _saved_text(kernel, msg_id)
+    assert "Hello." in saved and re.search(r"nobody answered within 3 s", saved), saved[:3000]
+    # While the card waited for the person, no "thinking…" was shown.
+    (thinking,) = kernel.with_class("codingcode-thinking")[-1:]
+    while_waiting = [m["content"]["data"].get("state", {}).get("value", "") for m in kernel.messages[shown_at:]
+                     if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == thinking]
+    settled = next(i for i, v in enumerate(while_waiting) if v == "") if "" in while_waiting else len(while_waiting)
+    assert not any("thinking" in v for v in while_waiting[:settled]), while_waiting
+    assert not _live_trust_buttons(kernel)
+    # Interrupted while the card waits: the card says so, no live buttons stay behind.
+    kernel.fake.add(Reply([text("Hello again.")]))
+    msg_id = kernel.execute("%%agent --new\nhi again")  # a new session asks again
+    _render(kernel, msg_id)
+    kernel.wait_for(lambda: _live_trust_buttons(kernel), 30, "the trust card again")
+    kernel.km.interrupt_kernel()
+    kernel.reply(msg_id, timeout=60)
+    kernel.pump(1)
+    assert not _live_trust_buttons(kernel), [kernel.widgets[c] for c in _live_trust_buttons(kernel)]
+    _assert_clean(kernel, msg_id)

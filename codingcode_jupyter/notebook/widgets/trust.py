@@ -51,7 +51,7 @@ class TrustCard(widgets.VBox):
     def __init__(self, items: list[TrustItem], project: Path, *, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.items = items
         self.project = project
-        self.state: TrustAnswer | Literal["pending", "interrupted", "no_frontend"] = "pending"
+        self.state: TrustAnswer | Literal["pending", "interrupted", "no_frontend", "timeout"] = "pending"
         self._loop = loop or asyncio.get_event_loop()
         self.answer: asyncio.Future[TrustAnswer] = self._loop.create_future()
         groups: dict[str, list[TrustItem]] = defaultdict(list)
@@ -90,7 +90,7 @@ class TrustCard(widgets.VBox):
 
         answer_from_click(self._loop, self.answer, answer)
 
-    def settle(self, state: TrustAnswer | Literal["interrupted", "no_frontend"]) -> None:
+    def settle(self, state: TrustAnswer | Literal["interrupted", "no_frontend", "timeout"], note: str = "") -> None:
         """Show the answer: buttons gone, one line saying what now applies."""
         if self.state != "pending":
             return
@@ -104,5 +104,6 @@ class TrustCard(widgets.VBox):
             "not_now": "Not trusted for now: this session runs without them (%agent trust asks again).",
             "interrupted": "Not answered (interrupted): the project stays untrusted.",
             "no_frontend": "Nobody could answer: the project stays untrusted.",
+            "timeout": f"Not answered ({note or 'timed out'}): the project stays untrusted.",
         }
         self.header.value = f"<b>{h(verdicts[state])}</b>"
