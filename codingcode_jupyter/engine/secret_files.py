@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import stat
 from pathlib import Path
 
-__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store"]
+__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
+           "holds_private_key"]
 
 # Relative to the home directory: keys, tokens and the files where tools keep them.
 HOME_SECRETS = (
@@ -100,3 +103,61 @@ def find_env_files(root: Path, limit: int = 20_000) -> tuple[list[Path], bool]:
         except OSError:
             continue
     return found, False
+
+
+# -- secret files beyond dotenv: names, key extensions, key content ------------------------------------
+#
+# A separate predicate from the sandbox's mask (is_env_file): the approval layer asks before a tool
+# reads one, but the sandbox leaves them visible. Hiding every `*secret*` file from commands would
+# break ordinary work (a `secrets.py` module, test fixtures named `test_credentials.json`, the TLS
+# keys a test suite serves with); the card is where the person decides.
+
+# Words that name a file of secrets, matched anywhere in the base name (case-insensitive).
+SECRET_WORDS = ("secret", "credential")
+# Source code and documentation named for the subject (`secret_files.py`, `credentials.md`) is
+# not a store of secrets: such names are ordinary.
+CODE_SUFFIXES = frozenset({
+    ".py", ".pyi", ".ipynb", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".kt", ".rb",
+    ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".php", ".swift", ".scala", ".sh", ".md", ".rst", ".html", ".css",
+    ".pyc",
+})  # fmt: skip
+# Private keys and keystores by extension. `.pem` holds certificates as often as keys: it is judged
+# by its content when it can be read.
+KEY_SUFFIXES = frozenset({".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".p8"})
+_KEY_NAME = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$")
+_PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+# How much of a file is searched for a key header, and the largest file opened at all.
+_HEAD_BYTES = 64 * 1024
+_MAX_SIZE = 10 * 1024 * 1024
+
+
+def holds_private_key(path: Path) -> bool:
+    """A regular file whose first 64 KB hold a `-----BEGIN ... PRIVATE KEY-----` header."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_SIZE:
+            return False
+        with open(path, "rb") as handle:
+            return bool(_PRIVATE_KEY.search(handle.read(_HEAD_BYTES)))
+    except OSError:
+        return False
+
+
+def secret_file(path: Path | str) -> str | None:
+    """Why the file at ``path`` holds secrets by its name, extension or content (dotenv names are
+    :func:`is_env_file`'s), or None."""
+    name = _editor_original(os.path.basename(str(path)))
+    lower = name.lower()
+    suffix = os.path.splitext(lower)[1]
+    if _KEY_NAME.match(name):
+        return "a private key (by its name)"
+    if suffix in KEY_SUFFIXES:
+        return f"a private key or keystore (a `{suffix}` file)"
+    if any(word in lower for word in SECRET_WORDS) and suffix not in CODE_SUFFIXES:
+        return "a file named for secrets or credentials"
+    real = Path(path)
+    if real.is_absolute() and holds_private_key(real):
+        return "a private key (it holds a `-----BEGIN ... PRIVATE KEY-----` header)"
+    if suffix == ".pem" and not real.exists():
+        return "a `.pem` file, which may hold a private key"
+    return None

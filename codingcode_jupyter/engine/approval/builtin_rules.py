@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..host_paths import git_config_program
-from ..secret_files import find_env_files, is_env_file
+from ..secret_files import find_env_files, is_env_file, secret_file
 from .examples import CheckedOnce
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
 from .python_code import CodeCall
@@ -594,6 +594,20 @@ def _check_env(subject: Subject) -> list[Hit]:
     return []
 
 
+def _check_secret_file(subject: Subject) -> list[Hit]:
+    for ref in subject.paths:
+        if ref.access == "list":
+            continue
+        if ref.access == "unknown" and not (ref.resolved is not None and ref.resolved.is_file()):
+            continue  # a word that may not be a path (`git config credential.helper`): only an existing file counts
+        why = secret_file(ref.resolved) if ref.resolved is not None else None
+        why = why or secret_file(ref.raw)
+        if why:
+            return [Hit("builtin:secret-file", "ask", f"{ref.via} `{_short(ref.raw)}` touches {why}, which usually "
+                        "holds secrets.")]
+    return []
+
+
 # -- 10. git configuration that names a program the host runs ---------------------------------------
 
 # git's own options before the subcommand, and whether each takes the next word.
@@ -696,6 +710,14 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                             _cmd("git log -p -- '.env*'")),
                 must_not_match=(("read_file", {"path": "env.py"}), _cmd("ls environment/"),
                                 _cmd("find . -path './.venv/*'"))),
+    BuiltinRule("secret-file", "ask", "ask before touching files named for secrets or credentials, and private keys "
+                "(by name, extension or content)", _check_secret_file,
+                must_match=(("read_file", {"path": "config/secrets.yaml"}), ("read_file", {"path": "deploy/id_rsa"}),
+                            ("read_file", {"path": "tls/server.key"}), _cmd("cat aws_credentials"),
+                            _cmd("git show HEAD:config/credentials.json"), _cmd("git cat-file -p HEAD:app.p12")),
+                must_not_match=(("read_file", {"path": "src/secrets.py"}), ("read_file", {"path": "docs/credentials.md"}),
+                                ("read_file", {"path": "deploy/id_rsa.pub"}), _cmd("ls config/"),
+                                _cmd("cat tls/server.crt"), _cmd("git config --get credential.helper"))),
     BuiltinRule("host-exec", "ask", "ask before git configuration that names a program the host runs",
                 _check_git_program,
                 must_match=(_cmd("git config core.fsmonitor 'touch /tmp/x'"),

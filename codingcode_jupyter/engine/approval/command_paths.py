@@ -185,4 +185,8 @@ def command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
         if command.speculative:
             for ref in refs[start:]:
                 ref.speculative = True
+    # The place a link is made is written, whatever the link points at (paths through it follow it above):
+    # `ln -s run.sh ~/.local/bin/ls` puts a program on the person's PATH.
+    for link, _target in links:
+        refs.extend(resolve_all(project, link, str(project), "write", "`ln` makes a link at"))
     return refs

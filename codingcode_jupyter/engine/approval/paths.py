@@ -141,11 +141,14 @@ def protected_reason(project: Path, path: Path) -> str | None:
         return hit.what
     broad = {Path("/"), home, home.parent, project_root, project_root.parent}
     parents = set(path.parents)
+    # "Is `path` a directory above `root`" as a prefix test on the text: iterating `root.parents`
+    # builds a Path per level for each of the ~60 roots, which was most of a command's judging.
+    inside = str(path) if str(path).endswith("/") else str(path) + "/"
+    holds = path not in broad and (path == project_root or project_root in parents or path == home or home in parents)
     for root, tree, what in protected_roots(project):
         # Both sides are resolved already: plain comparisons, no filesystem calls per root.
         if path == root or (tree and root in parents):
             return what
-        if path not in broad and root != path and path in root.parents and (
-                path == project_root or project_root in parents or path == home or home in parents):
+        if holds and root != path and str(root).startswith(inside):
             return f"a directory holding {what}"
     return None

@@ -19,7 +19,7 @@ import yaml
 
 from .gtfobins import Attack, Targets, gtfobins_attacks
 
-__all__ = ["GuardRow", "guard_rows", "make_guard_project", "make_guard_home", "PRIVATE_KEY", "Handmade", "handmade_attacks", "developer_commands", "gtfobins_attacks", "Targets", "Attack",
+__all__ = ["ordinary_snippets", "GuardRow", "guard_rows", "make_guard_project", "make_guard_home", "PRIVATE_KEY", "Handmade", "handmade_attacks", "developer_commands", "gtfobins_attacks", "Targets", "Attack",
            "make_target_project", "make_target_home", "MARKERS", "CONTROL_MARKER"]
 
 HERE = Path(__file__).resolve().parent
@@ -177,3 +177,8 @@ def make_guard_home(root: Path) -> Path:
     for rel in (".cache/pip", ".cache/uv", ".local/lib", ".local/bin", ".cargo/registry", "notes"):
         (home / rel).mkdir(parents=True, exist_ok=True)
     return home
+
+
+def ordinary_snippets() -> list[str]:
+    """Ordinary run_python snippets of data work, which must run unasked (snippets.yaml)."""
+    return list(yaml.safe_load((HERE / "snippets.yaml").read_text(encoding="utf-8")))
