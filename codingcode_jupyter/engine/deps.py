@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .agents.dispatch import DispatchEnv
     from .approval.reviewer import ReviewerState
     from .approval.rules import Rule
+    from .approval.unconfined import UnconfinedChoice
     from .checkpoints import CheckpointStore
     from .hooks.lifecycle import LifecycleHooks
     from .mcp.manager import McpManager
@@ -55,6 +56,8 @@ class SessionDeps:
     sandbox_factory: SandboxFactory | None = None
     # Auto mode's reviewer: this session's counts and whether it is paused.
     reviewer: "ReviewerState" = field(default_factory=lambda: _reviewer_state())
+    # No sandbox here: the person's once-per-session choice about commands that would run unconfined.
+    unconfined: "UnconfinedChoice" = field(default_factory=lambda: _unconfined_choice())
     _sandbox: "CommandSandbox | None" = field(default=None, init=False, repr=False)
     _hooks: "LifecycleHooks | None" = field(default=None, init=False, repr=False)
     _sandbox_key: str | None = field(default=None, init=False, repr=False)
@@ -97,6 +100,13 @@ class SessionDeps:
                 self._close_later(old)
         return self._sandbox
 
+    def use_sandbox_factory(self, factory: SandboxFactory) -> None:
+        """Make the sandbox with ``factory`` from now on (embedders, tests); the current one is closed."""
+        old, self._sandbox, self._sandbox_key = self._sandbox, None, None
+        self.sandbox_factory = factory
+        if old is not None:
+            self._close_later(old)
+
     def _close_later(self, sandbox: "CommandSandbox") -> None:
         try:
             task = asyncio.get_running_loop().create_task(sandbox.aclose())
@@ -112,6 +122,12 @@ class SessionDeps:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
 
+def _unconfined_choice() -> "UnconfinedChoice":
+    from .approval.unconfined import UnconfinedChoice
+
+    return UnconfinedChoice()
+
+
 def _reviewer_state() -> "ReviewerState":
     from .approval.reviewer import ReviewerState
 
@@ -124,9 +140,13 @@ def sandbox_settings(effective: "EffectiveSettings") -> "SandboxSettings":
     sandbox = effective.merged.sandbox
     domains = list(effective.allowed_domains)
     names = [*sandbox.env, *[name for name in effective.merged.env if name not in sandbox.env]]
+    from .approval.unconfined import fail_closed_by
+
     return sandbox.model_copy(update={
         "network": sandbox.network.model_copy(update={"allowedDomains": domains or None}),
         "env": names,
+        # Any file saying it holds: a project's false does not undo the person's "Never on this machine".
+        "failIfUnavailable": sandbox.failIfUnavailable or fail_closed_by(effective) is not None,
     })
 
 

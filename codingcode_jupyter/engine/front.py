@@ -2,7 +2,7 @@
 
 The engine knows nothing of Jupyter; a front is the other side (the notebook cell's widgets
 ``notebook/view.py``, the terminal's text ``notebook/text_view.py``, the tests' recording front
-``tests/fakes/front.py``). It has four channels, each a method of :class:`Front`:
+``tests/fakes/front.py``). It has five channels, each a method of :class:`Front`:
 
 - **emit** (``front(event)``): one of the engine's events (:mod:`.events`) as it happens. A front
   is therefore also an :data:`~.events.EventSink`.
@@ -12,6 +12,9 @@ The engine knows nothing of Jupyter; a front is the other side (the notebook cel
 - **elicit**: an MCP server's request for input (a form or a link) and the person's response.
 - **ask_trust**: what a project's files ask for that loosens the agent; "trust", "not_now", or
   None when nobody could be asked.
+- **ask_unconfined**: no sandbox can confine commands here; once per session, whether to ask for
+  each command, run ordinary ones unconfined for the session, or never on this machine
+  (:mod:`.approval.unconfined`); None when nobody could be asked.
 
 A front that cannot show one of these still implements it, and says no in its own way (a
 terminal declines forms; a headless kernel answers None to trust): the engine never looks a
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from .approval.types import Answer, ApprovalRequest, Reply
+    from .approval.unconfined import UnconfinedAnswer, UnconfinedRequest
     from .events import EventSink
     from .mcp.elicitation import ElicitationRequest, ElicitationResponse
     from .trust.items import TrustItem
@@ -52,6 +56,9 @@ class Front(Protocol):
 
     async def ask_trust(self, items: list[TrustItem], project: Path) -> TrustAnswer | None:
         """Ask whether to trust what the project's files ask for; None when nobody could answer."""
+
+    async def ask_unconfined(self, request: UnconfinedRequest) -> UnconfinedAnswer | None:
+        """No sandbox here: ask once how commands that would run unconfined are handled; None when nobody could answer."""
 
     # Editing the notebook's cells (insert, replace, run a cell the person sees) is the next
     # channel: it will be a method here, with its request and answer types beside the others,

@@ -361,7 +361,8 @@ def open_session(
     if resume:
         session.load()
     if sandbox is not None and sandbox.enabled and not sandbox.active:
-        # Said once, at the session's first turn; the pipeline then asks for every command.
+        # Said once, at the session's first turn; the first command that would run unconfined then
+        # brings the session's one card (approval/unconfined.py).
         session.pending_notices.append(f"Command sandbox {sandbox.describe()}")
     elif sandbox is not None and sandbox.active and sandbox.backend == "landlock":
         # Said once: the weaker of the two backends is in force, and why (%agent doctor lists its limits).

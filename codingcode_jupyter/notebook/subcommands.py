@@ -85,6 +85,9 @@ class Subcommands:
             ("sandbox", parts.sandbox().describe()
              + ("; commands it runs are auto-allowed (sandbox.autoAllow)" if effective.merged.sandbox.autoAllow
                 else "; auto-allow off")),
+            *([("", session.deps.unconfined.describe())] if session.deps is not None
+              and parts.sandbox().enabled and not parts.sandbox().active
+              and not parts.sandbox().fail_if_unavailable else []),
             ("domains", ", ".join(effective.allowed_domains) or "none allowed (fetch_url asks)"),
             ("reads", "the project" + "".join(f", {words.home_short(root)}" for root in effective.read_roots(session.project))
              + " (elsewhere asked; permissions.additionalDirectories)"),

@@ -34,10 +34,11 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
+    from ..engine.approval.unconfined import UnconfinedAnswer, UnconfinedRequest
     from ..engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
     from ..engine.trust.items import TrustItem
 
-__all__ = ["TextView", "ask_by_text", "parse_text_answer", "text_question", "PROMPT"]
+__all__ = ["TextView", "ask_by_text", "ask_unconfined_by_text", "parse_text_answer", "text_question", "PROMPT"]
 
 _TEXT_ANSWERS: dict[str, Answer] = {
     "y": "allow", "yes": "allow", "allow": "allow",
@@ -97,6 +98,31 @@ def ask_by_text(request: ApprovalRequest, project: Any = None) -> Answer:
         if answer is not None:
             return answer
         question = _AGAIN
+
+
+_UNCONFINED_KEYS: dict[str, "UnconfinedAnswer"] = {"a": "ask_each", "s": "session", "n": "never"}
+
+
+def ask_unconfined_by_text(request: "UnconfinedRequest") -> "UnconfinedAnswer | None":
+    """The no-sandbox question on stdin, until a known answer comes (an interrupt cancels the turn);
+    None when stdin closes."""
+    from .widgets.unconfined import unconfined_lines
+
+    question = "\n".join(unconfined_lines(request)) + ("\nHow should commands run? [a/s/n] (a ask for each, "
+                                                        "s ordinary ones unconfined this session, n never here): ")
+    _drop_typeahead()
+    while True:
+        with async_cell.sync_interrupts():
+            try:
+                typed = input(question)
+            except KeyboardInterrupt:
+                raise asyncio.CancelledError() from None
+            except EOFError:
+                return None  # stdin closed: nobody is left to choose
+        answer = _UNCONFINED_KEYS.get(typed.strip().lower()[:1]) if typed.strip() else None
+        if answer is not None:
+            return answer
+        question = "Please type a, s or n and press Enter: "
 
 
 def _cut_point(text: str) -> int:
@@ -207,6 +233,15 @@ class TextView:
         except EOFError:
             return None
         return "trust" if answer in ("y", "yes") else "not_now"
+
+    async def ask_unconfined(self, request: UnconfinedRequest) -> UnconfinedAnswer | None:
+        """Ask on the terminal when a person is at it; None otherwise (each command is then asked)."""
+        if not (sys.stdin is not None and sys.stdin.isatty()):
+            return None
+        self._flush_text(everything=True)
+        if not self._at_line_start:
+            self._write("\n")
+        return ask_unconfined_by_text(request)
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
         """A terminal shows no forms: an MCP server's request for input is declined, and said so."""

@@ -53,6 +53,7 @@ from .widgets.trust import TrustCard
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from ..engine.approval.unconfined import UnconfinedAnswer, UnconfinedRequest
     from ..engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
     from ..engine.session import Session
     from ..engine.trust.items import TrustItem
@@ -477,6 +478,38 @@ class TurnView:
                 "not_now": "You did not trust this project's files (Not now): what they ask for is ignored."}
         if answer in said:
             self.record.items.append(NoteItem("main", "notice", said[answer]))
+        return answer
+
+    async def ask_unconfined(self, request: "UnconfinedRequest") -> "UnconfinedAnswer | None":
+        """No sandbox here: the once-per-session card (or the text prompt where stdin is allowed); None
+        when nobody can answer."""
+        from .text_view import ask_unconfined_by_text
+        from .widgets.unconfined import UnconfinedCard, unconfined_settled
+
+        self._flush_now()
+        agent = request.agent or "main"
+        section = self._section(agent)
+        section.close_segment()
+        card = UnconfinedCard(request, loop=self.loop)
+        section.add(card)
+        answer: UnconfinedAnswer | None
+        try:
+            if await self._wait_frontend():
+                clicked: UnconfinedAnswer = await async_cell.wait_answer(card.answer, self.ip)
+                answer = clicked
+            elif async_cell.stdin_allowed(self.ip):
+                answer = ask_unconfined_by_text(request)
+                card.settle(answer or "no_frontend")
+            else:
+                card.settle("no_frontend")
+                answer = None
+        except asyncio.CancelledError:
+            card.settle("interrupted")
+            raise
+        if answer is not None:
+            # The card is gone from the saved record; one line says what was decided.
+            self.record.section(agent).append(NoteItem(agent, "notice",
+                                                       unconfined_settled(answer, request.settings_path)))
         return answer
 
     def _reply(self, card: ApprovalCard, answer: Answer) -> "Answer | Reply":

@@ -320,7 +320,7 @@ def test_missing_bwrap_is_inactive_with_a_reason(tmp_path: Path) -> None:
     sandbox = CommandSandbox.create(tmp_path, SandboxSettings(backend="bwrap"), bwrap=str(tmp_path / "no" / "bwrap"))
     assert sandbox.enabled and not sandbox.active
     assert "bubblewrap not found" in (sandbox.unavailable_reason or "")
-    assert "every command will be asked" in sandbox.describe()
+    assert "asks once how to run such commands this session" in sandbox.describe()
     assert "UNSANDBOXED" in sandbox.card_note()
     with pytest.raises(SandboxUnavailable, match="bubblewrap not found"):
         sandbox.argv_for("true", tmp_path)

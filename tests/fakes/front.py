@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from codingcode_jupyter.engine.approval.types import Answer, ApprovalRequest, Reply
+from codingcode_jupyter.engine.approval.unconfined import UnconfinedAnswer, UnconfinedRequest
 from codingcode_jupyter.engine.front import TrustAnswer
 from codingcode_jupyter.engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
 from codingcode_jupyter.engine.trust.items import TrustItem
@@ -23,7 +24,8 @@ class ScriptedFront:
     """Each channel answers from its script; an approval asked with none left is denied (and kept)."""
 
     def __init__(self, answers: list[Answer | Reply] | None = None, *,
-                 elicited: ElicitationResponse | None = None, trust: TrustAnswer | None = None) -> None:
+                 elicited: ElicitationResponse | None = None, trust: TrustAnswer | None = None,
+                 unconfined: UnconfinedAnswer | None = None) -> None:
         self.answers = list(answers or [])
         self.elicited = elicited
         self.trust = trust
@@ -31,6 +33,8 @@ class ScriptedFront:
         self.asked: list[ApprovalRequest] = []
         self.elicitations: list[ElicitationRequest] = []
         self.trust_asked: list[list[TrustItem]] = []
+        self.unconfined = unconfined
+        self.unconfined_asked: list[UnconfinedRequest] = []
 
     def __call__(self, event: BaseModel) -> None:
         self.events.append(event)
@@ -49,3 +53,7 @@ class ScriptedFront:
     async def ask_trust(self, items: list[TrustItem], project: Path) -> TrustAnswer | None:
         self.trust_asked.append(items)
         return self.trust
+
+    async def ask_unconfined(self, request: UnconfinedRequest) -> UnconfinedAnswer | None:
+        self.unconfined_asked.append(request)
+        return self.unconfined

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
@@ -24,11 +24,13 @@ __all__ = ["Kernel"]
 class Kernel:
     """One kernel process plus a client; see the module docstring."""
 
-    def __init__(self, python: str, project: Path, env: dict[str, str], spec_dir: Path) -> None:
+    def __init__(self, python: str, project: Path, env: dict[str, str], spec_dir: Path,
+                 prefix: Sequence[str] = ()) -> None:
+        # ``prefix``: what the kernel is started under (a container-shaped wrapper), as a kernelspec may say.
         kernel_dir = spec_dir / "kernels" / "cc-test"
         kernel_dir.mkdir(parents=True, exist_ok=True)
         (kernel_dir / "kernel.json").write_text(json.dumps({
-            "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "argv": [*prefix, python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "cc-test", "language": "python",
         }))
         self.km = KernelManager(kernel_name="cc-test", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir / "kernels")]))

@@ -12,7 +12,7 @@ from codingcode_jupyter.notebook.text_view import TextView
 from codingcode_jupyter.notebook.view import TurnView
 from tests.fakes.front import ScriptedFront
 
-CHANNELS = ("__call__", "ask", "elicit", "ask_trust")
+CHANNELS = ("__call__", "ask", "elicit", "ask_trust", "ask_unconfined")
 
 
 def _shape(function) -> tuple[list[str], bool]:
@@ -38,6 +38,8 @@ def test_a_view_without_a_channel_is_not_a_front():
         async def ask(self, request): ...
 
         async def ask_trust(self, items, project): ...
+
+        async def ask_unconfined(self, request): ...
 
     assert not isinstance(NoForms(), Front)
     assert "elicit" in CHANNELS

@@ -10,17 +10,32 @@ from __future__ import annotations
 import fcntl
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from ..atomic import atomic_write
 from ..settings import SettingsError, settings_paths
 
-__all__ = ["persist_rules"]
+__all__ = ["persist_rules", "amend_settings"]
 
 
 def persist_rules(project: Path, action: Literal["allow", "deny"], rules: list[str]) -> Path:
     """Add ``rules`` to ``permissions.<action>`` of settings.local.json: deduplicated, atomic, locked."""
-    path = dict(settings_paths(Path(project)))["local"]
+
+    def change(data: dict[str, Any]) -> None:
+        permissions = data.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise SettingsError("entry 'permissions' must be an object, not overwriting it")
+        entries = permissions.setdefault(action, [])
+        for rule in rules:
+            if rule not in entries:
+                entries.append(rule)
+
+    return amend_settings(dict(settings_paths(Path(project)))["local"], change)
+
+
+def amend_settings(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """Apply ``change`` to the JSON object in ``path`` under a lock, written atomically; a file that
+    cannot be read (or whose shape ``change`` refuses, with a SettingsError) is never overwritten."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(path.name + ".lock")
     with open(lock_path, "a") as lock:
@@ -34,12 +49,9 @@ def persist_rules(project: Path, action: Literal["allow", "deny"], rules: list[s
                 raise SettingsError(f"{path}: not valid JSON (line {error.lineno}), not overwriting it") from None
             if not isinstance(data, dict):
                 raise SettingsError(f"{path}: the top level must be a JSON object, not overwriting it")
-        permissions = data.setdefault("permissions", {})
-        if not isinstance(permissions, dict):
-            raise SettingsError(f"{path}: entry 'permissions' must be an object, not overwriting it")
-        entries = permissions.setdefault(action, [])
-        for rule in rules:
-            if rule not in entries:
-                entries.append(rule)
+        try:
+            change(data)
+        except SettingsError as error:
+            raise SettingsError(f"{path}: {error}") from None
         atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     return path

@@ -5,7 +5,9 @@ returns what it says (nothing, a note, or verdicts), and the call's verdict is t
 of them all (deny > forced ask > ask > allow); between equally strict verdicts the earlier
 layer's stands, so the order below is also the tier table. A deny ends the loop. An
 ``answers`` layer may then answer an ask instead of a person (a reviewer) or by asking one
-(``confirm``); a forced ask only ever reaches the person.
+(``confirm``); a forced ask only ever reaches the person. A layer with ``answers_own_first``
+answers its own asks before the others (the sandbox's once-per-session card, which may leave the
+call to ``confirm``).
 
 | tier | layer | can say | what |
 | ---- | ----- | ------- | ---- |
@@ -18,7 +20,7 @@ layer's stands, so the order below is also the tier table. A deny ends the loop.
 | 7 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
 | 8 | reviewer | answers | auto mode: a model answers the asks of confirm, egress and outside (:mod:`.reviewer`) |
 | 9 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
-| 10 | sandbox | deny, forced ask | an allowed command would run unconfined because the sandbox is unavailable (read-only commands never) |
+| 10 | sandbox | deny, forced ask; answers its own | an allowed command would run unconfined because the sandbox is unavailable (read-only commands never); the session's one card answers it first (:mod:`.unconfined`) |
 
 A new decision source is one more layer object in this list: a reviewer that answers what
 would otherwise be a card goes before ``confirm`` with ``answers = True``; it is never given a
@@ -37,7 +39,7 @@ from ..domains import domain_allowed, url_host
 from ..hooks import pre_tool_use as hooks_module
 from ..project_settings import EffectiveSettings, directory_root
 from ..secret_files import credential_store
-from ..settings import PermissionMode
+from ..settings import PermissionMode, SettingsError
 from ..trust.items import TrustItem
 from .builtin_rules import check_builtin
 from .display import escape_unicode, has_invisible
@@ -47,6 +49,7 @@ from .readonly_commands import read_only_command
 from .rules import Rule, RuleError, judge, parse_rule
 from .subject import Subject
 from .types import Asker, Decision, ToolCall, Verdict
+from .unconfined import fail_closed_by, save_never
 
 if TYPE_CHECKING:
     from ..tools.base import ToolContext
@@ -128,6 +131,8 @@ class Layer:
     answers: ClassVar[bool] = False
     # It may answer a forced ask too (only the person).
     answers_forced: ClassVar[bool] = False
+    # It answers its own asks before the answering layers in order (the sandbox's once-per-session card).
+    answers_own_first: ClassVar[bool] = False
 
     async def judge(self, j: Judging) -> list[Verdict]:
         raise NotImplementedError
@@ -320,7 +325,12 @@ class Outside(WhenUndecided):
 class SandboxGuard(Layer):
     name = "sandbox"
     summary = ("a command that would run unsandboxed although a sandbox is wanted is asked (forced), or denied "
-               "when the settings say failIfUnavailable; a read-only command never is")
+               "when the settings say failIfUnavailable; a read-only command never is. It answers its own ask "
+               "first: the session's one card (ask for each, ordinary commands unconfined for the session, never on "
+               "this machine)")
+    answers = True
+    answers_forced = True
+    answers_own_first = True
 
     async def judge(self, j: Judging) -> list[Verdict]:
         verdict = j.verdict
@@ -334,14 +344,51 @@ class SandboxGuard(Layer):
             # to be harmless: a missing sandbox is never a reason to ask about it, in any mode.
             return []
         why = sandbox.unavailable_reason or "it could not start"
-        if sandbox.fail_if_unavailable:
+        choice = j.ctx.deps.unconfined if j.ctx.deps is not None else None
+        fail_file = fail_closed_by(j.settings)
+        if sandbox.fail_if_unavailable or fail_file is not None or (choice is not None and choice.answer == "never"):
+            where = f" ({fail_file})" if fail_file else ""
+            if choice is not None:
+                choice.tell(j.ctx, why, f"sandbox.failIfUnavailable is set{where}, so commands that would run "
+                            "unconfined are denied; read-only commands run.")
             return [Verdict(kind=DENY, rule=verdict.rule, by="sandbox",
                             reason=f"Denied: the command sandbox is unavailable ({why}) and the settings say "
-                                   "failIfUnavailable, so no command runs; tell the user what you wanted to run.")]
+                                   f"failIfUnavailable{where}, so no command runs unconfined; tell the user what you "
+                                   "wanted to run.")]
         if verdict.kind is not ALLOW:
-            return []
+            return []  # asked anyway: the card says it runs unsandboxed
+        if choice is not None and choice.answer == "session":
+            return [note(f"Runs unconfined: the sandbox is unavailable ({why}) and the user chose to run ordinary "
+                         "commands unconfined for this session", rule="sandbox:session")]
         return [Verdict(kind=ASK, rule=verdict.rule, by="sandbox", forced=True,
                         reason=f"The sandbox is enabled but unavailable ({why}), so this command would run unconfined")]
+
+    async def answer(self, call: ToolCall, ctx: "ToolContext", asked: Verdict, ask: Asker | None) -> Verdict | None:
+        """Its own ask, the first time in a session: the one card; "ask for each" leaves it to the person's card."""
+        choice = ctx.deps.unconfined if ctx.deps is not None else None
+        sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
+        if asked.layer != self.name or choice is None or sandbox is None or choice.answer == "ask_each":
+            return None
+        why = sandbox.unavailable_reason or "it could not start"
+        command = call.definition.access.command
+        source = asked.input.get(command) if command is not None else None
+        answer = await choice.decide(ctx, escape_unicode(source if isinstance(source, str) else ""), why)
+
+        def decided(kind: Decision, by: str, reason: str) -> Verdict:
+            return Verdict(kind=kind, layer=self.name, by=by, reason=reason, input=asked.input, rule=asked.rule)
+
+        if answer == "session":
+            return decided(ALLOW, "user", f"Runs unconfined: the sandbox is unavailable ({why}) and the user chose to "
+                           "run ordinary commands unconfined for this session.")
+        if answer == "never":
+            try:
+                saved = f"saved sandbox.failIfUnavailable: true to {save_never()}"
+            except (OSError, SettingsError) as error:
+                saved = f"for this session only: could not save it ({error})"
+            return decided(DENY, "user", f"Denied: the command sandbox is unavailable ({why}) and the user chose never "
+                           f"to run commands unconfined on this machine ({saved}); tell the user what you wanted to "
+                           "run.")
+        return None
 
 
 def layer_names(layers: list[Layer]) -> list[str]:

@@ -157,8 +157,11 @@ class ApprovalPipeline:
         return decision
 
     async def _answer(self, call: ToolCall, ctx: "ToolContext", asked: Verdict, ask: Asker | None) -> Verdict:
-        """The answering layers in order; a forced ask goes only to those that may answer it (the person)."""
-        for layer in self.layers:
+        """The answering layers in order, first the layer that asked if it answers its own asks first (the
+        sandbox's once-per-session card);
+        a forced ask goes only to those that may answer it (the person)."""
+        own = [layer for layer in self.layers if layer.name == asked.layer and layer.answers_own_first]
+        for layer in own + [layer for layer in self.layers if layer not in own]:
             if not layer.answers or (asked.forced and not layer.answers_forced):
                 continue
             answer = await layer.answer(call, ctx, asked, ask)

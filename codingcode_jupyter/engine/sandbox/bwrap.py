@@ -273,8 +273,9 @@ class CommandSandbox:
             return "off (disabled in settings: sandbox.enabled is false)"
         if self.active:
             return f"{BACKEND_NAMES[self.backend or 'bwrap']}: on (network {self.network}) — {self.backend_reason}"
-        then = "every command is refused (failIfUnavailable)" if self.fail_if_unavailable else "every command will be asked"
-        return f"off: {self.unavailable_reason} — {then}"
+        from ..approval.unconfined import when_unavailable
+
+        return f"none: {self.unavailable_reason} — {when_unavailable(self.fail_if_unavailable)}"
 
     def card_note(self) -> str:
         """What an approval card says about where the command will run."""

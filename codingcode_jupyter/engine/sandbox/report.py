@@ -44,8 +44,9 @@ def sandbox_report(sandbox: "CommandSandbox") -> SandboxReport:
     if not sandbox.enabled:
         return SandboxReport("disabled", None, "sandbox.enabled is false")
     if not sandbox.active:
-        then = ("every command is refused (failIfUnavailable)" if sandbox.fail_if_unavailable
-                else "commands that would run unconfined are asked about")
+        from ..approval.unconfined import when_unavailable
+
+        then = when_unavailable(sandbox.fail_if_unavailable)
         return SandboxReport("unavailable", None, f"{sandbox.unavailable_reason} — {then}")
     view = sandbox.home_view()
     writable = ", ".join(str(root) for root in sandbox.writable_roots)
