@@ -284,12 +284,17 @@ class Session:
             max_steps=self.max_steps,
             context=self.context,
         )
+        if isinstance(front, Front):
+            # No sandbox here: the session's one question about unconfined commands goes to this front.
+            self.deps.unconfined.attach(front)
         try:
             if options.command is not None:
                 prompt = await self._command_prompt(options.command, prompt, loop, turn_id, sink)
                 prompt = await self._with_mcp_servers(prompt, sink, turn_id)
             return await loop.run(self.conversation, prompt, turn_id)
         finally:
+            if isinstance(front, Front):
+                self.deps.unconfined.detach(front)
             end_turn(self.approver)
             if not recorded:
                 self._record_turn(turn_id, name, TurnDone(stop_reason="interrupted", usage=Usage()))

@@ -103,11 +103,6 @@ class AgentCellRunner:
         view = self.make_view(session, timeout)
         view.display(reuse)
         parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
-        # No sandbox here: the session's one question about unconfined commands is asked in this
-        # cell; with a policy nobody is asked (the engine then says in one line what applies).
-        unconfined = session.deps.unconfined if session.deps is not None and policy == "ask" else None
-        if unconfined is not None:
-            unconfined.attach(view)
         turn: asyncio.Future[Any] | None = None
         interrupted = False
         failure: str | None = None
@@ -144,8 +139,6 @@ class AgentCellRunner:
             if turn is not None and not turn.done():
                 turn.cancel()
             parts.mcp.detach_front(view)
-            if unconfined is not None:
-                unconfined.detach(view)
             view.finish(interrupted=interrupted, failed=failure is not None)
         if interrupted:
             raise AgentInterrupted()

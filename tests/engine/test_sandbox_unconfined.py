@@ -39,9 +39,9 @@ def _commands(fake_api, *commands: str) -> None:
 
 
 async def _turn(project: Path, front: ScriptedFront | None, *, mode: str = "bypass", available: bool = False,
-                session_parts=None, attach: bool = True):
-    """One turn in ``mode``; the front attached for the unconfined card unless ``attach`` is False
-    (as a cell run with --approval-policy does), its ask passed only with a front."""
+                session_parts=None):
+    """One turn in ``mode`` with ``front``; with None, only a recorder watches (nobody is asked), as a
+    cell run with --approval-policy."""
     from codingcode_jupyter.engine.runtime import open_session
     from codingcode_jupyter.engine.session import TurnOptions
 
@@ -49,15 +49,7 @@ async def _turn(project: Path, front: ScriptedFront | None, *, mode: str = "bypa
     if not available:  # else the session's own, probed as on a person's machine
         session.deps.use_sandbox_factory(_unavailable(project))
     emitted: list = []
-    sink = front if front is not None else emitted.append
-    if front is not None and attach:
-        session.deps.unconfined.attach(front)
-    try:
-        await session.run_turn("run them", emit=sink, ask=front.ask if front is not None and attach else None,
-                               options=TurnOptions(mode=mode))
-    finally:
-        if front is not None:
-            session.deps.unconfined.detach(front)
+    await session.run_turn("run them", front if front is not None else emitted.append, options=TurnOptions(mode=mode))
     return session, parts, (front.events if front is not None else emitted)
 
 
@@ -135,7 +127,7 @@ async def test_never_answer_saves_the_user_setting_and_denies(fake_api, project)
         assert again.unconfined_asked == [] and again.asked == []
         assert not (project / "three.txt").exists()
         [line] = _notices(events)
-        assert "failIfUnavailable is set" in line and str(settings) in line
+        assert "The settings say failIfUnavailable" in line and str(settings) in line
         ls = [d for d in _decisions(project) if d["tool"] == "execute_command"][-1]
         assert ls["input"]["command"] == "ls" and ls["decision"] == "allow"  # read-only commands still run
     finally:
@@ -256,7 +248,7 @@ async def test_concurrent_calls_share_the_one_card(project):
     front = Slow()
     choice = UnconfinedChoice()
     choice.attach(front)
-    ctx = ToolContext(session_id="s", turn_id=1, project_path=project)
+    ctx = ToolContext.standalone(project)
     both = asyncio.gather(choice.decide(ctx, "a", WHY), choice.decide(ctx, "b", WHY))
     await asyncio.sleep(0.01)
     gate.set()

@@ -344,20 +344,20 @@ class SandboxGuard(Layer):
             # to be harmless: a missing sandbox is never a reason to ask about it, in any mode.
             return []
         why = sandbox.unavailable_reason or "it could not start"
-        choice = j.ctx.deps.unconfined if j.ctx.deps is not None else None
+        choice = j.ctx.deps.unconfined
         fail_file = fail_closed_by(j.settings)
-        if sandbox.fail_if_unavailable or fail_file is not None or (choice is not None and choice.answer == "never"):
-            where = f" ({fail_file})" if fail_file else ""
-            if choice is not None:
-                choice.tell(j.ctx, why, f"sandbox.failIfUnavailable is set{where}, so commands that would run "
-                            "unconfined are denied; read-only commands run.")
+        if sandbox.fail_if_unavailable or fail_file is not None or choice.answer == "never":
+            said = (f"the settings say failIfUnavailable ({fail_file})" if fail_file
+                    else "the settings say failIfUnavailable" if sandbox.fail_if_unavailable
+                    else "the user chose never to run commands unconfined on this machine")
+            choice.tell(j.ctx, why, f"{said[0].upper()}{said[1:]}, so commands that would run unconfined are denied; "
+                        "read-only commands run.")
             return [Verdict(kind=DENY, rule=verdict.rule, by="sandbox",
-                            reason=f"Denied: the command sandbox is unavailable ({why}) and the settings say "
-                                   f"failIfUnavailable{where}, so no command runs unconfined; tell the user what you "
-                                   "wanted to run.")]
+                            reason=f"Denied: the command sandbox is unavailable ({why}) and {said}, so no command runs "
+                                   "unconfined; tell the user what you wanted to run.")]
         if verdict.kind is not ALLOW:
             return []  # asked anyway: the card says it runs unsandboxed
-        if choice is not None and choice.answer == "session":
+        if choice.answer == "session":
             return [note(f"Runs unconfined: the sandbox is unavailable ({why}) and the user chose to run ordinary "
                          "commands unconfined for this session", rule="sandbox:session")]
         return [Verdict(kind=ASK, rule=verdict.rule, by="sandbox", forced=True,
@@ -365,9 +365,8 @@ class SandboxGuard(Layer):
 
     async def answer(self, call: ToolCall, ctx: "ToolContext", asked: Verdict, ask: Asker | None) -> Verdict | None:
         """Its own ask, the first time in a session: the one card; "ask for each" leaves it to the person's card."""
-        choice = ctx.deps.unconfined if ctx.deps is not None else None
-        sandbox = ctx.deps.sandbox() if ctx.deps is not None else None
-        if asked.layer != self.name or choice is None or sandbox is None or choice.answer == "ask_each":
+        choice, sandbox = ctx.deps.unconfined, ctx.deps.sandbox()
+        if asked.layer != self.name or sandbox is None or choice.answer == "ask_each":
             return None
         why = sandbox.unavailable_reason or "it could not start"
         command = call.definition.access.command
