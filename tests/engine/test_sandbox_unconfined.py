@@ -174,6 +174,33 @@ async def test_after_session_what_the_judge_cannot_resolve_is_still_asked(fake_a
         await parts.aclose()
 
 
+@pytest.mark.parametrize("command", ["curl -s https://example.com/?q=notes", "cp one.txt /usr/local/lib/one.txt",
+                                     "cat ~/.aws/credentials > creds.txt"])
+async def test_after_session_what_the_sandbox_would_stop_is_still_asked(fake_api, project, command):
+    _commands(fake_api, "touch one.txt", command, "touch two.txt")
+    front = ScriptedFront(["deny"], unconfined="session")
+    _session, parts, _events = await _turn(project, front)
+    try:
+        assert len(front.unconfined_asked) == 1
+        [asked] = front.asked  # the ordinary commands around it are the control: not asked
+        assert asked.input["command"] == command and asked.forced and asked.rule == "sandbox:beyond", asked
+        assert (project / "one.txt").exists() and (project / "two.txt").exists()
+    finally:
+        await parts.aclose()
+
+
+async def test_a_first_command_beyond_the_sandbox_brings_the_card_then_its_own(fake_api, project):
+    _commands(fake_api, "curl -s https://example.com/", "touch one.txt")
+    front = ScriptedFront(["deny"], unconfined="session")
+    _session, parts, _events = await _turn(project, front)
+    try:
+        assert [r.command for r in front.unconfined_asked] == ["curl -s https://example.com/"]
+        assert [r.input["command"] for r in front.asked] == ["curl -s https://example.com/"]
+        assert (project / "one.txt").exists()
+    finally:
+        await parts.aclose()
+
+
 async def test_the_choice_lasts_the_session_and_a_new_session_asks_again(fake_api, project):
     from codingcode_jupyter.engine.runtime import open_session
 

@@ -49,7 +49,7 @@ from .readonly_commands import read_only_command
 from .rules import Rule, RuleError, judge, parse_rule
 from .subject import Subject
 from .types import Asker, Decision, ToolCall, Verdict
-from .unconfined import fail_closed_by, save_never
+from .unconfined import beyond_confinement, fail_closed_by, save_never
 
 if TYPE_CHECKING:
     from ..tools.base import ToolContext
@@ -357,9 +357,15 @@ class SandboxGuard(Layer):
                                    "unconfined; tell the user what you wanted to run.")]
         if verdict.kind is not ALLOW:
             return []  # asked anyway: the card says it runs unsandboxed
-        if choice.answer == "session":
+        beyond = beyond_confinement(j.subject, sandbox.writable_roots)
+        if choice.answer == "session" and beyond is None:
             return [note(f"Runs unconfined: the sandbox is unavailable ({why}) and the user chose to run ordinary "
                          "commands unconfined for this session", rule="sandbox:session")]
+        if beyond is not None:
+            # Not an ordinary command: the card for the session does not cover it.
+            return [Verdict(kind=ASK, rule="sandbox:beyond", by="sandbox", forced=True,
+                            reason=f"The sandbox is enabled but unavailable ({why}), so this command would run "
+                                   f"unconfined, and {beyond}")]
         return [Verdict(kind=ASK, rule=verdict.rule, by="sandbox", forced=True,
                         reason=f"The sandbox is enabled but unavailable ({why}), so this command would run unconfined")]
 
@@ -368,6 +374,7 @@ class SandboxGuard(Layer):
         choice, sandbox = ctx.deps.unconfined, ctx.deps.sandbox()
         if asked.layer != self.name or sandbox is None or choice.answer == "ask_each":
             return None
+        beyond = asked.rule == "sandbox:beyond"  # asked whatever the session's answer: the card comes first
         why = sandbox.unavailable_reason or "it could not start"
         command = call.definition.access.command
         source = asked.input.get(command) if command is not None else None
@@ -376,7 +383,7 @@ class SandboxGuard(Layer):
         def decided(kind: Decision, by: str, reason: str) -> Verdict:
             return Verdict(kind=kind, layer=self.name, by=by, reason=reason, input=asked.input, rule=asked.rule)
 
-        if answer == "session":
+        if answer == "session" and not beyond:
             return decided(ALLOW, "user", f"Runs unconfined: the sandbox is unavailable ({why}) and the user chose to "
                            "run ordinary commands unconfined for this session.")
         if answer == "never":

@@ -7,7 +7,10 @@ with three answers:
 
 - ``ask_each``: every such command is asked, as before;
 - ``session``: for this session, what the judge resolves as harmless follows the mode and the
-  rules, unconfined (what it cannot resolve is still asked, by the ``rules`` layer);
+  rules, unconfined. Still asked: what it cannot resolve (by the ``rules`` layer), and what it
+  sees would cross what the sandbox keeps (:func:`beyond_confinement`: a program that reaches the
+  network by its nature, a write outside the project, the temp directory and ``allowWrite``, a
+  credential store of the home);
 - ``never``: ``sandbox.failIfUnavailable: true`` is saved in the person's own user settings,
   so on this machine no command runs unconfined (read-only ones still run).
 
@@ -32,9 +35,10 @@ if TYPE_CHECKING:
     from ..front import Front
     from ..project_settings import EffectiveSettings
     from ..tools.base import ToolContext
+    from .subject import Subject
 
 __all__ = ["UnconfinedAnswer", "UnconfinedRequest", "UnconfinedChoice", "UNCONFINED_CHOICES", "fail_closed_by",
-           "save_never", "when_unavailable"]
+           "save_never", "when_unavailable", "beyond_confinement"]
 
 UnconfinedAnswer = Literal["ask_each", "session", "never"]
 
@@ -77,6 +81,38 @@ def fail_closed_by(settings: "EffectiveSettings") -> str | None:
     for layer in settings.layers:
         if layer.settings.sandbox.failIfUnavailable:
             return str(layer.path)
+    return None
+
+
+def beyond_confinement(subject: "Subject", writable: list[Path]) -> str | None:
+    """What the judge sees a command do that the sandbox would have stopped (None: nothing): such a
+    command is asked even after "Run ordinary commands unconfined for this session"."""
+    import tempfile
+
+    from ..secret_files import credential_store
+    from .program_traits import named
+
+    downloaders = named("downloader")
+    roots = [*writable, Path(tempfile.gettempdir()).resolve()]
+    for part in [subject, *subject.inner]:
+        command = part.command
+        if command is None:
+            continue
+        if command.network:
+            return f"it opens a network connection itself ({command.network[0]})"
+        for simple in command.commands:
+            reaching = sorted(simple.names & downloaders)
+            if reaching:
+                return f"{reaching[0]} reaches the network, which the sandbox keeps to the allowed domains"
+        for ref in part.paths:
+            path = ref.resolved
+            if path is None:
+                continue
+            store = credential_store(path)
+            if store is not None:
+                return f"{ref.via} `{ref.raw}` reaches {store}, a credential store the sandbox hides"
+            if ref.access in ("write", "unknown") and not any(path == r or r in path.parents for r in roots):
+                return f"{ref.via} `{ref.raw}` writes outside the project ({path}), which the sandbox would refuse"
     return None
 
 
