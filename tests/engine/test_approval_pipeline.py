@@ -262,6 +262,7 @@ class Sandbox:
     def __init__(self, enabled, active, fail_if_unavailable=False):
         self.enabled, self.active, self.fail_if_unavailable = enabled, active, fail_if_unavailable
         self.unavailable_reason = None if active else "bubblewrap not found"
+        self.writable_roots: list = []  # where a command may write besides the temp directory (none here)
 
     async def aclose(self):
         pass
