@@ -55,6 +55,9 @@ def load(ip: Any) -> None:
     from .kernel import install_recorders
 
     install_recorders(ip)
+    from .env_secret import install_env_guard
+
+    install_env_guard(ip)
     from .completion import install_completer
 
     install_completer(ip, lambda: magics.registry.project(None))

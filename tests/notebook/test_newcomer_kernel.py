@@ -392,3 +392,19 @@ def test_the_trust_card_is_not_thinking_honours_the_approval_timeout_and_settles
     kernel.pump(1)
     assert not _live_trust_buttons(kernel), [kernel.widgets[c] for c in _live_trust_buttons(kernel)]
     _assert_clean(kernel, msg_id)
+
+
+# -- 14: %env of a key sets it without echoing it ------------------------------------------------
+
+
+@pytest.mark.parametrize("cell", ["%env ANTHROPIC_API_KEY=sk-ant-secret-123", "%env GITHUB_TOKEN sk-ant-secret-123",
+                                  "%env MY_DB_PASSWORD=sk-ant-secret-123"])
+def test_env_of_a_key_sets_it_without_echoing_it(kernel, cell):
+    name = cell.split()[1].split("=")[0]
+    out = kernel.ok(cell)["output"]
+    assert "sk-ant-secret" not in out and name in out and "hidden" in out, out
+    assert kernel.ok(f"import os; print(os.environ[{name!r}] == 'sk-ant-secret-123')")["output"].strip() == "True"
+    back = kernel.ok(f"%env {name}")["output"]
+    assert "sk-ant-secret" not in back and "hidden" in back, back
+    # An ordinary name keeps IPython's own behaviour (the value shown).
+    assert "env: PLAIN_SETTING=visible" in kernel.ok("%env PLAIN_SETTING=visible")["output"]
