@@ -9,6 +9,7 @@ no widget manager and no script: GitHub, nbviewer and an HTML export read them a
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -397,8 +398,13 @@ def note_html(item: NoteItem, project: Any = None) -> str:
     if item.kind == "error":
         return (f'<div class="cc-error" style="color:{theme.ROLE["bad"]};margin:2px 0;{LINES}">{icon("warn")} '
                 f"{h(words.relative(item.text, project))}</div>")
+    # Notices are written with Markdown's backticks and bold (`%agent login`): shown as code and bold, not raw.
+    body = _BOLD.sub(r"<b>\1</b>", words.code_html(words.relative(item.text, project)))
     return (f'<div class="cc-notice" style="color:{theme.MUTED};margin:2px 0;{LINES}">{icon("info")} '
-            f"{h(words.relative(item.text, project))}</div>")
+            f"{body}</div>")
+
+
+_BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
 
 def item_html(item: Item, project: Any = None) -> str:

@@ -408,3 +408,18 @@ def test_env_of_a_key_sets_it_without_echoing_it(kernel, cell):
     assert "sk-ant-secret" not in back and "hidden" in back, back
     # An ordinary name keeps IPython's own behaviour (the value shown).
     assert "env: PLAIN_SETTING=visible" in kernel.ok("%env PLAIN_SETTING=visible")["output"]
+
+
+# -- 13: notices read as text, not Markdown source ----------------------------------------------
+
+
+def test_notices_show_code_not_raw_markdown_and_the_demo_points_to_login(kernel):
+    kernel.ok("import os; os.environ.pop('ANTHROPIC_API_KEY', None); os.environ.pop('CODINGCODE_MODEL', None)")
+    msg_id = kernel.execute("%%agent\nwhat can you do?")
+    assert kernel.reply(msg_id, timeout=60)["status"] == "ok", kernel.text_output(msg_id)
+    html = "".join((out.get("data") or {}).get("text/html", "") for out in _outputs(kernel, msg_id))
+    notices = re.findall(r'<div class="cc-notice".*?</div>', html, re.S)
+    assert notices and any("<code>%agent login</code>" in n for n in notices), notices
+    assert not any("`" in n for n in notices), notices
+    saved = _saved_text(kernel, msg_id)
+    assert "ANTHROPIC_API_KEY" not in saved.strip().splitlines()[-1] and "%agent login" in saved, saved[-600:]
