@@ -63,8 +63,11 @@ def _assumed(project: Path, backend: str):
     return make
 
 
-async def _count(project: Path, pick: str, mode: str = "default", sandbox: str | None = None) -> tuple[int, int, bool]:
-    """(cards, calls the read-only command layer allowed, was the curl asked)."""
+async def _count(project: Path, pick: str, mode: str = "default", sandbox: str | None = None,
+                 unconfined: str | None = None) -> tuple[int, int, bool]:
+    """(cards, calls the read-only command layer allowed, was the curl asked). ``unconfined``: the
+    answer to the once-per-session no-sandbox card (counted as a card); None: no front shows it,
+    as before the card existed (every command that would run unconfined is asked)."""
     from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
     from codingcode_jupyter.engine.approval.types import Reply, ToolCall
     from codingcode_jupyter.engine.deps import SessionDeps
@@ -78,6 +81,12 @@ async def _count(project: Path, pick: str, mode: str = "default", sandbox: str |
     deps = SessionDeps(project=project, settings=ProjectSettings(project),
                        sandbox_factory=_assumed(project, sandbox) if sandbox else None)
     cards, read_only_commands, curl_asked = 0, 0, False
+    front = None
+    if unconfined is not None:
+        from tests.fakes.front import ScriptedFront
+
+        front = ScriptedFront(unconfined=unconfined)  # type: ignore[arg-type]
+        deps.unconfined.attach(front)
 
     async def ask(request):
         nonlocal cards, curl_asked
@@ -94,23 +103,32 @@ async def _count(project: Path, pick: str, mode: str = "default", sandbox: str |
         decision = await pipeline.decide(ToolCall(tool_use_id=f"t{number}", tool=tools[name], input=tool_input), ctx, ask)
         if decision.layer == "readonly" and name == "execute_command":
             read_only_commands += 1
+    if front is not None:
+        cards += len(front.unconfined_asked)
     return cards, read_only_commands, curl_asked
 
 
 def _cards_by_sandbox() -> list[Row]:
-    """The same session in bypass mode with bubblewrap, with Landlock, and with no sandbox at all."""
+    """The same session in bypass mode with bubblewrap, with Landlock, and with no sandbox at all:
+    before the once-per-session card (nobody shows it: every command that would run unconfined is
+    asked) and after it (answered "Run ordinary commands unconfined for this session")."""
     os.environ["CODINGCODE_TRUST"] = "1"
     counts = {}
-    for backend in ("bwrap", "landlock", "off"):
+    for label, backend, unconfined in (("bwrap", "bwrap", None), ("landlock", "landlock", None),
+                                        ("off", "off", None), ("off+card", "off", "session"),
+                                        ("off+each", "off", "ask_each")):
         with tempfile.TemporaryDirectory() as root:
-            counts[backend] = asyncio.run(_count(_project(Path(root)), "fitting", "bypass", backend))[0]
+            counts[label] = asyncio.run(_count(_project(Path(root)), "fitting", "bypass", backend, unconfined))[0]
     return [Row(
         "approval cards, the session in bypass mode, by sandbox", f"{counts['landlock']} cards with Landlock",
-        f"{counts['bwrap']} with bubblewrap; {counts['off']} with no sandbox", f"{counts['off']} without",
-        "Landlock = bubblewrap; no sandbox asks only what could do harm", None,
+        f"{counts['bwrap']} with bubblewrap; no sandbox: {counts['off']} before the session card",
+        f"{counts['off+card']} after it", "Landlock = bubblewrap; no sandbox asks only what could do harm", None,
         "The 16-call session through the real pipeline in bypass mode, the sandbox assumed available (each backend) "
-        "or missing. With none, read-only commands (ls, git status, git diff) are not asked; the pytest runs, "
-        "the curl and every other command are (one card each: the once-per-session choice is not built yet).",
+        "or missing. With none, read-only commands (ls, git status, git diff) are never asked. Before the "
+        "once-per-session card, each other command was (3 pytest runs and the curl). After it, answered 'Run "
+        "ordinary commands unconfined for this session': that card, and the curl (a downloader: what the sandbox "
+        f"would have kept in is still asked). Answered 'Ask for each command': {counts['off+each']} (the card and "
+        "the four).",
     )]
 
 
