@@ -175,7 +175,7 @@ async def test_after_session_what_the_judge_cannot_resolve_is_still_asked(fake_a
 
 
 @pytest.mark.parametrize("command", ["curl -s https://example.com/?q=notes", "cp one.txt /usr/local/lib/one.txt",
-                                     "cat ~/.aws/credentials > creds.txt"])
+                                     "cp ~/.docker/config.json docker.json"])
 async def test_after_session_what_the_sandbox_would_stop_is_still_asked(fake_api, project, command):
     _commands(fake_api, "touch one.txt", command, "touch two.txt")
     front = ScriptedFront(["deny"], unconfined="session")
