@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.secret_files import is_env_file
+from codingcode_jupyter.engine.secret_files import is_env_file, secret_file
 from tests.engine.approval_helpers import evaluate, make_project
 
 SECRET_NAMES = [".env", ".env.local", "config/prod.env", "secrets.env", "#.env#", ".#.env", ".env~", ".env.swp",
@@ -53,3 +53,30 @@ async def test_web_search_is_asked_unless_a_rule_allows_it(tmp_path: Path, mode:
     (project / ".codingcode" / "settings.json").write_text('{"permissions": {"allow": ["web_search"]}}')
     allowed = await evaluate(project, "web_search", {"query": "KEY=1 leaked"}, mode=mode)
     assert allowed.kind == "allow", allowed.model_dump()
+
+
+# ----- secret files beyond dotenv (issue 33, point 4): names, key extensions, key content ----------
+
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize("name", ["secrets.yaml", "config/credentials.json", "client_secret.json", "id_rsa",
+                                  "id_ed25519", "tls/server.key", "app.p12", "store.jks", ".git-credentials",
+                                  "AWS_CREDENTIALS", "secrets.yaml~", "missing.pem"])
+def test_secret_files_by_name(tmp_path: Path, name: str) -> None:
+    assert secret_file(tmp_path / name) is not None, name
+
+
+@pytest.mark.parametrize("name", ["secrets.py", "test_credentials.py", "docs/credentials.md", "id_rsa.pub",
+                                  "server.crt", "keys.txt", "config.yaml"])
+def test_ordinary_files_are_not_secret(tmp_path: Path, name: str) -> None:
+    assert secret_file(tmp_path / name) is None, name
+
+
+def test_a_private_key_is_found_by_its_content(tmp_path: Path) -> None:
+    pem, cert, note = tmp_path / "bundle.pem", tmp_path / "cert.pem", tmp_path / "notes.txt"
+    pem.write_text("-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n" + KEY)
+    cert.write_text("-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n")
+    note.write_text(KEY)
+    assert secret_file(pem) and secret_file(note)
+    assert secret_file(cert) is None  # control: a certificate alone is not a secret
