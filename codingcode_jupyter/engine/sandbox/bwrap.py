@@ -201,6 +201,7 @@ class CommandSandbox:
         self.backend_reason = backend_reason
         self.fail_if_unavailable = settings.failIfUnavailable
         self._scan = ProjectScan(self.project, allowed_env_files)
+        self._walked: list[Path] | None = None
         self.allowed_env_files = self._scan.allowed_env_files
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
         domains = settings.network.allowedDomains or []
@@ -314,6 +315,16 @@ class CommandSandbox:
         return self._wrap(argv, cwd, pass_env=pass_env)
 
     def _wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
+        # One walk of the project per command: the masks and the protected paths both read it
+        # (the Landlock plan through both), and it cannot change meaningfully between the two.
+        self._walked = None
+        self._walked = self._scan.env_files()
+        try:
+            return self._wrap_walked(argv, cwd, pass_env=pass_env)
+        finally:
+            self._walked = None
+
+    def _wrap_walked(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
         if not self.active or (self.backend == "bwrap" and self.bwrap is None):
             raise SandboxUnavailable(
                 self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
@@ -605,8 +616,9 @@ class CommandSandbox:
         return []
 
     def _env_files(self) -> list[Path]:
-        """Every dotenv file of the project not allowed by a rule (see :mod:`.project_scan`)."""
-        return self._scan.env_files()
+        """Every dotenv file of the project not allowed by a rule (see :mod:`.project_scan`); the walk
+        made for the command being wrapped, when there is one."""
+        return self._walked if self._walked is not None else self._scan.env_files()
 
     def _ensure_proxy(self) -> AllowlistProxy:
         from .proxy import AllowlistProxy
