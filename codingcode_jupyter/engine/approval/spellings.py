@@ -14,8 +14,9 @@ import itertools
 import os
 
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
-from .shell_parse import WRAPPERS, SimpleCommand
+from .shell_command import SimpleCommand
 from .shell_words import quote_word
+from .shell_wrappers import WRAPPERS
 
 __all__ = ["deny_spellings", "git_plain"]
 
