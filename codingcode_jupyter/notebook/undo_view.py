@@ -91,7 +91,7 @@ async def ask_restore(shell: Any, question: str, *, frontend_wait: float) -> Con
         return _ask_by_text(question) if async_cell.stdin_allowed(shell) else "nobody"
     loop = asyncio.get_running_loop()
     asked = _Question(loop, question)
-    handle = display(asked.box, display_id=True)  # type: ignore[no-untyped-call]
+    handle = display(asked.box, display_id=True)
     answer: Confirmation
     try:
         try:
