@@ -170,6 +170,39 @@ def _rules(rules: list[str] | None) -> str:
     return ", ".join(_tick(r, 200) for r in (rules or []) if r)
 
 
+# What a saved rule lets the agent do, in words (the rule's syntax is for settings files, not for the card).
+_RULE = re.compile(r"([^()]+?)(?:\((.*)\))?", re.S)
+_VERBS = {"write_file": "write", "edit_file": "edit", "read_file": "read", "search_files": "search",
+          "fetch_url": "fetch", "web_search": "search the web for"}
+
+
+def rule_words(rule: str) -> str:
+    """``write_file(notes/a.txt)`` as "write `notes/a.txt`", ``execute_command(pytest *)`` as "run `pytest` with any arguments"."""
+    found = _RULE.fullmatch(rule.strip())
+    if found is None:
+        return _tick(rule, 200)
+    tool, pattern = found.group(1), found.group(2)
+    if ":" in tool and pattern is None:
+        server, name = tool.split(":", 1)
+        return f"call {_tick(name)} on the MCP server {_tick(server)} (any arguments)"
+    if pattern is None:
+        return f"use {_tick(tool)} (any arguments)"
+    pattern = re.sub(r"\\(.)", r"\1", pattern)  # the rule's escapes of * ? [ are not part of the name
+    if pattern.startswith("domain:"):
+        return f"fetch from {_tick(pattern.removeprefix('domain:'))}"
+    if tool == "execute_command":
+        if pattern.endswith(" *"):
+            return f"run {_tick(pattern[:-2], 120)} with any arguments"
+        return f"run {_tick(pattern, 120)}"
+    verb = _VERBS.get(tool)
+    what = f"anything in {_tick(pattern[:-3] + '/')}" if pattern.endswith("/**") else _tick(pattern, 120)
+    return f"{verb} {what}" if verb else f"call {_tick(tool)} on {what}"
+
+
+def _rules_words(rules: list[str] | None) -> str:
+    return " and ".join(rule_words(r) for r in (rules or []) if r)
+
+
 def consequences(allow_choices: list[list[str]] | None, deny_choices: list[list[str]] | None = None,
                  forced: bool = False, chosen: list[str] | None = None) -> str:
     """What "Always allow" and "Never allow" will do, before the click (``chosen``: the allow rules picked)."""
@@ -178,11 +211,10 @@ def consequences(allow_choices: list[list[str]] | None, deny_choices: list[list[
     if forced:
         first = "Always allow allows it this once (a built-in rule always asks about it)"
     elif allow:
-        first = f"Always allow saves {_rules(allow)} to `{LOCAL_SETTINGS}`, so such calls run without asking"
+        first = f"Always allow lets the agent {_rules_words(allow)} from now on without asking (saved in `{LOCAL_SETTINGS}`)"
     else:
         first = "Always allow allows it this once (no rule fits this call)"
-    second = (f"Never allow saves the deny rule {_rules(deny)} there" if deny and (allow and not forced)
-              else f"Never allow saves the deny rule {_rules(deny)} to `{LOCAL_SETTINGS}`" if deny
+    second = (f"Never allow refuses it now and whenever it asks to {_rules_words(deny)} again" if deny
               else "Never allow denies it this once")
     return f"{first}; {second}."
 

@@ -65,8 +65,10 @@ def test_why_and_who_speak_without_layer_names_or_words_for_the_model(tmp_path):
 def test_the_buttons_say_what_they_will_save_and_where():
     rule = "write_file(/p/codingcode_demo.py)"
     before = words.consequences([[rule], ["write_file(/p/**)"]], [[rule]])
-    assert rule in before and words.LOCAL_SETTINGS in before and "deny rule" in before and "/p/**" not in before
-    assert "/p/**" in words.consequences([[rule], ["write_file(/p/**)"]], [[rule]], chosen=["write_file(/p/**)"])
+    # In words, not the rule's syntax (issue 36.12): what the agent may do from now on, and where it is saved.
+    assert "write `/p/codingcode_demo.py` from now on" in before and words.LOCAL_SETTINGS in before
+    assert "Never allow refuses" in before and "write_file(" not in before and "/p/" + "**" not in before
+    assert "anything in `/p/`" in words.consequences([[rule], ["write_file(/p/**)"]], [[rule]], chosen=["write_file(/p/**)"])
     assert "this once" in words.consequences([], [[rule]], forced=True)
     assert "this once" in words.consequences([], [])
     assert words.saved_rule("always", [rule]) == f"saved allow rule `{rule}` to `{words.LOCAL_SETTINGS}`"

@@ -70,11 +70,12 @@ class ApprovalCard(widgets.VBox):
         self.by = ""
         self._loop = loop or asyncio.get_event_loop()
         self.answer: asyncio.Future[Answer] = self._loop.create_future()
-        agent = f" <small>({h(request.agent)})</small>" if request.agent != "main" else ""
+        # The sentence names what happens; the tool's internal name is jargon (it stays in the tooltip).
+        agent = f' <span style="color:{theme.MUTED}">(sub-agent {h(request.agent)})</span>' if request.agent != "main" else ""
         sentence = words.action(request.tool, request.input, key=request.key, preview=request.preview, project=project)
         self.header = widgets.HTML(
-            f"{theme.icon('question', 'warn')} <b>Allow the agent to {words.code_html(sentence)}?</b>"
-            f' <span style="color:{theme.MUTED}">(<code>{h(request.tool)}</code>{agent})</span>'
+            f'<span title="{h(request.tool)}">{theme.icon("question", "warn")} '
+            f"<b>Allow the agent to {words.code_html(sentence)}?</b></span>{agent}"
         )
         self.why = widgets.HTML(_why_html(request, project))
         self.preview = widgets.HTML(_preview_html(request, project))
