@@ -9,10 +9,8 @@ it. The transcript keeps everything; what is sent to the model may be shortened
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,12 +20,22 @@ from pydantic import BaseModel
 
 from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_message
 from .approval.types import Approver, Asker
-from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoItem, TodoUpdated, ToolCallStarted, TurnDone, Usage
+from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoUpdated, ToolCallStarted, TurnDone, Usage
 from .front import Front
 from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
 from .state import SessionState
+from .transcript import (
+    CompactionRecord,
+    MessageRecord,
+    OriginRecord,
+    SessionHeader,
+    TodoRecord,
+    Transcript,
+    TurnRecord,
+    UsageRecord,
+)
 from .turn_rules import end_turn, grant_for_turn
 
 if TYPE_CHECKING:
@@ -50,34 +58,6 @@ def new_session_id() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-class Transcript:
-    """Append-only JSONL; each record flushed as written, so a crash loses nothing."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def write(self, record: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"ts": time.time(), **record}, ensure_ascii=False, default=str)
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
-            handle.flush()
-
-    def records(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        out = []
-        for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                # A line torn by a crash mid-write: skip it rather than lose the session.
-                out.append({"type": "corrupt", "line": number})
-        return out
-
-
 class SessionInfo(BaseModel):
     id: str
     created: str
@@ -93,19 +73,20 @@ def list_sessions(project: Path) -> list[SessionInfo]:
     """Sessions saved in the project, newest first."""
     infos = []
     for path in sorted(sessions_dir(project).glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
-        records = Transcript(path).records()
-        header = next((r for r in records if r.get("type") == "session"), {})
-        origin = next((r for r in records if r.get("type") == "origin"), {})
-        prompts = [r["message"]["content"] for r in records if r.get("type") == "message" and r["message"]["role"] == "user" and isinstance(r["message"]["content"], str)]
+        records = Transcript(path).read()
+        header = next((r for r in records if isinstance(r, SessionHeader)), SessionHeader())
+        origin = next((r for r in records if isinstance(r, OriginRecord)), OriginRecord())
+        prompts = [r.message["content"] for r in records if isinstance(r, MessageRecord)
+                   and r.message.get("role") == "user" and isinstance(r.message.get("content"), str)]
         infos.append(
             SessionInfo(
                 id=path.stem,
-                created=header.get("created", ""),
-                model=header.get("model", ""),
-                turns=sum(1 for r in records if r.get("type") == "turn"),
+                created=header.created,
+                model=header.model,
+                turns=sum(1 for r in records if isinstance(r, TurnRecord)),
                 first_prompt=(prompts[0][:80] if prompts else ""),
                 path=str(path),
-                notebook=str(origin.get("notebook") or ""),
+                notebook=origin.notebook,
             )
         )
     return infos
@@ -168,17 +149,10 @@ class Session:
 
     def __post_init__(self) -> None:
         self.transcript = Transcript(sessions_dir(self.project) / f"{self.id}.jsonl")
-        self.conversation.on_append = lambda message: self.transcript.write({"type": "message", "message": message})
+        self.conversation.on_append = lambda message: self.transcript.write(MessageRecord(message=message))
         if not self.transcript.path.exists():
-            self.transcript.write(
-                {
-                    "type": "session",
-                    "id": self.id,
-                    "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    "project": str(self.project),
-                    "model": self.model_name or "",
-                }
-            )
+            self.transcript.write(SessionHeader(id=self.id, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                                project=str(self.project), model=self.model_name or ""))
 
     @property
     def project(self) -> Path:
@@ -189,26 +163,25 @@ class Session:
     def load(self) -> None:
         """Replay the transcript on disk into this session (messages, todo, totals)."""
         self.conversation.messages.clear()
-        for record in self.transcript.records():
-            kind = record.get("type")
-            if kind == "message":
-                merge_message(self.conversation.messages, record["message"])
-            elif kind == "todo":
-                self.state.todo = [TodoItem.model_validate(item) for item in record["items"]]
-            elif kind == "turn":
-                self.turns = max(self.turns, int(record.get("turn_id", 0)))
-                self.usage = self.usage + Usage.model_validate(record.get("usage", {}))
-                self.cost += record.get("cost_usd") or 0.0
-            elif kind == "session" and not self.model_name:
-                self.model_name = record.get("model") or None
-            elif kind == "compaction":
+        for record in self.transcript.read():
+            if isinstance(record, MessageRecord):
+                merge_message(self.conversation.messages, record.message)
+            elif isinstance(record, TodoRecord):
+                self.state.todo = list(record.items)
+            elif isinstance(record, TurnRecord):
+                self.turns = max(self.turns, record.turn_id or 0)
+                self.usage = self.usage + record.usage
+                self.cost += record.cost_usd or 0.0
+            elif isinstance(record, SessionHeader) and not self.model_name:
+                self.model_name = record.model or None
+            elif isinstance(record, CompactionRecord):
                 from .context.transforms import apply_compaction, key_of_tools
 
                 self.conversation.messages[:] = apply_compaction(
                     self.conversation.messages, record, key_of_tools(self.tools))
-            elif kind == "usage":
-                self.usage = self.usage + Usage.model_validate(record.get("usage", {}))
-                self.cost += record.get("cost_usd") or 0.0
+            elif isinstance(record, UsageRecord):
+                self.usage = self.usage + record.usage
+                self.cost += record.cost_usd or 0.0
         _drop_unanswered_tool_use(self.conversation.messages)
 
     # -- one turn -------------------------------------------------------------------------
@@ -248,7 +221,7 @@ class Session:
         def sink(event: Any) -> None:
             nonlocal recorded
             if isinstance(event, TodoUpdated) and event.agent == "main":
-                self.transcript.write({"type": "todo", "items": [i.model_dump() for i in event.items]})
+                self.transcript.write(TodoRecord(items=list(event.items)))
             if isinstance(event, TurnDone) and event.agent == "main" and not recorded:
                 # Counted before the front sees the event, so the totals it shows include this turn
                 # (an interrupted turn's tokens too).
@@ -385,22 +358,14 @@ class Session:
     def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
         self.usage = self.usage + done.usage
         self.cost += done.cost_usd or 0.0
-        self.transcript.write(
-            {
-                "type": "turn",
-                "turn_id": turn_id,
-                "model": model,
-                "stop_reason": done.stop_reason,
-                "usage": done.usage.model_dump(),
-                "cost_usd": done.cost_usd or 0.0,
-            }
-        )
+        self.transcript.write(TurnRecord(turn_id=turn_id, model=model, stop_reason=done.stop_reason, usage=done.usage,
+                                         cost_usd=done.cost_usd or 0.0))
 
     def add_usage(self, usage: Usage, cost: float | None = None, reason: str = "") -> None:
         """Count tokens spent outside any turn (a forced compaction's summary) into the session totals."""
         self.usage = self.usage + usage
         self.cost += cost or 0.0
-        self.transcript.write({"type": "usage", "reason": reason, "usage": usage.model_dump(), "cost_usd": cost or 0.0})
+        self.transcript.write(UsageRecord(reason=reason, usage=usage, cost_usd=cost or 0.0))
 
 
 def _unwatched(event: BaseModel) -> None:

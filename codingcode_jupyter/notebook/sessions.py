@@ -115,7 +115,9 @@ class SessionRegistry:
         notebook = self.notebook()
         if notebook and not options.get("resume"):
             # The session remembers its notebook: after a restart, undo acts on this notebook's sessions only.
-            session.transcript.write({"type": "origin", "notebook": notebook})
+            from ..engine.transcript import OriginRecord
+
+            session.transcript.write(OriginRecord(notebook=notebook))
         return Entry(session, parts)
 
     def notebook(self) -> str:

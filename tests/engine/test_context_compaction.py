@@ -12,6 +12,7 @@ from codingcode_jupyter.engine.context.transforms import SUMMARY_HEADER, TRACE_P
 from codingcode_jupyter.engine.context.window import estimate_tokens
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
+from codingcode_jupyter.engine.transcript import CompactionRecord
 from tests.engine.helpers import AllowAll, Recorder, StaticTools, make_deps
 from tests.fakes.anthropic_server import HTTPError, Reply, text, tool_use
 
@@ -268,18 +269,18 @@ def test_apply_compaction_keeps_pairs_when_cutting_inside_a_turn():
         {"role": "user", "content": [{"type": "text", "text": "next"}]},
     ]
     original = json.dumps(messages)
-    shortened = apply_compaction(messages, {"shortened": ["1", "3"]})
+    shortened = apply_compaction(messages, CompactionRecord(shortened=["1", "3"]))
     assert json.dumps(messages) == original  # pure: the input is untouched
     assert shortened[2]["content"][0]["content"][0]["text"] == "[tool result shortened: read_file x, 5,000 chars]"
     assert shortened[3]["content"][1]["input"] == {"path": "z", "content": "[shortened: 9,000 chars]"}
     assert shortened[4]["content"][1]["is_error"] is True
     assert shortened[4]["content"][1]["content"][0]["text"].endswith("z, 2 chars, error]")
     # cut at message 4: its results answer calls that were summarised away, so they go too
-    cut = apply_compaction(messages, {"summary": "S", "drop": 4})
+    cut = apply_compaction(messages, CompactionRecord(summary="S", drop=4))
     assert [m["role"] for m in cut] == ["user", "assistant", "user"]
     assert cut[0]["content"] == [{"type": "text", "text": f"{SUMMARY_HEADER}\n\nS"}]
     assert_valid_pairing(cut)
-    clipped = apply_compaction(messages, {"clip": 1000})
+    clipped = apply_compaction(messages, CompactionRecord(clip=1000))
     assert len(clipped[2]["content"][0]["content"][0]["text"]) < 1100
 
 
@@ -294,7 +295,7 @@ def test_cut_is_always_a_user_message_and_keeps_the_tail(keep):
     compactor = Compactor(Conversation(messages), keep_recent_results=keep)
     drop = compactor._cut(messages, 800)
     assert messages[drop]["role"] == "user" and drop >= 1
-    assert_valid_pairing(apply_compaction(messages, {"summary": "S", "drop": drop}))
+    assert_valid_pairing(apply_compaction(messages, CompactionRecord(summary="S", drop=drop)))
     assert len(compactor._old_results(messages)) == 10 - keep
 
 
@@ -307,14 +308,14 @@ async def test_demo_model_compacts_without_any_request(tmp_path):
         conversation.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "read_file", "input": {"path": f"f{i}.py"}}]})
         conversation.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 3000}]})
         conversation.append({"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]})
-    records: list[dict] = []
+    records: list[CompactionRecord] = []
     compactor = Compactor(conversation, record=records.append)
     report = await compactor.compact("demo")
     assert report.summarised_messages and not report.summary_failed
     first = conversation.messages[0]["content"][0]["text"]
     assert first.startswith(SUMMARY_HEADER) and "Person asked: question 0" in first
     assert_valid_pairing(conversation.messages)
-    assert records and records[0]["type"] == "compaction"
+    assert records and records[0].type == "compaction"
 
 
 async def test_a_prepare_hook_never_touches_another_conversation(tmp_path):

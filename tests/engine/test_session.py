@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from codingcode_jupyter.engine.session import Session, list_sessions
+from codingcode_jupyter.engine.transcript import MessageRecord
 from tests.engine.helpers import AllowAll, Recorder, StaticTools, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 
@@ -42,9 +43,9 @@ async def test_conversation_continues_and_resumes_from_disk(fake_api, tmp_path):
 
 async def test_transcript_survives_a_torn_line_and_unanswered_tool_use(tmp_path):
     session = new_session(tmp_path)
-    session.transcript.write({"type": "message", "message": {"role": "user", "content": "q"}})
+    session.transcript.write(MessageRecord(message={"role": "user", "content": "q"}))
     session.transcript.write(
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "echo", "input": {}}]}}
+        MessageRecord(message={"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "echo", "input": {}}]})
     )
     with open(session.transcript.path, "a") as handle:
         handle.write('{"type": "message", "mess')  # a crash mid-write
@@ -134,3 +135,47 @@ async def test_the_settings_model_is_the_projects_default_and_a_cell_overrides_i
         await parts.aclose()
     assert [r["model"] for r in fake_api.requests] == ["claude-project-default", "claude-cell-choice",
                                                       "claude-edited-default"]
+
+
+def test_a_transcript_written_by_the_previous_version_loads(tmp_path):
+    """Lines as the version with dict records wrote them (every type), plus one of a type a later
+    version might add and a torn line: the session replays them; the unknown one is kept, not replayed."""
+    import json as _json
+
+    from codingcode_jupyter.engine.session import list_sessions, sessions_dir
+    from codingcode_jupyter.engine.transcript import OtherRecord, Transcript, TurnRecord
+
+    lines = [
+        {"ts": 1.0, "type": "session", "id": "20250101-000000-abcd", "created": "2025-01-01T00:00:00+00:00",
+         "project": str(tmp_path), "model": "claude-old"},
+        {"ts": 2.0, "type": "message", "message": {"role": "user", "content": "first question"}},
+        {"ts": 3.0, "type": "message", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "echo", "input": {"text": "x" * 50}}]}},
+        {"ts": 4.0, "type": "message", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "y" * 5000}]}]}},
+        {"ts": 5.0, "type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+        {"ts": 6.0, "type": "todo", "items": [{"step": "step one", "status": "in_progress"}]},
+        {"ts": 7.0, "type": "turn", "turn_id": 1, "model": "claude-old", "stop_reason": "end_turn",
+         "usage": {"input_tokens": 10, "output_tokens": 5}, "cost_usd": 0.5},
+        {"ts": 8.0, "type": "compaction", "reason": "manual", "arg_limit": 2000, "shortened": ["t1"]},
+        {"ts": 9.0, "type": "usage", "reason": "compaction", "usage": {"input_tokens": 3, "output_tokens": 1},
+         "cost_usd": 0.25},
+        {"ts": 10.0, "type": "bookmark", "name": "a later version's record"},
+    ]
+    path = sessions_dir(tmp_path) / "20250101-000000-abcd.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(_json.dumps(line) + "\n" for line in lines) + '{"type": "message", "mess')
+    session = Session(deps=make_deps(tmp_path), tools=StaticTools([echo_tool()]), approver=AllowAll(),
+                      id="20250101-000000-abcd")
+    session.load()
+    assert session.model_name == "claude-old" and session.turns == 1
+    assert session.usage.input_tokens == 13 and session.cost == 0.75
+    assert [item.step for item in session.state.todo] == ["step one"]
+    messages = session.conversation.messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert len(_json.dumps(messages[2])) < 2000  # the compaction record was replayed: the result is a trace
+    records = Transcript(path).read()
+    assert isinstance(records[-2], OtherRecord) and records[-2].model_extra == {"name": "a later version's record"}
+    assert records[-1].type == "corrupt" and isinstance(records[6], TurnRecord)
+    info = list_sessions(tmp_path)[0]
+    assert (info.model, info.turns, info.first_prompt) == ("claude-old", 1, "first question")

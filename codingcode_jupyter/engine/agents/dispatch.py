@@ -27,12 +27,13 @@ from ..agent import AgentLoop, Conversation
 from ..events import ErrorEvent, TurnDone
 from ..models import Model, make_model
 from ..prompts import agent_profiles_section, build_system_prompt
-from ..session import Transcript, sessions_dir
+from ..session import sessions_dir
 from ..state import SessionState
 from ..tools.access import ToolAccess
 from ..tools.base import ToolContext, ToolDefinition, ToolError
 from ..tools.registry import ToolRegistry
 from ..tools.resolver import SessionToolResolver, ToolVisibilityPolicy
+from ..transcript import MessageRecord, SubagentRecord, Transcript, TurnRecord
 from .profiles import (
     DISPATCH_TOOL_NAME,
     AgentProfile,
@@ -243,11 +244,9 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     transcript = _transcript(env, parent.session_id, name)
     conversation = Conversation()
     if transcript is not None:
-        transcript.write(
-            {"type": "subagent", "agent": name, "profile": profile.name, "origin": profile.origin,
-             "parent_tool_use_id": ctx.tool_use_id, "model": model_name, "prompt": args.prompt}
-        )
-        conversation.on_append = lambda message: transcript.write({"type": "message", "message": message})
+        transcript.write(SubagentRecord(agent=name, profile=profile.name, origin=profile.origin,
+                                        parent_tool_use_id=ctx.tool_use_id, model=model_name, prompt=args.prompt))
+        conversation.on_append = lambda message: transcript.write(MessageRecord(message=message))
 
     child = AgentLoop(
         model=model,
@@ -275,8 +274,8 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
             parent.add_usage(finished[-1].usage, finished[-1].cost_usd)
         if transcript is not None and finished:
             last = finished[-1]
-            transcript.write({"type": "turn", "stop_reason": last.stop_reason, "usage": last.usage.model_dump(),
-                              "cost_usd": last.cost_usd, "steps": last.steps})
+            transcript.write(TurnRecord(stop_reason=last.stop_reason, usage=last.usage, cost_usd=last.cost_usd,
+                                        steps=last.steps))
     if done.stop_reason == "error":
         detail = errors[-1] if errors else "the model request failed"
         raise ToolError(f"Sub-agent '{name}' failed: {detail}")

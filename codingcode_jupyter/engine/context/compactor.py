@@ -32,6 +32,7 @@ from ..agent import Conversation, with_cache_breakpoints
 from ..events import Usage
 from ..models.base import Model, ModelError, ModelRequest
 from ..models.pricing import cost_usd
+from ..transcript import CompactionRecord
 from .transforms import (
     KeyOf,
     apply_compaction,
@@ -119,7 +120,7 @@ class Compactor:
     # Reads the contextWindow setting as it is now (None: the table); CODINGCODE_CONTEXT_WINDOW beats both.
     window_setting: Callable[[], int | None] = lambda: None
     # Receives each compaction record, to be written to the transcript.
-    record: Callable[[dict[str, Any]], None] | None = None
+    record: Callable[[CompactionRecord], None] | None = None
     # Receives the summary request's usage when no turn is running to count it.
     on_usage: Callable[[Usage, float | None], None] | None = None
     model_factory: Callable[[str], Model] | None = None
@@ -274,7 +275,7 @@ class Compactor:
         hard = reason != "auto"
         start = size(messages)
         report = CompactionReport(reason=reason, before_tokens=before or start, after_tokens=start)  # type: ignore[arg-type]
-        record: dict[str, Any] = {"type": "compaction", "reason": reason, "arg_limit": self.arg_limit}
+        record = CompactionRecord(reason=reason, arg_limit=self.arg_limit)
 
         # Stage 1: old tool results become traces, oldest first, until under the goal.
         candidates = self._old_results(messages)
@@ -286,8 +287,8 @@ class Compactor:
             chosen.append(tool_use_id)
             current -= saving
         if chosen:
-            record["shortened"] = chosen
-            messages = apply_compaction(messages, {"shortened": chosen, "arg_limit": self.arg_limit}, self.key_of)
+            record.shortened = chosen
+            messages = apply_compaction(messages, CompactionRecord(shortened=chosen, arg_limit=self.arg_limit), self.key_of)
             report.shortened = len(chosen)
             current = size(messages)
 
@@ -297,7 +298,7 @@ class Compactor:
             if drop:
                 summary, usage, failure = await self._summary(model, messages, drop, budget, run)
                 self._count(model, usage, run)
-                record["summary"], record["drop"] = summary, drop
+                record.summary, record.drop = summary, drop
                 messages = summarise_head(messages, drop, summary)
                 report.summarised_messages, report.summary_chars = drop, len(summary)
                 report.summary_failed = failure
@@ -309,12 +310,12 @@ class Compactor:
             longest = sorted((len(t) for t in long_texts(messages)), reverse=True)
             limit = clip_limit(longest, excess_chars)
             if limit is not None:
-                record["clip"] = limit
+                record.clip = limit
                 messages = clip_all(messages, limit)
                 report.clipped_to = limit
                 current = size(messages)
 
-        if len(record) > 3:
+        if record.changed:
             self.conversation.messages[:] = messages
             self._last_count = None
             if self.record is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..transcript import CompactionRecord
+
 if TYPE_CHECKING:
     from ..agent import ToolSource
 
@@ -182,15 +184,16 @@ def clip_all(messages: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]
     return out
 
 
-def apply_compaction(messages: list[dict[str, Any]], record: dict[str, Any], key_of: KeyOf | None = None) -> list[dict[str, Any]]:
+def apply_compaction(messages: list[dict[str, Any]], record: CompactionRecord,
+                     key_of: KeyOf | None = None) -> list[dict[str, Any]]:
     """The messages after one compaction record; the same function runs live and on resume."""
     out = messages
-    if record.get("shortened"):
-        out = shorten(out, set(record["shortened"]), int(record.get("arg_limit", 2000)), key_of)
-    if record.get("summary") is not None and record.get("drop"):
-        out = summarise_head(out, int(record["drop"]), str(record["summary"]))
-    if record.get("clip"):
-        out = clip_all(out, int(record["clip"]))
+    if record.shortened:
+        out = shorten(out, set(record.shortened), record.arg_limit, key_of)
+    if record.summary is not None and record.drop:
+        out = summarise_head(out, record.drop, record.summary)
+    if record.clip:
+        out = clip_all(out, record.clip)
     return out
 
 
