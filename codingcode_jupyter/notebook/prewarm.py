@@ -84,7 +84,9 @@ def _importer(name: str) -> Step:
 def _engine_warm_up(project: str | None) -> Step:
     def run() -> None:
         from ..engine.runtime import warm_up
+        from .kernel.names import declare_kernel_tools
 
+        declare_kernel_tools()  # before warm_up reads the project's settings (their rules may name them)
         warm_up(project)
 
     return "engine warm-up", run

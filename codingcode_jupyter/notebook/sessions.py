@@ -87,7 +87,9 @@ class SessionRegistry:
 
         if not self.kernel_tools:
             from .kernel import register_kernel_tools
+            from .kernel.names import declare_kernel_tools
 
+            declare_kernel_tools()  # before any session reads settings (when the prewarm did not run)
             self.kernel_tools = register_kernel_tools(runtime.global_registry(), self.shell)
         return runtime
 

@@ -322,3 +322,10 @@ async def test_insert_cell_without_a_shell_is_a_clear_error(ctx):
     registry = ToolRegistry(kt.kernel_tools(namespace={}))
     result = await call(registry, "insert_cell", ctx, code="x")
     assert result.is_error and "needs a notebook" in result.text_content
+
+
+def test_the_declared_kernel_tool_names_are_the_kernel_tools():
+    """The names the notebook declares to the engine (before settings are read) are exactly its tools'."""
+    from codingcode_jupyter.notebook.kernel.names import KERNEL_TOOL_NAMES
+
+    assert [tool.name for tool in kt.kernel_tools(namespace={})] == list(KERNEL_TOOL_NAMES)

@@ -47,7 +47,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Literal
 
-from ..claude.names import CLAUDE_TOOLS, KNOWN_TOOL_NAMES, PatternKind, is_mcp_form, mcp_display_name
+from ..claude.names import CLAUDE_TOOLS, PatternKind, is_mcp_form, known_tool_names, mcp_display_name
 from ..domains import domain_allowed, url_host, validate_domain_patterns
 from .paths import relative_to_project
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
@@ -122,7 +122,8 @@ class RuleVerdict:
 
 def check_tool_name(name: str) -> str | None:
     """Why ``name`` can name no tool (a sentence with a suggestion), or None when it can."""
-    if name in CLAUDE_TOOLS or name in KNOWN_TOOL_NAMES or any(ch in name for ch in "*?["):
+    ours = known_tool_names()
+    if name in CLAUDE_TOOLS or name in ours or any(ch in name for ch in "*?["):
         if name.startswith("mcp__") and name != "mcp__*" and not is_mcp_form(name):
             return (f"{name!r} is not an MCP tool name: write mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__* "
                     "(no wildcard in the server part)")
@@ -133,7 +134,7 @@ def check_tool_name(name: str) -> str | None:
     if ":" in name:
         server, _, tool = name.partition(":")
         return None if server and tool else f"{name!r} is not a tool name: an MCP tool is written SERVER:TOOL"
-    known = [*CLAUDE_TOOLS, *KNOWN_TOOL_NAMES]
+    known = [*CLAUDE_TOOLS, *sorted(ours)]
     same_but_case = [known_name for known_name in known if known_name.lower() == name.lower()]
     if same_but_case:
         return f"{name!r} is not a tool name (tool names are case-sensitive); did you mean {same_but_case[0]!r}?"

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Iterable, Literal
 
 __all__ = [
     "PatternKind",
     "ClaudeTool",
     "CLAUDE_TOOLS",
-    "KNOWN_TOOL_NAMES",
+    "ENGINE_TOOL_NAMES",
+    "declare_front_tools",
+    "known_tool_names",
     "claude_tool",
     "claude_name",
     "claude_names",
@@ -111,15 +113,27 @@ def _hook_names() -> dict[str, tuple[str, ...]]:
 # (the first row for the tool), then the other names its matcher may use for the same tool.
 _HOOK_NAMES: dict[str, tuple[str, ...]] = _hook_names()
 
-# Every tool name of ours a rule can name without the tool being registered yet: the
-# built-ins, the kernel's (run_python...), the agent machinery's. Custom and MCP tools are
-# not known when settings load; see rules.check_tool_name for how those are judged.
-KNOWN_TOOL_NAMES: frozenset[str] = frozenset({
+# The engine's own tools a rule can name before a session registers them: the built-ins and
+# the agent machinery's (sub-agents, deferred tools, MCP resources, skills); a test checks them
+# against the definitions. A front adds its own tools' names (the notebook's kernel tools) with
+# declare_front_tools, before it reads any settings. Custom and MCP tools are not known when
+# settings load; see rules.check_tool_name for how those are judged.
+ENGINE_TOOL_NAMES: frozenset[str] = frozenset({
     "read_file", "write_file", "edit_file", "search_code", "search_files", "execute_command", "fetch_url",
     "web_search", "todo_write", "dispatch_agent", "tool_search", "list_mcp_resources", "read_mcp_resource",
-    "list_variables", "inspect_variable", "notebook_history", "read_cell_output", "read_notebook", "run_python",
-    "insert_cell", "edit_notebook", "run_cells", "load_skill",
+    "load_skill",
 })
+_FRONT_TOOL_NAMES: set[str] = set()
+
+
+def declare_front_tools(names: Iterable[str]) -> None:
+    """The front's own tools (for the process): rules may name them before they are registered."""
+    _FRONT_TOOL_NAMES.update(names)
+
+
+def known_tool_names() -> frozenset[str]:
+    """Every tool name of ours a rule can name without the tool being registered yet."""
+    return ENGINE_TOOL_NAMES | _FRONT_TOOL_NAMES
 
 # The server part holds no `__` and no wildcard (Claude Code: a rule names one configured server).
 _MCP = re.compile(r"^mcp__(?P<server>[^_*?\[\]](?:[^_*?\[\]]|_(?!_))*)(?:__(?P<tool>.+))?$")
