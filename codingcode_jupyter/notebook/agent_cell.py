@@ -117,6 +117,7 @@ class AgentCellRunner:
                 view(Notice(session_id=session.id,
                             text=f"Not expanded (no such variable): {names}; write {{{{ and }}}} for literal braces."))
             if policy != "ask":
+                view.record.policy = policy
                 view(Notice(session_id=session.id, text=_POLICY_NOTICE[policy]))
             # With a policy nobody is asked: the pipeline denies what needs a person, as by "nobody".
             front = view if policy == "ask" else shown_only(view)

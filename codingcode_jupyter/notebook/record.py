@@ -155,6 +155,8 @@ class TurnRecord:
                  todo: list[TodoItem] | None = None) -> None:
         self.project = project
         self.session = session
+        # The cell's --approval-policy when it is not "ask": nobody is asked, by the person's choice.
+        self.policy: str | None = None
         self.items: list[Item] = []
         self.sections: dict[str, list[Item]] = {"main": self.items}
         self.tools: dict[str, ToolItem] = {}
@@ -226,7 +228,11 @@ class TurnRecord:
             item.images = list(event.images)
             return item
         if isinstance(event, AuditRecorded):
-            return self._audit(event.record)
+            record = event.record
+            if self.policy and record.get("by") == "nobody":
+                # Nobody was asked because the cell said so: the policy refused it, nobody was not "missing".
+                record = {**record, "by": "policy", "policy": self.policy}
+            return self._audit(record)
         if isinstance(event, TodoUpdated):
             if agent == "main":
                 self.todo = list(event.items)

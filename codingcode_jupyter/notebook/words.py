@@ -255,6 +255,8 @@ def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, wai
         return "denied: nobody answered in time" + (f" ({waited:.0f} s)" if waited else "")
     if by == "nobody":
         return "denied: nobody was there to answer"
+    if by == "policy":
+        return f"denied by the policy (--approval-policy {record.get('policy') or 'rules'}: nobody is asked)"
     if by == "readonly":
         return "allowed: it changes nothing"
     if by == "reviewer":

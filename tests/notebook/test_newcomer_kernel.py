@@ -448,3 +448,16 @@ def test_cards_speak_plainly_and_a_hook_sending_a_key_away_weighs_most(kernel):
     assert "write <code>a.txt</code> from now on" in card, card
     kernel.click(allow)
     assert kernel.reply(msg_id)["status"] == "ok"
+
+
+# -- 15: a policy's refusal says so ------------------------------------------------------------
+
+
+def test_a_refusal_under_an_approval_policy_says_the_policy_denied_it(kernel):
+    kernel.fake.add(Reply([tool_use("write_file", {"path": "n.txt", "content": "x"}, id="w_policy")]),
+                    Reply([text("Could not write.")]))
+    msg_id = kernel.execute("%%agent --approval-policy rules\nwrite n.txt")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    saved = _saved_text(kernel, msg_id)
+    assert "denied by the policy" in saved and "nobody was there to answer" not in saved, saved[:3000]
+    assert not (kernel.project / "n.txt").exists()
