@@ -27,7 +27,7 @@ from ..engine.events import (
 from ..engine.front import TrustAnswer
 from . import async_cell, words
 from .record import LOOP_INTERRUPT_NOTICE, ToolItem, TurnRecord, item_text
-from .widgets._text import reveal, short
+from .widgets._text import reveal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -194,8 +194,9 @@ class TextView:
             self._text += event.text
             self._flush_text()
         elif isinstance(event, ToolCallStarted):
-            key = short(words.relative(event.key or "", self.project), 70)
-            self._print(f"{prefix}→ {event.tool} {reveal(key)}".rstrip())
+            # One row per call, printed when it ends (a terminal cannot rewrite a row the way a cell does);
+            # a call that needs an answer shows its question first.
+            self._flush_text(everything=True)
         elif isinstance(event, ToolCallFinished) and isinstance(item, ToolItem):
             rows = item_text(item, self.project, indent="  ")
             shown = len(item.diff.splitlines()[:200]) if item.diff and item.request is not None else 0

@@ -397,3 +397,18 @@ def test_a_key_saved_in_the_keyring_comes_back_in_a_later_kernel(monkeypatch):
     assert saved[(login.KEYRING_SERVICE, login.KEY_NAME)] == "sk-ant-kept"
     monkeypatch.delenv(login.KEY_NAME)
     assert login.key_from_keyring() and os.environ[login.KEY_NAME] == "sk-ant-kept"
+
+
+def test_terminal_shows_one_row_per_call():
+    import io
+
+    from codingcode_jupyter.engine.events import ToolCallFinished, ToolCallStarted
+    from codingcode_jupyter.notebook.text_view import TextView
+
+    out = io.StringIO()
+    view = TextView(out=out)
+    view(ToolCallStarted(tool_use_id="t1", tool="read_file", input={"path": "a.txt"}, key="a.txt"))
+    view(ToolCallFinished(tool_use_id="t1", tool="read_file", status="ok", result="x", duration_ms=5))
+    view.finish()
+    rows = [line for line in out.getvalue().splitlines() if "a.txt" in line]
+    assert len(rows) == 1 and "→" not in out.getvalue() and "card" not in out.getvalue(), out.getvalue()
