@@ -207,6 +207,7 @@ class TurnView:
             self.loop.call_soon_threadsafe(self._mark_seen)
 
     def _mark_seen(self) -> None:
+        _HEADLESS.known = False  # a frontend shows this kernel's widgets after all
         if not self._seen.done():
             self._seen.set_result(True)
 
@@ -410,17 +411,23 @@ class TurnView:
             if self.approval_timeout is not None:
                 # The pipeline times the wait; a late click from a frontend still counts.
                 return self._reply(card, await async_cell.wait_answer(card.answer, self.ip))
-            remaining = max(0.0, self.headless_timeout - self.frontend_wait)
+            # Once a question in this kernel went unseen for the whole wait (nbconvert, papermill), the run
+            # knows there is no frontend: later questions wait only for a view, not the headless timeout.
+            known = _HEADLESS.known
+            remaining = 0.0 if known else max(0.0, self.headless_timeout - self.frontend_wait)
             try:
                 answer = await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
                 return self._reply(card, answer)
             except asyncio.TimeoutError:
-                card.settle("no_frontend", note=f"no widget view and no stdin for {self.headless_timeout:g} s")
+                waited = self.frontend_wait if known else self.headless_timeout
+                card.settle("no_frontend", note=f"no widget view and no stdin for {waited:g} s")
+                _HEADLESS.known = not self.frontend_seen
+                why = ("no widget frontend has shown a question in this run" if known
+                       else f"no widget frontend, no stdin, within {self.headless_timeout:g} s")
                 self.record.section(request.agent or "main").append(NoteItem(
                     request.agent or "main", "notice",
-                    f"Nobody was there to answer (no widget frontend, no stdin) within {self.headless_timeout:g} s, "
-                    f"so {request.tool} was not run. Run the notebook where someone can answer, or let a rule or "
-                    "--approval-policy decide."))
+                    f"Nobody was there to answer ({why}), so {request.tool} was not run. Run the notebook where "
+                    "someone can answer, or let a rule or --approval-policy decide."))
                 # A timeout, not a person's "no": the pipeline records it as by "timeout".
                 raise
         except asyncio.CancelledError:
@@ -552,6 +559,15 @@ class TurnView:
             self.handle.update({"text/html": html, "text/plain": self.record.text()}, raw=True)
             for child in (*live, *self.cards.values(), *self.forms):  # answered cards are no longer in the tree
                 _close_tree(child)
+
+
+class _Headless:
+    """Whether this kernel's run is known to have no frontend (see TurnView.ask)."""
+
+    known = False
+
+
+_HEADLESS = _Headless()
 
 
 def _close_tree(widget: Any) -> None:

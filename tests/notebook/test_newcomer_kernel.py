@@ -461,3 +461,15 @@ def test_a_refusal_under_an_approval_policy_says_the_policy_denied_it(kernel):
     saved = _saved_text(kernel, msg_id)
     assert "denied by the policy" in saved and "nobody was there to answer" not in saved, saved[:3000]
     assert not (kernel.project / "n.txt").exists()
+
+
+def test_headless_a_run_that_knows_there_is_no_frontend_does_not_wait_the_full_time_again(kernel):
+    for n in (1, 2):
+        kernel.fake.add(Reply([tool_use("write_file", {"path": f"h{n}.txt", "content": "x"}, id=f"w_h{n}")]),
+                        Reply([text("Not written.")]))
+        msg_id = kernel.execute(f"%%agent\nwrite h{n}.txt")  # no widget view renders, no stdin: nbconvert
+        assert kernel.reply(msg_id, timeout=60)["status"] == "ok"
+        saved = _saved_text(kernel, msg_id)
+        assert not (kernel.project / f"h{n}.txt").exists()
+    # The second question only waited for a view: the run already knew nobody could answer.
+    assert "no widget frontend has shown a question in this run" in saved and "within 4 s" not in saved, saved[:3000]
