@@ -22,10 +22,10 @@ from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from codingcode_jupyter.notebook.kernel.tools import kernel_tools
-from tests.data.attacks.corpus import GuardRow, guard_rows, make_guard_home, make_guard_project
+from tests.data.attacks.corpus import GuardRow, guard_rows, make_guard_home, make_guard_project, person_namespace
 from tests.engine.helpers import make_deps, tool_context
 
-TOOLS = {tool.name: tool for tool in [*builtin_tools(), *kernel_tools(namespace={})]}
+TOOLS = {tool.name: tool for tool in [*builtin_tools(), *kernel_tools(namespace=person_namespace())]}
 # The rows are parametrised with a placeholder home; each test fills in the fixture's.
 _HOME = "/home/guard-corpus-placeholder"
 ROWS = [row for row in guard_rows(_HOME) if row.sandbox is None]

@@ -15,6 +15,7 @@ guessed.
 from __future__ import annotations
 
 import ast
+import builtins
 import operator
 import os
 import shlex
@@ -22,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 from .ipython_syntax import read_cell
-from .python_proof import unproven
+from .python_proof import NameLookup, unproven
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 __all__ = ["CodePath", "CodeCall", "PythonReading", "analyse_python"]
 
@@ -141,11 +144,12 @@ _OPEN_CALLS = frozenset({"open", "io.open", "codecs.open", "builtins.open", "os.
 
 
 def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None,
-                   ipython: bool = False) -> PythonReading:
+                   ipython: bool = False, names: NameLookup | None = None) -> PythonReading:
     """Read ``code`` without running it; ``home`` is what ``~`` means, ``cwd`` where relative paths start.
 
     ``ipython``: the code is a cell as IPython runs it (``!cmd`` lines, magics): its shell lines are
-    read as commands and its magics allowed only when the judge knows them (:mod:`.ipython_syntax`)."""
+    read as commands and its magics allowed only when the judge knows them (:mod:`.ipython_syntax`).
+    ``names``: what a name the code uses without binding it is bound to where it runs."""
     reading = PythonReading()
     if ipython:
         cell = read_cell(code)
@@ -157,7 +161,7 @@ def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None
     except (SyntaxError, ValueError) as error:
         reading.unresolved.append(f"the Python code cannot be parsed ({type(error).__name__}: {error})")
         return reading
-    _Reader(reading, home or os.path.expanduser("~"), cwd).run(tree)
+    _Reader(reading, home or os.path.expanduser("~"), cwd, names).run(tree)
     return reading
 
 
@@ -172,7 +176,11 @@ def _judged(name: str) -> bool:
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, reading: PythonReading, home: str, cwd: str | None) -> None:
+    def __init__(self, reading: PythonReading, home: str, cwd: str | None, names: NameLookup | None = None) -> None:
+        self.names = names
+        # Names of the live namespace bound to objects the judge does not understand (or not bound
+        # yet): why they are not followed.
+        self.live_objects: dict[str, str] = {}
         self.reading = reading
         self.home = home
         self.cwd = cwd
@@ -213,10 +221,45 @@ class _Reader(ast.NodeVisitor):
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 for arg in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
                     self.bindings.setdefault(arg.arg, []).append(None)
+        own_names = _bound_names(tree)
+        self._look_up_free_names(tree, own_names)
         self.visit(tree)
         # What the judge cannot prove, by its allowlist of what it understands (python_proof).
-        self.reading.unresolved.extend(unproven(tree, qualified=self.qualified, imported=self.aliases,
-                                                bound=_bound_names(tree), judged=_judged, literal=self.value))
+        self.reading.unresolved.extend(unproven(tree, qualified=self.qualified, imported=self.aliases, bound=own_names,
+                                                judged=_judged, literal=self.value, live_objects=self.live_objects))
+
+    def _look_up_free_names(self, tree: ast.AST, bound: set[str]) -> None:
+        """A module or function the live namespace binds a free name to is followed as an import
+        (an earlier cell's `sp = subprocess` makes `sp.run` subprocess.run); other objects are noted."""
+        if self.names is None:
+            return
+        free = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        # Builtins too: a namespace binding shadows the builtin of that name.
+        for name in sorted(free - bound - set(self.aliases) - set(self.bindings)):
+            live = self.names(name)
+            if live is None:
+                if name not in _BUILTIN_NAMES:
+                    # A function body looks it up when called: by then an import may have bound it to anything.
+                    self.live_objects[name] = "is not bound yet: what it will be bound to when this runs cannot be followed"
+            elif live.kind == "object":
+                self.live_objects[name] = (f"is a `{live.qualified}` object in the kernel: the judge cannot follow "
+                                           "what its methods do")
+            elif live.kind != "data":
+                self.aliases[name] = live.qualified
+        # An import over a name the namespace already binds changes what earlier code calls.
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
+                for alias in node.names:
+                    if isinstance(node, ast.ImportFrom):
+                        local, target = alias.asname or alias.name, f"{node.module}.{alias.name}"
+                    else:
+                        local = alias.asname or alias.name.split(".")[0]
+                        target = alias.name if alias.asname else local
+                    live = self.names(local)
+                    if live is not None and not (live.kind in ("module", "callable") and live.qualified == target):
+                        self.reading.unresolved.append(
+                            f"`{local}` is rebound by an import: code defined earlier that uses it would call what "
+                            "the import brings")
 
     # -- values -----------------------------------------------------------------------------
 

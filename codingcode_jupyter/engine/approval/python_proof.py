@@ -19,10 +19,13 @@ API (``get_ipython``), this package, modules the judge does not know (importing 
 code), assignments to a module's attributes, dunder attributes beyond :data:`DUNDER_OK`,
 and unpickling (``read_pickle``, ``allow_pickle=True``).
 
-A known limit: a name of the person's namespace is trusted as data. The judge does not see
-the live namespace, so an object the person bound earlier to IPython's shell or a process
-module under another name is not recognised (method names of IPython's shell are refused
-whatever their receiver, :data:`SHELL_METHODS`, as a second line).
+A name the code uses but neither binds nor imports is looked up in the namespace the code runs
+in, when the tool says how (:class:`LiveName`, from ``ToolAccess.names``): a module or a
+function there is followed as if the code had imported it (``sp = subprocess`` in an earlier
+cell, then ``sp.run(...)``), plain data (values of builtin types, the data libraries, the
+person's own functions and classes) is understood, and any other object is not — its methods
+may reach anything. Without a lookup such a name is trusted as data. Method names of IPython's
+shell are refused whatever their receiver (:data:`SHELL_METHODS`).
 """
 
 from __future__ import annotations
@@ -30,9 +33,26 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Literal
 
-__all__ = ["unproven", "PURE_MODULES", "PARTLY", "SAFE_BUILTINS"]
+__all__ = ["unproven", "PURE_MODULES", "PARTLY", "SAFE_BUILTINS", "LiveName", "NameLookup"]
+
+
+@dataclass(frozen=True)
+class LiveName:
+    """What a name is bound to in the namespace the code will run in.
+
+    ``module``/``callable``: ``qualified`` is its importable name (``subprocess``, ``subprocess.run``),
+    judged as if imported; ``data``: a value the judge understands; ``object``: anything else
+    (``qualified`` names its type)."""
+
+    kind: Literal["data", "module", "callable", "object"]
+    qualified: str = ""
+
+
+# A name's binding in the live namespace, or None when the name is not bound there.
+NameLookup = Callable[[str], "LiveName | None"]
 
 # Any attribute of these modules is understood: computing, parsing, formatting, data frames,
 # plots. Their file functions reach paths the judge collects from literal arguments.
@@ -44,7 +64,7 @@ PURE_MODULES = frozenset({
     "contextlib", "abc", "html", "urllib.parse", "fnmatch", "glob", "os.path", "posixpath", "pathlib", "shlex",
     "tempfile", "io", "operator", "asyncio", "concurrent.futures", "logging", "locale", "keyword", "secrets",
     "numpy", "pandas", "matplotlib", "mpl_toolkits", "seaborn", "scipy", "sklearn", "statsmodels", "polars",
-    "pyarrow", "sympy", "networkx", "PIL", "skimage", "plotly", "altair", "bokeh", "tqdm", "xarray", "openpyxl",
+    "pyarrow", "networkx", "PIL", "skimage", "plotly", "altair", "bokeh", "tqdm", "xarray", "openpyxl",
 })  # fmt: skip
 # Modules understood in part: the attributes listed (values, pure functions, classes).
 PARTLY: dict[str, frozenset[str]] = {
@@ -77,7 +97,10 @@ PARTLY: dict[str, frozenset[str]] = {
 }
 # Never understood, even inside an allowed module: they run code chosen at run time.
 BLOCKED = frozenset({"operator.methodcaller", "operator.attrgetter", "pandas.read_pickle", "pandas.eval",
-                     "numpy.load.__call__"})
+                     "numpy.load.__call__",
+                     # They read text as Python: a string evaluated, a config that names callables.
+                     "typing.get_type_hints", "typing.ForwardRef", "logging.config", "statsmodels.formula",
+                     "statsmodels.api.formula"})
 # Live views of the interpreter: read them, never change them.
 _READ_ONLY_VALUES = {"os.environ": frozenset({"get", "copy", "items", "keys", "values"}),
                      "sys.path": frozenset({"index", "count", "copy"})}
@@ -120,9 +143,19 @@ def _module_understood(module: str) -> bool:
     return any(".".join(parts[:n]) in PURE_MODULES or ".".join(parts[:n]) in PARTLY for n in range(1, len(parts) + 1))
 
 
+def _module_as_value(module: str) -> str | None:
+    """Why a module passed as a value is not understood (whoever receives it may call any of its
+    attributes), or None for a pure module none of whose attributes is blocked."""
+    if module in PURE_MODULES and not any(blocked.startswith(module + ".") for blocked in BLOCKED):
+        return None
+    return "is a module passed as a value: what is called on it cannot be followed"
+
+
 class _Proof(ast.NodeVisitor):
     def __init__(self, qualified: Callable[[ast.AST], str | None], imported: dict[str, str], bound: set[str],
-                 judged: Callable[[str], bool], literal: Callable[[ast.AST], object]) -> None:
+                 judged: Callable[[str], bool], literal: Callable[[ast.AST], object],
+                 live_objects: dict[str, str]) -> None:
+        self.live_objects = live_objects
         self.qualified = qualified
         self.imported = imported
         self.bound = bound
@@ -206,8 +239,11 @@ class _Proof(ast.NodeVisitor):
             if why:
                 self.say(f"`{written}` {why}")
             return
+        if root in self.live_objects and root not in self.bound:
+            self.say(f"`{root}` {self.live_objects[root]}")
+            return
         if root in self.bound or root not in _BUILTIN_NAMES:
-            return  # the code's own name, or the person's namespace
+            return  # the code's own name, or plain data of the person's namespace
         self._builtin(node, name, written)
 
     def _builtin(self, node: ast.AST, name: str, written: str) -> None:
@@ -248,12 +284,12 @@ class _Proof(ast.NodeVisitor):
         for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
             if prefix in PURE_MODULES:
-                return None
+                return _module_as_value(prefix) if cut == len(parts) else None
             if prefix in PARTLY:
                 if cut < len(parts) and parts[cut] in PARTLY[prefix]:
                     return None
                 if cut == len(parts):
-                    return None  # the module itself, as a value
+                    return _module_as_value(prefix)
                 return "is not an attribute the judge understands"
         if parts[0] == "codingcode_jupyter":
             return "is the agent's own code, its approval included"
@@ -267,11 +303,14 @@ class _Proof(ast.NodeVisitor):
 
 
 def unproven(tree: ast.AST, *, qualified: Callable[[ast.AST], str | None], imported: dict[str, str],
-             bound: set[str], judged: Callable[[str], bool], literal: Callable[[ast.AST], object]) -> list[str]:
+             bound: set[str], judged: Callable[[str], bool], literal: Callable[[ast.AST], object],
+             live_objects: dict[str, str] | None = None) -> list[str]:
     """What in ``tree`` the judge cannot prove harmless (empty when every reference is understood).
 
     ``qualified`` names a Name/Attribute chain through the code's imports; ``imported`` maps the
     names the code imports to what they import; ``bound`` holds every other name the code binds;
     ``judged`` says whether a qualified name is a call the judge reads argument by argument;
-    ``literal`` folds a node to its constant value (or anything else when it cannot)."""
-    return _Proof(qualified, imported, bound, judged, literal).run(tree)
+    ``literal`` folds a node to its constant value (or anything else when it cannot);
+    ``live_objects`` maps names the live namespace binds to objects the judge does not
+    understand (or does not bind yet) to why."""
+    return _Proof(qualified, imported, bound, judged, literal, live_objects or {}).run(tree)

@@ -135,7 +135,7 @@ def _code(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> No
         return
     project = subject.project
     reading = analyse_python(text, home=os.path.realpath(os.path.expanduser("~")), cwd=str(project),
-                             ipython=access.ipython)
+                             ipython=access.ipython, names=access.names)
     subject.code = reading
     for found in reading.paths:
         subject.paths.extend(resolve_all(project, found.path, str(project), found.access, f"`{found.via}` in the code"))

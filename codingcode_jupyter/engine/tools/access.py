@@ -14,8 +14,11 @@ reach every path any of its arguments names.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..approval.python_proof import NameLookup
 
 __all__ = ["Origin", "PathAccess", "PathArg", "ToolAccess", "OPAQUE"]
 
@@ -58,6 +61,9 @@ class ToolAccess:
     # An edit of project files that acceptEdits mode may allow.
     edits: bool = False
     opaque: bool = False
+    # For code run in a live namespace: what a name the code does not bind is bound to there, so
+    # the judge follows `sp.run(...)` after an earlier `sp = subprocess` (None: not known).
+    names: "NameLookup | None" = field(default=None, compare=False, repr=False)
 
     @property
     def key_argument(self) -> str | None:

@@ -128,7 +128,7 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
             ),
             parameters=RunPythonArgs, execute=run_code, preview=run_python.run_python_preview, source="kernel",
             # Arbitrary code in the kernel, never sandboxed: it can reach whatever its code names.
-            access=ToolAccess(code="code", opaque=True),
+            access=ToolAccess(code="code", opaque=True, names=access.live_name),
         ),
         ToolDefinition(
             name="insert_cell",
@@ -161,7 +161,7 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
             parameters=RunCellsArgs, execute=run_notebook_cells, preview=run_cells_preview, source="kernel",
             resolve_input=resolve_cells,
             # Arbitrary code in the kernel, never sandboxed, as run_python.
-            access=ToolAccess(code="code", key="cell_id", opaque=True, ipython=True),
+            access=ToolAccess(code="code", key="cell_id", opaque=True, ipython=True, names=access.live_name),
         ),
     ]
 

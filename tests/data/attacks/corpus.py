@@ -179,6 +179,25 @@ def make_guard_home(root: Path) -> Path:
     return home
 
 
+def person_namespace() -> dict[str, Any]:
+    """The notebook namespace the corpus' kernel tools judge against: what a person's earlier cells
+    bound (data, their own function, a module and functions under other names, a connection)."""
+    import http.client
+    import os
+    import subprocess
+
+    import pandas as pd
+
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    # Defined as in a notebook cell, so its module is __main__.
+    exec("def helper(x):\n    return x\n", namespace)  # noqa: S102
+    namespace.update({
+        "df": pd.DataFrame({"a": [1, 2, 3], "b": [4, 5, 6]}), "values": [1, 2, 3], "sp": subprocess,
+        "run": subprocess.run, "shell_out": os.system, "conn": http.client.HTTPConnection("127.0.0.1", 9),
+    })
+    return namespace
+
+
 def ordinary_snippets() -> list[str]:
     """Ordinary run_python snippets of data work, which must run unasked (snippets.yaml)."""
     return list(yaml.safe_load((HERE / "snippets.yaml").read_text(encoding="utf-8")))
