@@ -207,7 +207,7 @@ class TurnView:
             self.loop.call_soon_threadsafe(self._mark_seen)
 
     def _mark_seen(self) -> None:
-        _HEADLESS.known = False  # a frontend shows this kernel's widgets after all
+        _HEADLESS_KERNELS.discard(id(async_cell.kernel_of(self.ip)))  # a frontend shows this kernel's widgets after all
         if not self._seen.done():
             self._seen.set_result(True)
 
@@ -413,7 +413,8 @@ class TurnView:
                 return self._reply(card, await async_cell.wait_answer(card.answer, self.ip))
             # Once a question in this kernel went unseen for the whole wait (nbconvert, papermill), the run
             # knows there is no frontend: later questions wait only for a view, not the headless timeout.
-            known = _HEADLESS.known
+            kernel = async_cell.kernel_of(self.ip)
+            known = kernel is not None and id(kernel) in _HEADLESS_KERNELS
             remaining = 0.0 if known else max(0.0, self.headless_timeout - self.frontend_wait)
             try:
                 answer = await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
@@ -421,7 +422,8 @@ class TurnView:
             except asyncio.TimeoutError:
                 waited = self.frontend_wait if known else self.headless_timeout
                 card.settle("no_frontend", note=f"no widget view and no stdin for {waited:g} s")
-                _HEADLESS.known = not self.frontend_seen
+                if kernel is not None and not self.frontend_seen:
+                    _HEADLESS_KERNELS.add(id(kernel))
                 why = ("no widget frontend has shown a question in this run" if known
                        else f"no widget frontend, no stdin, within {self.headless_timeout:g} s")
                 self.record.section(request.agent or "main").append(NoteItem(
@@ -561,13 +563,8 @@ class TurnView:
                 _close_tree(child)
 
 
-class _Headless:
-    """Whether this kernel's run is known to have no frontend (see TurnView.ask)."""
-
-    known = False
-
-
-_HEADLESS = _Headless()
+# Kernels whose run is known to have no frontend (see TurnView.ask); only a kernel has a "run".
+_HEADLESS_KERNELS: set[int] = set()
 
 
 def _close_tree(widget: Any) -> None:
