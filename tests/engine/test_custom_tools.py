@@ -675,3 +675,29 @@ def test_the_decorator_registers_into_the_process_registry_by_default():
         assert tool.remove("cell_defined_tool") is True
     assert "cell_defined_tool" not in global_registry()
     assert global_registry().get("read_file").source == "builtin"
+
+
+# ----- a custom tool that runs code declares it, and its code is judged as run_python's ------
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("import os\nos.system('sudo id')", "deny"),          # a built-in rule, in bypass too
+    ("import os\ngetattr(os, 'system')('id')", "ask"),   # not provable: asked in every mode
+    ("open('/etc/passwd').read()", "deny"),
+    ("sum([1, 2, 3])", "allow"),                          # the control: proven harmless
+])
+async def test_a_custom_tool_declaring_code_is_judged_as_run_python(tmp_path, code: str, expected: str) -> None:
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+    from codingcode_jupyter.engine.approval.types import ToolCall
+    from codingcode_jupyter.engine.tools.access import ToolAccess
+    from tests.engine.helpers import tool_context
+
+    def run_snippet(code: str) -> str:
+        """Run a Python snippet in the person's analysis environment."""
+        return code
+
+    tool = function_tool(run_snippet, access=ToolAccess(code="code", opaque=True))
+    pipeline = ApprovalPipeline(tmp_path, python_hooks=[], audit=False)
+    verdict = await pipeline.evaluate(ToolCall(tool_use_id="t1", tool=tool, input={"code": code}),
+                                      tool_context(tmp_path, deps=make_deps(tmp_path), mode="bypass"))
+    assert str(verdict.kind) == expected, verdict.reason
