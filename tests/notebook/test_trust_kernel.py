@@ -84,8 +84,8 @@ def test_the_card_lists_everything_and_nothing_runs_until_trusted(cloned):
     not_now = _button(k, "Not now")
     card = _trust_card_text(k)
     # A profile's mode looser than the session's could loosen it: it is asked about too.
-    for expected in ("execute_command(*)", "bypass", "approve.py", "MCP server `helper`", ".mcp.json",
-                     ".codingcode/settings.json", "agent profile `yolo`", "yolo.md"):
+    for expected in ("execute_command(*)", "bypass", "approve.py", "MCP server <code>helper</code>", ".mcp.json",
+                     ".codingcode/settings.json", "agent profile <code>yolo</code>", "yolo.md"):
         assert expected in card, (expected, card)
     assert not (k.markers / "hook.txt").exists() and not (k.markers / "server.txt").exists()
     k.click(not_now)
