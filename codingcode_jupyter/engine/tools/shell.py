@@ -114,7 +114,27 @@ async def _preview(args: ExecuteCommandArgs, ctx: ToolContext) -> str:
         workdir = _workdir(args, ctx)
     except ToolError as error:
         return f"$ {args.command}\n(this call would fail: {error})"
-    return f"$ {args.command}\n(in {workdir}, timeout {min(args.timeout_ms, MAX_TIMEOUT_MS)} ms)"
+    # Only what differs from an ordinary call: another directory than the project's, a longer or
+    # shorter limit than the default, in words.
+    notes = []
+    try:
+        where = Path(os.path.realpath(workdir)).relative_to(os.path.realpath(ctx.project_path)).as_posix()
+    except ValueError:
+        where = str(workdir)
+    if where != ".":
+        notes.append(f"runs in {where}/")
+    timeout_ms = min(args.timeout_ms, MAX_TIMEOUT_MS)
+    if timeout_ms != DEFAULT_TIMEOUT_MS:
+        notes.append(f"stopped after {_duration(timeout_ms)}")
+    return f"$ {args.command}" + (f"\n({', '.join(notes)})" if notes else "")
+
+
+def _duration(ms: int) -> str:
+    seconds = ms / 1000
+    if seconds >= 60 and seconds % 60 == 0:
+        minutes = int(seconds // 60)
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds:g} s"
 
 
 def execute_command_tool() -> ToolDefinition:
