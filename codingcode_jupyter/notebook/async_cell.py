@@ -110,14 +110,50 @@ async def cancel_on_interrupt(task: "asyncio.Future[Any] | None" = None) -> Asyn
     except (NotImplementedError, RuntimeError, ValueError):
         yield
         return
+    restore_hook = _route_handler_interrupts(loop, task)
     try:
         yield
     finally:
+        restore_hook()
         loop.remove_signal_handler(signal.SIGINT)
         signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
         if old_fd != -1:
             with contextlib.suppress(ValueError, OSError):
                 signal.set_wakeup_fd(old_fd)
+
+
+def _route_handler_interrupts(loop: asyncio.AbstractEventLoop, task: "asyncio.Future[Any]") -> Callable[[], None]:
+    """The kernel handles each message (a click, a widget's sync) under SIGINT's default handler
+    and swallows the KeyboardInterrupt ("caught in kernel"): an interrupt landing then would be
+    lost and the cell would wait on. While the cell waits, such an interrupt cancels ``task``.
+    Returns what puts the kernel's own hook back."""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None or not hasattr(kernel, "pre_handler_hook"):
+        return lambda: None
+    previous = kernel.__dict__.get("pre_handler_hook")
+    own = type(kernel).pre_handler_hook
+
+    def cancel(_signum: int, _frame: Any) -> None:
+        loop.call_soon_threadsafe(task.cancel)
+
+    def pre_handler_hook() -> None:
+        try:
+            kernel.saved_sigint_handler = signal.signal(signal.SIGINT, cancel)
+        except ValueError:  # not the main thread: the kernel's own behaviour
+            own(kernel)
+
+    kernel.pre_handler_hook = pre_handler_hook
+
+    def restore() -> None:
+        if previous is not None:
+            kernel.pre_handler_hook = previous
+        else:
+            with contextlib.suppress(AttributeError):
+                del kernel.pre_handler_hook
+
+    return restore
 
 
 @contextlib.contextmanager
