@@ -24,6 +24,10 @@ __all__ = [
     "consequences",
     "decision",
     "saved_rule",
+    "rule_words",
+    "rules_words",
+    "rule_note",
+    "plain",
     "outcome",
     "code_html",
     "plural",
@@ -170,14 +174,20 @@ def _rules(rules: list[str] | None) -> str:
     return ", ".join(_tick(r, 200) for r in (rules or []) if r)
 
 
-# What a saved rule lets the agent do, in words (the rule's syntax is for settings files, not for the card).
+# What a saved rule lets the agent do, in words: the one place a rule is worded for a person (cards,
+# the dropdown of broader rules, the row after the click, the terminal). The rule's syntax is what
+# lands in the settings file; it is shown only as a note after the words (``rule_note``).
 _RULE = re.compile(r"([^()]+?)(?:\((.*)\))?", re.S)
 _VERBS = {"write_file": "write", "edit_file": "edit", "read_file": "read", "search_files": "search",
           "fetch_url": "fetch", "web_search": "search the web for"}
+_ANY = {"write_file": "write any file", "edit_file": "edit any file", "read_file": "read any file",
+        "search_files": "search any files", "execute_command": "run any command", "fetch_url": "fetch any address",
+        "web_search": "search the web for anything", "run_python": "run any Python code in this kernel"}
 
 
 def rule_words(rule: str) -> str:
-    """``write_file(notes/a.txt)`` as "write `notes/a.txt`", ``execute_command(pytest *)`` as "run `pytest` with any arguments"."""
+    """``write_file(notes/a.txt)`` as "write `notes/a.txt`", ``write_file(src/**)`` as "write files under
+    `src/`", ``execute_command(pytest *)`` as "run `pytest` commands"."""
     found = _RULE.fullmatch(rule.strip())
     if found is None:
         return _tick(rule, 200)
@@ -185,22 +195,37 @@ def rule_words(rule: str) -> str:
     if ":" in tool and pattern is None:
         server, name = tool.split(":", 1)
         return f"call {_tick(name)} on the MCP server {_tick(server)} (any arguments)"
-    if pattern is None:
-        return f"use {_tick(tool)} (any arguments)"
+    if pattern is None or pattern in ("*", "**"):
+        return _ANY.get(tool, f"use {_tick(tool)} (any arguments)")
     pattern = re.sub(r"\\(.)", r"\1", pattern)  # the rule's escapes of * ? [ are not part of the name
     if pattern.startswith("domain:"):
         return f"fetch from {_tick(pattern.removeprefix('domain:'))}"
     if tool == "execute_command":
         if pattern.endswith(" *"):
-            return f"run {_tick(pattern[:-2], 120)} with any arguments"
+            return f"run {_tick(pattern[:-2], 120)} commands"
         return f"run {_tick(pattern, 120)}"
     verb = _VERBS.get(tool)
-    what = f"anything in {_tick(pattern[:-3] + '/')}" if pattern.endswith("/**") else _tick(pattern, 120)
+    if pattern.endswith("/**") and verb:
+        return f"{verb} files under {_tick(pattern[:-3] + '/')}"
+    what = _tick(pattern, 120)
     return f"{verb} {what}" if verb else f"call {_tick(tool)} on {what}"
 
 
-def _rules_words(rules: list[str] | None) -> str:
+def rules_words(rules: list[str] | None) -> str:
+    """Several rules saved together (one per command of a chain), in words."""
     return " and ".join(rule_words(r) for r in (rules or []) if r)
+
+
+def rule_note(rules: list[str] | None) -> str:
+    """The rules exactly as the settings file gets them, as a note after their words: "(rule `x`)".
+    :func:`code_html` shows the note small, so the words come first."""
+    kept = [r for r in (rules or []) if r]
+    return f"({'rule' if len(kept) == 1 else 'rules'} {_rules(kept)})" if kept else ""
+
+
+def plain(text: str) -> str:
+    """Text of this module without its backticks, for places that show no code (a dropdown's options)."""
+    return text.replace("`", "")
 
 
 def consequences(allow_choices: list[list[str]] | None, deny_choices: list[list[str]] | None = None,
@@ -211,16 +236,17 @@ def consequences(allow_choices: list[list[str]] | None, deny_choices: list[list[
     if forced:
         first = "Always allow allows it this once (a built-in rule always asks about it)"
     elif allow:
-        first = f"Always allow lets the agent {_rules_words(allow)} from now on without asking (saved in `{LOCAL_SETTINGS}`)"
+        first = (f"Always allow lets the agent {rules_words(allow)} from now on without asking, saved in "
+                 f"`{LOCAL_SETTINGS}` {rule_note(allow)}")
     else:
         first = "Always allow allows it this once (no rule fits this call)"
-    second = (f"Never allow refuses it now and whenever it asks to {_rules_words(deny)} again" if deny
+    second = (f"Never allow refuses it now and whenever it asks to {rules_words(deny)} again {rule_note(deny)}" if deny
               else "Never allow denies it this once")
     return f"{first}; {second}."
 
 
 def saved_rule(answer: str | None, saved: list[str] | None, forced: bool = False, reason: str = "") -> str:
-    """After "Always allow" / "Never allow": which rule was saved, and where ("" for the other answers)."""
+    """After "Always allow" / "Never allow": what the saved rule does from now on, and where ("" for the other answers)."""
     if answer not in ("always", "never"):
         return ""
     if "could not save the rule" in (reason or ""):
@@ -229,8 +255,9 @@ def saved_rule(answer: str | None, saved: list[str] | None, forced: bool = False
         return "allowed once; no rule saved (a built-in rule always asks about it)"
     if not saved:
         return "no rule saved (none fits this call)"
-    kind = "allow" if answer == "always" else "deny"
-    return f"saved {kind} rule {_rules(saved)} to `{LOCAL_SETTINGS}`"
+    if answer == "always":
+        return f"from now on it may {rules_words(saved)} without asking {rule_note(saved)}, saved in `{LOCAL_SETTINGS}`"
+    return f"from now on it is refused whenever it asks to {rules_words(saved)} {rule_note(saved)}, saved in `{LOCAL_SETTINGS}`"
 
 
 def decision(record: Mapping[str, Any] | None, *, answer: str | None = None, waited: float | None = None) -> str:
@@ -302,11 +329,15 @@ def outcome(status: str) -> str:
 
 
 _TICKED = re.compile(r"`([^`]+)`")
+# A rule_note: the settings file's syntax, shown small after the words it follows.
+_NOTE = re.compile(r"\((rules?) ((?:`[^`]+`(?:, )?)+)\)")
 
 
 def code_html(text: str) -> str:
-    """Plain text from this module as HTML: escaped, with backticked names as <code>."""
+    """Plain text from this module as HTML: escaped, with backticked names as <code> and rule notes small."""
     from .widgets._text import reveal
 
     escaped = html.escape(reveal(text), quote=True)
+    escaped = _NOTE.sub(lambda m: f'<small class="cc-rule" title="as saved in the settings file">({m.group(1)} '
+                                  f"{m.group(2)})</small>", escaped)
     return _TICKED.sub(lambda m: f"<code>{m.group(1)}</code>", escaped)

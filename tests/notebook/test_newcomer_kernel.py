@@ -444,10 +444,38 @@ def test_cards_speak_plainly_and_a_hook_sending_a_key_away_weighs_most(kernel):
     allow = _button(kernel, "Allow")
     card = "".join(str(w.get("value", "")) for w in kernel.widgets.values()
                    if any(t in str(w.get("value", "")) for t in ("Allow the agent", "Always allow")))
-    assert "<code>write_file</code>" not in card and "write_file(" not in card, card
+    # The rule's syntax only as the small note after the words (what lands in the settings file).
+    assert "<code>write_file</code>" not in card and "write_file(" not in _without_rule_notes(card), card
     assert "write <code>a.txt</code> from now on" in card, card
     kernel.click(allow)
     assert kernel.reply(msg_id)["status"] == "ok"
+
+
+def _without_rule_notes(html: str) -> str:
+    return re.sub(r'<small class="cc-rule".*?</small>', "", html)
+
+
+def test_the_broader_rules_and_the_row_after_always_allow_say_it_in_words(kernel):
+    (kernel.project / "src").mkdir()
+    kernel.fake.add(Reply([tool_use("write_file", {"path": "src/a.py", "content": "x = 1\n"}, id="w_src")]),
+                    Reply([text("Written.")]))
+    msg_id = kernel.execute("%%agent\nwrite src/a.py")
+    _render(kernel, msg_id)
+    (choice,) = kernel.wait_for(lambda: kernel.find(_model_name="DropdownModel"), 30, "the broader rules")
+    labels = kernel.widgets[choice]["_options_labels"]
+    assert labels == ["write src/a.py from now on", "write files under src/ from now on"], labels
+    kernel.send_comm(choice, {"method": "update", "state": {"index": 1}, "buffer_paths": []})
+    kernel.wait_for(lambda: kernel.widgets[choice].get("tooltip") == "write_file(src/**)", 30, "the rule as tooltip")
+    kernel.click(_button(kernel, "Always allow"))
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    assert _local_settings(kernel)["permissions"]["allow"] == ["write_file(src/**)"]
+    rows = [str(w.get("value", "")) for w in kernel.widgets.values() if "always allowed by you" in str(w.get("value", ""))]
+    assert rows, kernel.widgets
+    row = rows[-1]
+    assert "from now on it may write files under <code>src/</code> without asking" in row, row
+    # The exact rule stays visible to whoever writes settings files, as a small note after the words.
+    assert re.search(r'<small class="cc-rule"[^>]*>\(rule <code>write_file\(src/\*\*\)</code>\)</small>', row), row
+    assert "write_file(" not in _without_rule_notes(row) and "saved allow rule" not in _saved_text(kernel, msg_id)
 
 
 # -- 15: a policy's refusal says so ------------------------------------------------------------

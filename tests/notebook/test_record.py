@@ -65,14 +65,20 @@ def test_why_and_who_speak_without_layer_names_or_words_for_the_model(tmp_path):
 def test_the_buttons_say_what_they_will_save_and_where():
     rule = "write_file(/p/codingcode_demo.py)"
     before = words.consequences([[rule], ["write_file(/p/**)"]], [[rule]])
-    # In words, not the rule's syntax (issue 36.12): what the agent may do from now on, and where it is saved.
+    # In words, not the rule's syntax (issue 36.12): what the agent may do from now on, and where it is saved;
+    # the rule itself only as the note after the words.
     assert "write `/p/codingcode_demo.py` from now on" in before and words.LOCAL_SETTINGS in before
-    assert "Never allow refuses" in before and "write_file(" not in before and "/p/" + "**" not in before
-    assert "anything in `/p/`" in words.consequences([[rule], ["write_file(/p/**)"]], [[rule]], chosen=["write_file(/p/**)"])
+    assert "Never allow refuses" in before and "/p/" + "**" not in before
+    assert re.sub(r"\(rules? `[^`]*`\)", "", before).count("write_file(") == 0, before
+    broader = words.consequences([[rule], ["write_file(/p/**)"]], [[rule]], chosen=["write_file(/p/**)"])
+    assert "write files under `/p/` from now on" in broader and "(rule `write_file(/p/**)`)" in broader
+    assert '<small class="cc-rule"' in words.code_html(broader)
     assert "this once" in words.consequences([], [[rule]], forced=True)
     assert "this once" in words.consequences([], [])
-    assert words.saved_rule("always", [rule]) == f"saved allow rule `{rule}` to `{words.LOCAL_SETTINGS}`"
-    assert words.saved_rule("never", [rule]).startswith("saved deny rule")
+    assert words.saved_rule("always", ["execute_command(pytest *)"]) == (
+        f"from now on it may run `pytest` commands without asking (rule `execute_command(pytest *)`), "
+        f"saved in `{words.LOCAL_SETTINGS}`")
+    assert words.saved_rule("never", [rule]).startswith("from now on it is refused whenever it asks to write `/p/")
     assert words.saved_rule("allow", [rule]) == ""
     assert "could not be saved" in words.saved_rule("always", [rule], reason="(could not save the rule: disk full)")
 

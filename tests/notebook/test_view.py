@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import re
 import threading
 import time
 
@@ -248,9 +249,13 @@ async def test_events_fold_into_one_row_per_call_and_a_static_record(tmp_path):
         assert "create <code>a.txt</code> (1 line)" in card.header.value
         # What the buttons save, in words (issue 36.12): no rule syntax, no tool name in the header.
         assert "settings.local.json" in card.consequences.value and "write <code>" in card.consequences.value
-        assert "<code>write_file</code>" not in card.header.value and "write_file(" not in card.consequences.value
+        assert "<code>write_file</code>" not in card.header.value
+        # The rule's syntax only as the small note after the words, and as the dropdown's tooltip.
+        assert "write_file(" not in re.sub(r'<small class="cc-rule".*?</small>', "", card.consequences.value)
+        assert [label for label, _ in card.choice.options] == [f"write {tmp_path}/a.txt from now on",
+                                                               f"write files under {tmp_path}/ from now on"]
         card.choice.value = 1  # the broader rule the pipeline offered
-        assert "anything in <code>" in card.consequences.value
+        assert "write files under <code>" in card.consequences.value and card.choice.tooltip == broader[0]
         card.click("Always allow")
     asyncio.ensure_future(answer())
     reply = await asyncio.wait_for(view.ask(req), 2)
@@ -263,7 +268,8 @@ async def test_events_fold_into_one_row_per_call_and_a_static_record(tmp_path):
                           result="--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n"))
     view(TurnDone(stop_reason="end_turn", usage=Usage(input_tokens=5, output_tokens=2)))
     row = view.lines["toolu_1"].value
-    assert "always allowed by you" in row and "saved allow rule" in row and "/**" in row and "cc-diff-add" in row
+    assert "always allowed by you; from now on it may write files under" in row and "cc-diff-add" in row
+    assert re.search(r'<small class="cc-rule"[^>]*>\(rule <code>write_file\([^<]*/\*\*\)</code>\)</small>', row), row
     html, text = view.record.html(), view.record.text()
     assert "always allowed by you" in html and "<script" not in html and "+hi" in text
     assert str(tmp_path) + "/a.txt" not in text  # paths relative to the project

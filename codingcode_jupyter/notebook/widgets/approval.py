@@ -86,9 +86,12 @@ class ApprovalCard(widgets.VBox):
         self.consequences = widgets.HTML()
         # Several rules may fit "Always allow" (this exact call, the program, the directory...):
         # the narrowest is chosen; the person may pick a broader one the pipeline offered.
+        # Each choice in words, as the title says what happens; the rule as the settings file gets it is
+        # the tooltip, and the note after the words below.
         self.choice = widgets.Dropdown(
-            options=[(", ".join(rules), index) for index, rules in enumerate(request.allow_choices)],
-            value=0 if request.allow_choices else None, description="Always allow saves",
+            options=[(words.plain(words.rules_words(rules)) + " from now on", index)
+                     for index, rules in enumerate(request.allow_choices)],
+            value=0 if request.allow_choices else None, description="Always allow:",
             style={"description_width": "initial"}, layout=widgets.Layout(width="auto", max_width="100%"),
         )
         if len(request.allow_choices) < 2 or request.forced:
@@ -113,6 +116,7 @@ class ApprovalCard(widgets.VBox):
     def _explain(self) -> None:
         request = self.request
         chosen = self.rules_for("always")
+        self.choice.tooltip = ", ".join(chosen or [])
         self.consequences.value = (
             f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em;line-height:1.45;margin:2px 0">'
             f"{words.code_html(words.consequences(request.allow_choices, request.deny_choices, request.forced, chosen))}</div>"
