@@ -5,7 +5,7 @@ The large project is a temp directory of 20,000 small files (200 folders of 100)
 allow rules, 500 ``read_file`` path allows, 300 ``fetch_url`` domain denies, 200
 ``edit_file`` asks); the baseline is an empty project. Each sample is a fresh Python process
 (this venv) that imports the engine and runs ``runtime.warm_up()`` first, as the notebook's
-prewarm does, then times one ``runtime.open_session(project)`` plus ``parts.start()`` under
+prewarm does, then times one ``runtime.open_session(project)`` plus ``session.start()`` under
 an event loop — settings read and every rule parsed, sandbox, MCP, tools, prompt — with
 ``time.perf_counter()``. Both projects are trusted with CODINGCODE_TRUST=1, so every rule counts.
 """
@@ -31,11 +31,11 @@ runtime.warm_up()
 
 async def main():
     started = time.perf_counter()
-    session, parts = runtime.open_session(sys.argv[1])
-    await parts.start()
+    session = runtime.open_session(sys.argv[1])
+    await session.start()
     took = time.perf_counter() - started
-    rules = len(parts.settings.current().rules)
-    await parts.aclose()
+    rules = len(session.settings.current().rules)
+    await session.aclose()
     print(took, rules)
 
 asyncio.run(main())

@@ -10,13 +10,11 @@ import asyncio
 import os
 import shutil
 import threading
-from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .agents.dispatch import dispatch_agent_tool
-from .agents.profiles import AgentProfile
 from .agents.setup import main_agent_setup
 from .approval.audit import AuditLog
 from .approval.pipeline import ApprovalPipeline
@@ -33,15 +31,14 @@ from .settings import PermissionMode, SandboxSettings, SettingsError
 from .state import SessionState
 from .tools.builtin import builtin_tools
 from .tools.registry import ToolRegistry
-from .tools.resolver import SessionToolResolver, ToolVisibilityPolicy
+from .tools.resolver import ToolVisibilityPolicy
 from .tools.tool_search import make_tool_search
-from .trust import TrustItem, record_trust
 
 if TYPE_CHECKING:
     from .project_settings import EffectiveSettings
     from .sandbox.proxy import ProxyDecision
 
-__all__ = ["global_registry", "SessionParts", "open_session", "compact", "warm_up", "start_servers_early",
+__all__ = ["global_registry", "open_session", "compact", "warm_up", "start_servers_early",
            "close_early_servers"]
 
 _REGISTRY: ToolRegistry | None = None
@@ -85,12 +82,6 @@ def warm_up(project: Path | str | None = None) -> None:
             preload_settings(project)
         except (SettingsError, OSError):
             pass  # the session that opens there says what is wrong with the file
-
-
-# The project's first snapshot starts this long after the model's first answer arrived: its
-# first text is shown at once, the next update one display interval (50 ms) later, and the
-# snapshot's git processes in between would hold that first text back.
-AFTER_FIRST_ANSWER_S = 0.05
 
 
 # -- MCP servers started before the first session (the notebook's background loading) ----------
@@ -214,99 +205,6 @@ def _server_admission(settings: ProjectSettings) -> Callable[[str], str | None]:
     return refusal
 
 
-@dataclass
-class SessionParts:
-    """The long-lived parts a session runs with, kept so the front can show and change them."""
-
-    deps: SessionDeps
-    resolver: SessionToolResolver
-    pipeline: ApprovalPipeline
-    profile: AgentProfile | None = None
-    started: bool = False
-    # Fingerprints the person answered "Not now" to in this kernel session.
-    declined: set[str] = field(default_factory=set)
-    # The session these parts run, for its SessionEnd hooks.
-    session_id: str = ""
-    _warming: "asyncio.Future[None] | None" = field(default=None, init=False, repr=False)
-    _warm_timer: "asyncio.TimerHandle | None" = field(default=None, init=False, repr=False)
-
-    @property
-    def settings(self) -> ProjectSettings:
-        return self.deps.settings
-
-    @property
-    def mcp(self) -> McpManager:
-        assert self.deps.mcp is not None
-        return self.deps.mcp
-
-    def sandbox(self) -> CommandSandbox:
-        sandbox = self.deps.sandbox()
-        assert sandbox is not None
-        return sandbox
-
-    # -- trust ---------------------------------------------------------------------------
-
-    def pending_trust(self) -> list[TrustItem]:
-        """What the project's files ask for that is not trusted (so ignored), not yet declined here."""
-        return [item for item in self.settings.current().ignored if item.fingerprint not in self.declined]
-
-    def trust(self, items: list[TrustItem] | None = None, *, by: str = "user", session_id: str = "") -> list[TrustItem]:
-        """Trust ``items`` (default: all pending), remembered per content, and audit it."""
-        granted = self.settings.trust(items if items is not None else self.pending_trust())
-        if granted:
-            record_trust(self.deps.project, "trust", granted, by=by, session_id=session_id)
-            if any(item.kind == "mcp" for item in granted):
-                self.mcp.start_background()  # the servers just trusted start now
-        return granted
-
-    def decline(self, *, by: str = "user", session_id: str = "") -> list[TrustItem]:
-        """"Not now": the session runs untrusted and is not asked again until ``%agent trust``."""
-        pending = self.pending_trust()
-        self.declined.update(item.fingerprint for item in pending)
-        if pending:
-            record_trust(self.deps.project, "not now", pending, by=by, session_id=session_id)
-        return pending
-
-    def revoke_trust(self, *, by: str = "user", session_id: str = "") -> None:
-        """Forget every trust decision about the project (asked again at the next cell)."""
-        trusted = [item for item in self.settings.current().items if item not in self.settings.current().ignored]
-        self.settings.revoke()
-        self.declined.clear()
-        record_trust(self.deps.project, "revoke", trusted, by=by, session_id=session_id)
-
-    async def start(self) -> None:
-        """Ask for what needs the event loop: MCP servers, in the background (a turn waits for
-        them briefly, see mcp.startup)."""
-        if not self.started:
-            self.started = True
-            self.mcp.start_background()
-
-    def first_answer(self) -> None:
-        """The model answered for the first time: the project's first snapshot, which waited so as
-        not to compete with its first request, starts (see :data:`AFTER_FIRST_ANSWER_S`)."""
-        if self.deps.checkpoints is not None and self._warm_timer is None:
-            # The first snapshot of a project takes seconds when it is big (git processes, a worker
-            # thread): taken now, the turn's own snapshot before its first edit is quick.
-            self._warm_timer = asyncio.get_running_loop().call_later(AFTER_FIRST_ANSWER_S, self._warm)
-
-    def _warm(self) -> None:
-        if self.deps.checkpoints is not None:
-            self._warming = asyncio.ensure_future(asyncio.to_thread(self.deps.checkpoints.warm))
-
-    async def aclose(self, reason: str = "other") -> None:
-        """Close the session: its SessionEnd hooks (``reason``: "clear" for a new session, else "other"), its parts."""
-        try:
-            if self.session_id:
-                await self.deps.hooks.session_end(session_id=self.session_id, reason=reason)
-        finally:
-            if self._warm_timer is not None:
-                self._warm_timer.cancel()
-            if self._warming is not None:
-                await asyncio.gather(self._warming, return_exceptions=True)
-            await self.mcp.aclose()
-            await self.deps.aclose()
-
-
 def open_session(
     project: Path | str,
     *,
@@ -318,8 +216,9 @@ def open_session(
     registry: ToolRegistry | None = None,
     policy: ToolVisibilityPolicy | None = None,
     agent_profile: str | None = None,
-) -> tuple[Session, SessionParts]:
-    """A new session in ``project`` (or the saved one ``session_id`` when ``resume``).
+) -> Session:
+    """A new session in ``project`` (or the saved one ``session_id`` when ``resume``), owning its parts
+    (close it with :meth:`Session.aclose`).
 
     ``mode`` is the session's own permission mode (None: the settings'); ``agent_profile``
     runs the main agent under that profile (``%%agent --agent NAME``): its prompt, tools,
@@ -344,7 +243,7 @@ def open_session(
     state = SessionState()
     sandbox = deps.sandbox()
     assert deps.mcp is not None
-    # All at once, now (when an event loop runs; else SessionParts.start asks); started early, a no-op.
+    # All at once, now (when an event loop runs; else Session.start asks); started early, a no-op.
     deps.mcp.start_background()
     agent = main_agent_setup(project, registry=registry, state=state, mcp=deps.mcp, policy=policy,
                              agent_profile=agent_profile, model=model, settings=settings)
@@ -356,6 +255,7 @@ def open_session(
         model_name=agent.model, system=agent.system, state=state, max_steps=agent.max_steps, mode=mode,
         approval_timeout=approval_timeout, profile_mode=profile.permission_mode if profile else None,
         profile_name=profile.name if profile else None, profile_mode_trusted=bool(profile and profile.mode_trusted),
+        profile=profile,
     )
     keep_in_window(session)
     if resume:
@@ -369,6 +269,5 @@ def open_session(
         session.pending_notices.append(f"Command sandbox {sandbox.describe()} (%agent doctor: what it does not cover)")
     session.pending_notices.extend(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
-    parts = SessionParts(deps, agent.resolver, pipeline, profile, session_id=session.id)
-    session.on_first_answer.append(parts.first_answer)
-    return session, parts
+    session.on_first_answer.append(session.snapshot_soon)
+    return session

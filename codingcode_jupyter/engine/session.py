@@ -39,13 +39,25 @@ from .transcript import (
 from .turn_rules import end_turn, grant_for_turn
 
 if TYPE_CHECKING:
+    from .agents.profiles import AgentProfile
+    from .approval.pipeline import ApprovalPipeline
     from .commands import CommandRequest
     from .deps import SessionDeps
+    from .mcp.manager import McpManager
+    from .project_settings import ProjectSettings
+    from .sandbox import CommandSandbox
+    from .tools.resolver import SessionToolResolver
+    from .trust import TrustItem
 
 log = logging.getLogger(__name__)
 
 # The events that say the model has answered (the first of them ends the first request's wait).
 _ANSWERS = (TextDelta, ToolCallStarted, TurnDone, ErrorEvent)
+
+# The project's first snapshot starts this long after the model's first answer arrived: its
+# first text is shown at once, the next update one display interval (50 ms) later, and the
+# snapshot's git processes in between would hold that first text back.
+AFTER_FIRST_ANSWER_S = 0.05
 
 __all__ = ["Session", "SessionInfo", "TurnOptions", "Transcript", "list_sessions", "sessions_dir", "new_session_id"]
 
@@ -105,13 +117,15 @@ class TurnOptions:
 
 @dataclass
 class Session:
-    """One conversation with the agent in one project.
+    """One conversation with the agent in one project, and the parts it runs with.
 
     The collaborators that vary — the session's parts (``deps``: its project, settings, hooks,
-    sandbox...), the tool source, the approver, the system prompt, the context keeper — are
-    passed in by whoever assembles the session (``runtime.open_session``), so this class only
-    keeps the conversation, its transcript, its totals and the choices that last across turns
-    (mode, model, timeout).
+    sandbox, MCP servers...), the tool source, the approver, the system prompt, the context
+    keeper — are passed in by whoever assembles the session (``runtime.open_session``). The
+    session keeps the conversation, its transcript, its totals, the choices that last across
+    turns (mode, model, timeout), what the person said about trusting the project, and closes
+    its parts (:meth:`aclose`). What each agent of the session remembers between calls
+    (:class:`~.state.SessionState`) stays separate: every sub-agent has its own.
     """
 
     deps: "SessionDeps"
@@ -146,6 +160,14 @@ class Session:
     # waits, so it does not compete with the first request for the interpreter.
     on_first_answer: list[Callable[[], object]] = field(default_factory=list)
     answered: bool = False
+    # The profile the main agent runs under (``%%agent --agent NAME``), None for the default agent.
+    profile: "AgentProfile | None" = None
+    # Whether :meth:`start` asked for the MCP servers.
+    started: bool = False
+    # Fingerprints the person answered "Not now" to in this kernel session.
+    declined: set[str] = field(default_factory=set)
+    _warming: "asyncio.Future[None] | None" = field(default=None, init=False, repr=False)
+    _warm_timer: "asyncio.TimerHandle | None" = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.transcript = Transcript(sessions_dir(self.project) / f"{self.id}.jsonl")
@@ -157,6 +179,110 @@ class Session:
     @property
     def project(self) -> Path:
         return self.deps.project
+
+    # -- the parts, as open_session assembled them ------------------------------------------
+
+    @property
+    def settings(self) -> "ProjectSettings":
+        return self.deps.settings
+
+    @property
+    def mcp(self) -> "McpManager":
+        assert self.deps.mcp is not None, "a session opened by open_session has its MCP manager"
+        return self.deps.mcp
+
+    def sandbox(self) -> "CommandSandbox":
+        sandbox = self.deps.sandbox()
+        assert sandbox is not None, "a session opened by open_session has its sandbox"
+        return sandbox
+
+    @property
+    def resolver(self) -> "SessionToolResolver":
+        """The tools the session offers, as open_session assembled them (its ``tools``)."""
+        from .tools.resolver import SessionToolResolver
+
+        if not isinstance(self.tools, SessionToolResolver):
+            raise TypeError(f"this session's tools are a {type(self.tools).__name__}, not a SessionToolResolver")
+        return self.tools
+
+    @property
+    def pipeline(self) -> "ApprovalPipeline":
+        """The approval pipeline, as open_session assembled it (its ``approver``)."""
+        from .approval.pipeline import ApprovalPipeline
+
+        if not isinstance(self.approver, ApprovalPipeline):
+            raise TypeError(f"this session's approver is a {type(self.approver).__name__}, not an ApprovalPipeline")
+        return self.approver
+
+    # -- trust ---------------------------------------------------------------------------
+
+    def pending_trust(self) -> "list[TrustItem]":
+        """What the project's files ask for that is not trusted (so ignored), not yet declined here."""
+        return [item for item in self.settings.current().ignored if item.fingerprint not in self.declined]
+
+    def trust(self, items: "list[TrustItem] | None" = None, *, by: str = "user") -> "list[TrustItem]":
+        """Trust ``items`` (default: all pending), remembered per content, and audit it."""
+        from .trust import record_trust
+
+        granted = self.settings.trust(items if items is not None else self.pending_trust())
+        if granted:
+            record_trust(self.project, "trust", granted, by=by, session_id=self.id)
+            if any(item.kind == "mcp" for item in granted):
+                self.mcp.start_background()  # the servers just trusted start now
+        return granted
+
+    def decline(self, *, by: str = "user") -> "list[TrustItem]":
+        """"Not now": the session runs untrusted and is not asked again until ``%agent trust``."""
+        from .trust import record_trust
+
+        pending = self.pending_trust()
+        self.declined.update(item.fingerprint for item in pending)
+        if pending:
+            record_trust(self.project, "not now", pending, by=by, session_id=self.id)
+        return pending
+
+    def revoke_trust(self, *, by: str = "user") -> None:
+        """Forget every trust decision about the project (asked again at the next cell)."""
+        from .trust import record_trust
+
+        trusted = [item for item in self.settings.current().items if item not in self.settings.current().ignored]
+        self.settings.revoke()
+        self.declined.clear()
+        record_trust(self.project, "revoke", trusted, by=by, session_id=self.id)
+
+    # -- the parts' life -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Ask for what needs the event loop: MCP servers, in the background (a turn waits for
+        them briefly, see mcp.startup)."""
+        if not self.started:
+            self.started = True
+            self.mcp.start_background()
+
+    def snapshot_soon(self) -> None:
+        """The model answered for the first time: the project's first snapshot, which waited so as
+        not to compete with its first request, starts (see :data:`AFTER_FIRST_ANSWER_S`)."""
+        if self.deps.checkpoints is not None and self._warm_timer is None:
+            # The first snapshot of a project takes seconds when it is big (git processes, a worker
+            # thread): taken now, the turn's own snapshot before its first edit is quick.
+            self._warm_timer = asyncio.get_running_loop().call_later(AFTER_FIRST_ANSWER_S, self._warm)
+
+    def _warm(self) -> None:
+        if self.deps.checkpoints is not None:
+            self._warming = asyncio.ensure_future(asyncio.to_thread(self.deps.checkpoints.warm))
+
+    async def aclose(self, reason: str = "other") -> None:
+        """Close the session: its SessionEnd hooks (``reason``: "clear" for a new session, else "other"), its parts."""
+        try:
+            await self.deps.hooks.session_end(session_id=self.id, reason=reason)
+        finally:
+            if self._warm_timer is not None:
+                self._warm_timer.cancel()
+            if self._warming is not None:
+                await asyncio.gather(self._warming, return_exceptions=True)
+            if self.deps.mcp is not None:
+                await self.deps.mcp.aclose()
+            await self.deps.aclose()
 
     # -- resume ---------------------------------------------------------------------------
 

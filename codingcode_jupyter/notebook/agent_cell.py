@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from . import async_cell
 from .config import CodingCode
 from .failures import AgentFailed, one_line
-from .sessions import Entry, SessionRegistry
+from .sessions import SessionRegistry
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,13 +78,12 @@ class AgentCellRunner:
             raise UsageError("--approval-timeout must be a positive number of seconds")
         project = self.registry.project(args.project)
         if args.profile:
-            entry = self.registry.profile_entry(project, args.profile, new=args.new)
+            session = self.registry.profile_session(project, args.profile, new=args.new)
         else:
-            entry = self.registry.entry(project, new=args.new)
-        session, parts = entry.session, entry.parts
-        await parts.start()
+            session = self.registry.session(project, new=args.new)
+        await session.start()
         slash = self._slash_request(session.project, prompt)
-        request = prompt if slash is not None else await self._mcp_request(parts.mcp, prompt)
+        request = prompt if slash is not None else await self._mcp_request(session.mcp, prompt)
         if isinstance(request, str) and expanded is not None:
             request = expanded.content(request)  # the pictures `{fig}` and `{Out[n]}` attach
         # What the MCP servers' states are is added by the turn, once it waited for those still starting.
@@ -102,13 +101,13 @@ class AgentCellRunner:
         timeout = options.approval_timeout if options.approval_timeout is not None else session.approval_timeout
         view = self.make_view(session, timeout)
         view.display(reuse)
-        parts.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
+        session.mcp.attach_front(view)  # MCP notices and requests for input go to this cell
         turn: asyncio.Future[Any] | None = None
         interrupted = False
         failure: str | None = None
         try:
             # The trust question is part of the turn: the interrupt and Stop end it as they end the turn.
-            turn = asyncio.ensure_future(self.review_trust(entry, view))
+            turn = asyncio.ensure_future(self.review_trust(session, view))
             view.on_stop = turn.cancel
             async with async_cell.cancel_on_interrupt(turn):
                 await async_cell.wait_answer(turn, self.shell)
@@ -139,27 +138,26 @@ class AgentCellRunner:
         finally:
             if turn is not None and not turn.done():
                 turn.cancel()
-            parts.mcp.detach_front(view)
+            session.mcp.detach_front(view)
             view.finish(interrupted=interrupted, failed=failure is not None)
         if interrupted:
             raise AgentInterrupted()
         if failure is not None:
             raise AgentFailed(failure)
 
-    async def review_trust(self, entry: Entry, view: Front) -> TrustAnswer | None:
+    async def review_trust(self, session: "Session", view: Front) -> TrustAnswer | None:
         """Ask about what the project's files ask for that loosens the agent (once per session unless
         ``%agent trust`` asks again); returns the answer, None when nobody could answer or nothing was asked."""
         from ..engine.events import Notice
 
-        parts, session = entry.parts, entry.session
-        pending = parts.pending_trust()
+        pending = session.pending_trust()
         if not pending:
             return None
         answer = await view.ask_trust(pending, session.project)
         if answer == "trust":
-            parts.trust(pending, session_id=session.id)
+            session.trust(pending)
             return answer
-        parts.decline(by="user" if answer == "not_now" else "nobody", session_id=session.id)
+        session.decline(by="user" if answer == "not_now" else "nobody")
         if answer is None:
             count = len(pending)
             why = getattr(view, "trust_unanswered", None) or "nobody could be asked here"

@@ -18,19 +18,10 @@ from IPython.core.error import UsageError
 from .config import CodingCode
 
 if TYPE_CHECKING:
-    from ..engine.runtime import SessionParts
     from ..engine.session import Session
     from ..engine.tools.base import ToolDefinition
 
-__all__ = ["Entry", "SessionRegistry"]
-
-
-@dataclass
-class Entry:
-    """One open session and the parts it runs with."""
-
-    session: "Session"
-    parts: "SessionParts"
+__all__ = ["SessionRegistry"]
 
 
 @dataclass
@@ -39,10 +30,10 @@ class SessionRegistry:
 
     shell: Any
     config: CodingCode
-    sessions: dict[Path, Entry] = field(default_factory=dict)
+    sessions: dict[Path, "Session"] = field(default_factory=dict)
     # `%%agent --agent NAME` runs the profile as the main agent: its own system prompt and
     # tools, so its own conversation, continued across cells that name the same profile.
-    profile_sessions: dict[tuple[Path, str], Entry] = field(default_factory=dict)
+    profile_sessions: dict[tuple[Path, str], "Session"] = field(default_factory=dict)
     current: Path | None = None
     kernel_tools: list["ToolDefinition"] = field(default_factory=list)
 
@@ -97,13 +88,13 @@ class SessionRegistry:
         """Load the engine and register the kernel tools now (the prewarm thread does, before any cell)."""
         self._engine()
 
-    def open(self, project: Path, **options: Any) -> Entry:
+    def open(self, project: Path, **options: Any) -> "Session":
         """A session from the engine; a broken settings, profile or session file is one clear line."""
         from .login import key_from_keyring
 
         key_from_keyring()  # a key saved by `%agent login --keyring` in an earlier kernel
         try:
-            session, parts = self._engine().open_session(
+            session: Session = self._engine().open_session(
                 project,
                 model=self.config.model or None,
                 mode=self.config.mode or None,
@@ -120,7 +111,7 @@ class SessionRegistry:
             from ..engine.transcript import OriginRecord
 
             session.transcript.write(OriginRecord(notebook=notebook))
-        return Entry(session, parts)
+        return session
 
     def notebook(self) -> str:
         """The notebook file this kernel serves, "" when none is known (a terminal, a console)."""
@@ -132,50 +123,50 @@ class SessionRegistry:
             return ""
         return str(path) if path is not None else ""
 
-    def entry(self, project: Path, *, new: bool = False) -> Entry:
+    def session(self, project: Path, *, new: bool = False) -> "Session":
         """The project's session, opened on first use (or anew)."""
-        entry = self.sessions.get(project)
-        if entry is None or new:
+        session = self.sessions.get(project)
+        if session is None or new:
             fresh = self.open(project)
-            if entry is not None:
-                self.close_later(entry, reason="clear")
-            entry = self.sessions[project] = fresh
+            if session is not None:
+                self.close_later(session, reason="clear")
+            session = self.sessions[project] = fresh
         self.current = project
-        return entry
+        return session
 
-    def profile_entry(self, project: Path, profile: str, *, new: bool = False) -> Entry:
+    def profile_session(self, project: Path, profile: str, *, new: bool = False) -> "Session":
         """The session that runs ``profile`` as the main agent in ``project``."""
         key = (project, profile)
-        entry = self.profile_sessions.get(key)
-        if entry is None or new:
+        session = self.profile_sessions.get(key)
+        if session is None or new:
             fresh = self.open(project, agent_profile=profile)
-            if entry is not None:
-                self.close_later(entry, reason="clear")
-            entry = self.profile_sessions[key] = fresh
+            if session is not None:
+                self.close_later(session, reason="clear")
+            session = self.profile_sessions[key] = fresh
         self.current = project
-        return entry
+        return session
 
-    def replace(self, project: Path, entry: Entry) -> None:
-        """Make ``entry`` the project's session (a resumed one), closing the one it replaces."""
+    def replace(self, project: Path, session: "Session") -> None:
+        """Make ``session`` the project's session (a resumed one), closing the one it replaces."""
         old = self.sessions.get(project)
         if old is not None:
             self.close_later(old)
-        self.sessions[project] = entry
+        self.sessions[project] = session
         self.current = project
 
-    def current_entry(self) -> Entry:
-        return self.entry(self.current or self.project())
+    def current_session(self) -> "Session":
+        return self.session(self.current or self.project())
 
-    def close_later(self, entry: Entry, reason: str = "other") -> None:
-        """Close ``entry`` (its SessionEnd hooks are told ``reason``: "clear" when a new session replaces it)."""
+    def close_later(self, session: "Session", reason: str = "other") -> None:
+        """Close ``session`` (its SessionEnd hooks are told ``reason``: "clear" when a new session replaces it)."""
         try:
-            asyncio.get_running_loop().create_task(entry.parts.aclose(reason))
+            asyncio.get_running_loop().create_task(session.aclose(reason))
         except RuntimeError:
-            asyncio.run(entry.parts.aclose(reason))
+            asyncio.run(session.aclose(reason))
 
     def close_all(self) -> None:
-        for entry in [*self.sessions.values(), *self.profile_sessions.values()]:
-            self.close_later(entry)
+        for session in [*self.sessions.values(), *self.profile_sessions.values()]:
+            self.close_later(session)
         self.sessions.clear()
         self.profile_sessions.clear()
 

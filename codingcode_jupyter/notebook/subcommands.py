@@ -62,8 +62,7 @@ class Subcommands:
         from ..engine.prompts import loaded_instructions
         from .kernel.working_dir import notebook_dir_line
 
-        entry = self.registry.current_entry()
-        session, parts = entry.session, entry.parts
+        session = self.registry.current_session()
         model = session.last_model or resolve_model_name(self.registry.config.model or session.default_model())[0]
         usage = session.usage
         choice = session.mode_choice()
@@ -71,7 +70,7 @@ class Subcommands:
         where = "set with --project or %agent project" if self.registry.current else "the working directory"
         mode = choice.mode if choice.source == "the default" else f"{choice.mode}  (set by {choice.source})"
         reviewer = session.deps.reviewer
-        effective = parts.settings.current()
+        effective = session.settings.current()
         rows: list[tuple[str, str]] = [
             ("session", f"{session.id}  ({turns})"),
             ("project", f"{words.home_short(session.project)}  ({where})"),
@@ -82,12 +81,12 @@ class Subcommands:
               if choice.mode == "auto" or reviewer.allowed or reviewer.handed_back or reviewer.failed else []),
             ("tokens", f"{usage.total_input:,} in (cache read {usage.cache_read_input_tokens:,}) / {usage.output_tokens:,} out"),
             ("cost", f"${session.cost:.4f}"),
-            ("sandbox", parts.sandbox().describe()
+            ("sandbox", session.sandbox().describe()
              + ("; commands it runs are auto-allowed (sandbox.autoAllow)" if effective.merged.sandbox.autoAllow
                 else "; auto-allow off")),
             *([("", session.deps.unconfined.describe())] if session.deps is not None
-              and parts.sandbox().enabled and not parts.sandbox().active
-              and not parts.sandbox().fail_if_unavailable else []),
+              and session.sandbox().enabled and not session.sandbox().active
+              and not session.sandbox().fail_if_unavailable else []),
             ("domains", ", ".join(effective.allowed_domains) or "none allowed (fetch_url asks)"),
             ("reads", "the project" + "".join(f", {words.home_short(root)}" for root in effective.read_roots(session.project))
              + " (elsewhere asked; permissions.additionalDirectories)"),
@@ -95,7 +94,7 @@ class Subcommands:
             ("instructions", ", ".join(f.describe() for f in loaded_instructions(session.project))
              or "none (AGENTS.md, CLAUDE.md)"),
         ]
-        servers = parts.mcp.status()
+        servers = session.mcp.status()
         if servers:
             rows.append(("mcp", ", ".join(f"{s.name} ({s.state})" for s in servers)))
         if effective.trusted_by is not None:
@@ -121,14 +120,14 @@ class Subcommands:
 
         if rest:
             raise UsageError("usage: %agent doctor")
-        entry = self.registry.current_entry()
+        session = self.registry.current_session()
         try:
-            effective = entry.parts.settings.current()
+            effective = session.settings.current()
         except SettingsError as error:
             raise UsageError(str(error)) from None
-        report = doctor_report(entry.session.project, effective, entry.parts.pipeline.session_rules,
-                               sandbox=entry.parts.sandbox()).render()
-        return wrapped(words.relative(report, entry.session.project, "the project"))
+        report = doctor_report(session.project, effective, session.pipeline.session_rules,
+                               sandbox=session.sandbox()).render()
+        return wrapped(words.relative(report, session.project, "the project"))
 
     async def cmd_compact(self, rest: list[str]) -> str:
         """%agent compact — summarise older turns now to free context
@@ -137,14 +136,14 @@ class Subcommands:
         """
         from ..engine.context import compact
 
-        report = await compact(self.registry.current_entry().session, force=True)
+        report = await compact(self.registry.current_session(), force=True)
         return report.describe()
 
     def cmd_mode(self, rest: list[str]) -> str:
         """%agent mode [NAME] — show the permission mode and the others, or set one"""
         from ..engine.settings import MODES
 
-        session = self.registry.current_entry().session
+        session = self.registry.current_session()
         if len(rest) != 1:
             choice = session.mode_choice()
             return f"mode is {choice.mode} (from {choice.source}); change it with %agent mode {'|'.join(MODES)}"
@@ -171,8 +170,8 @@ class Subcommands:
 
     def cmd_reset(self, rest: list[str]) -> str:
         """%agent reset — start a new session"""
-        entry = self.registry.entry(self.registry.project(), new=True)
-        return f"new session {entry.session.id}"
+        session = self.registry.session(self.registry.project(), new=True)
+        return f"new session {session.id}"
 
     def cmd_sessions(self, rest: list[str]) -> str:
         """%agent sessions [--project DIR | --all] — saved sessions of this project (or of every project found)"""
@@ -190,7 +189,7 @@ class Subcommands:
             current = self.registry.sessions.get(project)
             rows = [["", "id", "created", "turns", "model", "first request"]]
             for info in infos:
-                mark = "*" if current is not None and current.session.id == info.id else ""
+                mark = "*" if current is not None and current.id == info.id else ""
                 rows.append([mark, info.id, info.created[:19].replace("T", " "), str(info.turns), info.model,
                              " ".join(info.first_prompt.split())[:60]])
             title = f"{project}" + ("" if infos else ": no saved sessions")
@@ -203,9 +202,8 @@ class Subcommands:
         usage = "usage: %agent resume ID [--project DIR]   (see %agent sessions)"
         flags = _options(rest, usage, values=("--project",), positional=1)
         project = self.registry.project(flags.get("--project"))
-        entry = self.registry.open(project, session_id=flags["_"][0], resume=True)
-        self.registry.replace(project, entry)
-        session = entry.session
+        session = self.registry.open(project, session_id=flags["_"][0], resume=True)
+        self.registry.replace(project, session)
         return f"resumed {session.id} in {project}: {session.turns} turns, {len(session.conversation.messages)} messages"
 
     def cmd_rules(self, rest: list[str]) -> str:
@@ -213,17 +211,17 @@ class Subcommands:
         from ..engine.approval.pipeline import effective_rules
         from ..engine.settings import SettingsError
 
-        entry = self.registry.current_entry()
+        session = self.registry.current_session()
         try:
-            rows = effective_rules(entry.parts.settings.current(), entry.parts.pipeline.session_rules)
+            rows = effective_rules(session.settings.current(), session.pipeline.session_rules)
         except SettingsError as error:
             raise UsageError(str(error)) from None
         table_rows = [["action", "source", "priority", "rule"],
                       *([action, source, str(priority), text] for text, action, source, priority in rows)]
-        for item in entry.parts.settings.current().ignored:
+        for item in session.settings.current().ignored:
             if item.kind == "allow":
                 table_rows.append(["allow", item.source, "ignored", f"{item.detail['rule']}  (until you trust the project)"])
-        return words.relative(table(table_rows, right={2}), entry.session.project)
+        return words.relative(table(table_rows, right={2}), session.project)
 
     def cmd_audit(self, rest: list[str]) -> str:
         """%agent audit [N] — the last N decisions with their outcome (default 20)
@@ -251,12 +249,12 @@ class Subcommands:
 
     def cmd_tools(self, rest: list[str]) -> str:
         """%agent tools — the tools the agent sees"""
-        entry = self.registry.current_entry()
+        session = self.registry.current_session()
         rows = [["tool", "source", "notes"]]
-        for tool, status in entry.parts.resolver.visible():
+        for tool, status in session.resolver.visible():
             flags = ", ".join(f for f in ("read-only" if tool.read_only else "", status if status != "offered" else "") if f)
             rows.append([tool.display_name or tool.name, tool.source, flags])
-        for server in entry.parts.mcp.status():
+        for server in session.mcp.status():
             if server.state != "running":  # its tools are not in the list yet (or any more)
                 rows.append([f"({server.name}:*)", "mcp", f"server {server.state.replace('_', ' ')}"])
         return table(rows) if len(rows) > 1 else "no tools"
@@ -297,7 +295,7 @@ class Subcommands:
         """
         from ..engine.mcp import LoginError, McpConfigError, parse_typed_entry
 
-        mcp = self.registry.current_entry().parts.mcp
+        mcp = self.registry.current_session().mcp
         command, args = (rest[0], rest[1:]) if rest else ("", [])
         try:
             if command == "add":
@@ -335,12 +333,11 @@ class Subcommands:
 
         if rest not in ([], ["--revoke"]):
             raise UsageError("usage: %agent trust [--revoke]")
-        entry = self.registry.current_entry()
-        parts, session = entry.parts, entry.session
+        session = self.registry.current_session()
         if rest == ["--revoke"]:
-            parts.revoke_trust(session_id=session.id)
+            session.revoke_trust()
             return "Forgot your trust in this project: what its files ask for is ignored until you trust it again."
-        effective = parts.settings.current()
+        effective = session.settings.current()
         if effective.trusted_by is not None:
             return f"This project is trusted as a whole ({effective.trusted_by})."
         ignored = list(effective.ignored)
@@ -348,11 +345,11 @@ class Subcommands:
         lines = [f"trusted: {len(trusted)} item(s)", *trust_lines(trusted, session.project)] if trusted else []
         if not ignored:
             return "\n".join(lines or ["This project's files ask for nothing that loosens the agent."])
-        parts.declined.difference_update(item.fingerprint for item in ignored)  # asked again
+        session.declined.difference_update(item.fingerprint for item in ignored)  # asked again
         view = self.runner.make_view(session, None)
         view.display()
         try:
-            answer = await self.runner.review_trust(entry, view)
+            answer = await self.runner.review_trust(session, view)
         finally:
             view.finish()
         if answer == "trust":
@@ -399,11 +396,11 @@ class Subcommands:
         if unknown:
             raise UsageError(f"{usage} (unknown: {' '.join(sorted(unknown))})")
         project = self.registry.project()
-        entry = self.registry.sessions.get(project)
-        kept = entry.session.deps.checkpoints if entry is not None else None
+        session = self.registry.sessions.get(project)
+        kept = session.deps.checkpoints if session is not None else None
         store = kept if kept is not None else CheckpointStore(project)
         try:
-            session_id = entry.session.id if entry is not None else self._notebook_session(project, store)
+            session_id = session.id if session is not None else self._notebook_session(project, store)
             if turn is not None and session_id is None:
                 raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")
             chosen: TurnCheckpoint | None
@@ -437,9 +434,9 @@ class Subcommands:
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
         changed = sum(1 for item in plan.files if item.action != "unchanged")
-        if entry is not None and entry.session.id == plan.checkpoint.session_id:
+        if session is not None and session.id == plan.checkpoint.session_id:
             files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
-            self.runner.undo_notes.setdefault(entry.session.id, []).append(
+            self.runner.undo_notes.setdefault(session.id, []).append(
                 f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
                 f"as they were before it: {files}. Read them again before changing them.)"
             )

@@ -249,7 +249,7 @@ async def test_session_turns_are_checkpointed_by_turn_and_undone_newest_first(fa
     from tests.fakes.anthropic_server import Reply, text, tool_use
 
     (project / "f.txt").write_text("v0\n")
-    session, parts = open_session(project, mode="bypass")
+    session = open_session(project, mode="bypass")
     try:
         assert session.deps is not None and isinstance(session.deps.checkpoints, CheckpointStore)
         fake_api.add(
@@ -263,7 +263,7 @@ async def test_session_turns_are_checkpointed_by_turn_and_undone_newest_first(fa
         await session.run_turn("first")
         await session.run_turn("second")
     finally:
-        await parts.aclose()
+        await session.aclose()
     turns = [(c.session_id, c.turn_id, len(c.files)) for c in CheckpointStore(project).checkpoints()]
     assert turns == [(session.id, 1, 1), (session.id, 2, 2)]
     store = CheckpointStore(project)
@@ -282,11 +282,11 @@ async def test_undo_covers_what_a_command_changed(fake_api, project):
         (project / name).write_bytes(body.encode("latin-1"))
     command = "sed -i 's/a/A/g' a.txt b.txt && rm c.bin && echo new > made.txt"
     fake_api.add(Reply([tool_use("execute_command", {"command": command})]), Reply([text("done")]))
-    session, parts = open_session(project, mode="bypass")
+    session = open_session(project, mode="bypass")
     try:
         await session.run_turn("change them")
     finally:
-        await parts.aclose()
+        await session.aclose()
     assert (project / "a.txt").read_text() == "AlphA\n" and not (project / "c.bin").exists()
     store = CheckpointStore(project)
     plan = store.plan_undo()
@@ -305,11 +305,11 @@ async def test_undo_leaves_a_file_the_person_edited_since(fake_api, project):
 
     (project / "a.txt").write_text("one\n")
     fake_api.add(Reply([tool_use("execute_command", {"command": "echo two > a.txt; echo x > b.txt"})]), Reply([text("ok")]))
-    session, parts = open_session(project, mode="bypass")
+    session = open_session(project, mode="bypass")
     try:
         await session.run_turn("go")
     finally:
-        await parts.aclose()
+        await session.aclose()
     (project / "a.txt").write_text("mine\n")  # the person's own edit after the turn
     store = CheckpointStore(project)
     plan = store.plan_undo()
@@ -374,15 +374,15 @@ async def test_the_projects_first_snapshot_is_taken_after_the_models_first_answe
         return Reply([text("hello")])
 
     fake_api.add(first)
-    session, parts = open_session(project, model="claude-sonnet-5")
+    session = open_session(project, model="claude-sonnet-5")
     try:
-        await parts.start()
+        await session.start()
         await session.run_turn("hi")
-        head = parts.deps.checkpoints.shadow.git_dir / "HEAD"
+        head = session.deps.checkpoints.shadow.git_dir / "HEAD"
         # It is taken in the background once the model answered (the positive control)...
-        await eventually(lambda: head.exists() and parts._warming is not None and parts._warming.done(),
+        await eventually(lambda: head.exists() and session._warming is not None and session._warming.done(),
                          what="the first snapshot")
         # ...and was not started before the first request went out.
         assert order == ["request", "snapshot"]
     finally:
-        await parts.aclose()
+        await session.aclose()

@@ -81,14 +81,14 @@ async def test_a_command_runs_its_shell_lines_through_the_approval_pipeline(fake
     # A deny rule holds for a command's `!` line as for any call (positive control: the other line runs).
     write(cmds / ".claude" / "commands" / "two.md", "A:\n!`echo alpha`\nB:\n!`git push origin main`\n")
     write(cmds / ".claude" / "settings.json", json.dumps({"permissions": {"deny": ["Bash(git push:*)"]}}))
-    session, parts = open_session(cmds, mode="bypass")
+    session = open_session(cmds, mode="bypass")
     try:
         fake_api.add(Reply([text("done")]))
         command = load_commands(cmds).get("two")
         assert command is not None
         await session.run_turn("/two", options=TurnOptions(command=expand_command(command, "", cmds)))
     finally:
-        await parts.aclose()
+        await session.aclose()
     sent = fake_api.requests[-1]["messages"][0]["content"]
     body = sent if isinstance(sent, str) else sent[0]["text"]
     assert "A:\nalpha\nB:" in body and "echo alpha" not in body
@@ -108,7 +108,7 @@ async def test_allowed_tools_hold_for_the_turn_only_and_a_project_command_needs_
     def turn_with_echo():
         fake_api.add(Reply([tool_use("execute_command", {"command": "touch made.txt"})]), Reply([text("ok")]))
 
-    session, parts = open_session(cmds)
+    session = open_session(cmds)
     try:
         command = load_commands(cmds).get("st")
         assert command is not None
@@ -119,16 +119,16 @@ async def test_allowed_tools_hold_for_the_turn_only_and_a_project_command_needs_
         await session.run_turn("again", front)
         assert len(front.asked) == 1  # the rule ended with the turn
     finally:
-        await parts.aclose()
+        await session.aclose()
     # Untrusted: the command's allowed-tools do nothing, the call is asked about.
     monkeypatch.delenv("CODINGCODE_TRUST")
     front = ScriptedFront()
-    session, parts = open_session(cmds)
+    session = open_session(cmds)
     try:
         turn_with_echo()
         await session.run_turn("/st", front, options=TurnOptions(command=expand_command(command, "", cmds)))
     finally:
-        await parts.aclose()
+        await session.aclose()
     notices = [getattr(event, "text", "") or "" for event in front.events]
     assert len(front.asked) == 1 and any("until you trust this project" in n for n in notices)
 

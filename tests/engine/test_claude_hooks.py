@@ -346,8 +346,8 @@ async def test_session_end_runs_when_the_session_closes(project, monkeypatch):
     from codingcode_jupyter.engine.runtime import open_session
 
     hooks(project, {"SessionEnd": [hook("SessionEnd")]})
-    session, parts = open_session(project, model="demo")
-    await parts.aclose("clear")
+    session = open_session(project, model="demo")
+    await session.aclose("clear")
     (entry,) = told(project)
     assert entry["payload"]["reason"] == "clear" and entry["payload"]["session_id"] == session.id
 

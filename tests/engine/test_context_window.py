@@ -75,7 +75,7 @@ def test_open_session_reads_the_context_window_setting_live(tmp_path, monkeypatc
     (tmp_path / ".codingcode").mkdir()
     settings = tmp_path / ".codingcode" / "settings.json"
     settings.write_text('{"contextWindow": 64000}')
-    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    session = open_session(tmp_path, model="claude-sonnet-5")
     compactor = session.context
     assert isinstance(compactor, Compactor)
     assert compactor.window("claude-sonnet-5") == 64_000

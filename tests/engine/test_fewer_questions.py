@@ -149,14 +149,14 @@ async def test_auto_allowed_commands_run_confined_and_are_audited(fake_api, proj
     fake_api.add(Step([tool_use("execute_command", {"command": "make test"}, id="m")]),
                  Step([tool_use("execute_command", {"command": "curl -sS -m 5 https://example.com"}, id="c")]),
                  Step([text("done")]))
-    session, parts = open_session(project)
-    assert parts.sandbox().active, parts.sandbox().unavailable_reason
+    session = open_session(project)
+    assert session.sandbox().active, session.sandbox().unavailable_reason
 
     nobody = ScriptedFront()  # any question would be recorded (and denied)
     try:
         await session.run_turn("test it", nobody)
     finally:
-        await parts.aclose()
+        await session.aclose()
     assert nobody.asked == []
     assert (project / "made.txt").read_text() == "tested\n"
     decisions = {r["tool_use_id"]: r for r in AuditLog(project).read(None) if r.get("event") == "decision"}

@@ -21,11 +21,11 @@ async def _write_turn(fake_api, project: Path, front: ScriptedFront) -> None:
     from codingcode_jupyter.engine.runtime import open_session
 
     fake_api.add(Reply([tool_use("write_file", {"path": "note.txt", "content": "hi\n"}, id="w")]), Reply([text("done")]))
-    session, parts = open_session(project, model="claude-sonnet-5")
+    session = open_session(project, model="claude-sonnet-5")
     try:
         await session.run_turn("write a note", front)
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_a_turn_shows_its_events_and_asks_through_the_front(fake_api, project):

@@ -41,9 +41,9 @@ OPEN_SESSION = textwrap.dedent('''
     from codingcode_jupyter.engine import runtime
 
     async def main():
-        session, parts = runtime.open_session(sys.argv[1])
-        await parts.start()
-        await parts.aclose()
+        session = runtime.open_session(sys.argv[1])
+        await session.start()
+        await session.aclose()
 
     asyncio.run(main())
     print(json.dumps(sorted(sys.modules)))
@@ -97,12 +97,12 @@ FIRST_ANSWER = textwrap.dedent('''
     from codingcode_jupyter.engine import runtime
 
     async def main():
-        session, parts = runtime.open_session(sys.argv[1], model="demo")
-        await parts.start()
+        session = runtime.open_session(sys.argv[1], model="demo")
+        await session.start()
         opened = "codingcode_jupyter.engine.mcp.client" in sys.modules
         await session.run_turn("hello")
-        await parts.mcp.wait_ready(30)
-        await parts.aclose()
+        await session.mcp.wait_ready(30)
+        await session.aclose()
         return opened
 
     opened = asyncio.run(main())
@@ -134,8 +134,8 @@ def test_a_network_allowlist_loads_the_sandbox_proxy_with_the_first_command(tmp_
         from pathlib import Path
         from codingcode_jupyter.engine import runtime
 
-        session, parts = runtime.open_session(sys.argv[1])
-        sandbox = parts.deps.sandbox()
+        session = runtime.open_session(sys.argv[1])
+        sandbox = session.deps.sandbox()
         before = "codingcode_jupyter.engine.sandbox.proxy" in sys.modules
         if sandbox is not None and sandbox.active:
             sandbox.argv_for("true", Path(sys.argv[1]))
@@ -224,11 +224,11 @@ EARLY = textwrap.dedent('''
         # As the notebook's background loading does it: on its own thread, the servers on the loop.
         early = await asyncio.to_thread(runtime.start_servers_early, sys.argv[1], loop)
         await asyncio.sleep(0)  # the loop runs what the thread handed it
-        session, parts = runtime.open_session(sys.argv[1], model="demo")
-        await parts.mcp.wait_ready(30)
-        state = parts.mcp.connection("t").state
+        session = runtime.open_session(sys.argv[1], model="demo")
+        await session.mcp.wait_ready(30)
+        state = session.mcp.connection("t").state
         taken = not runtime._EARLY
-        await parts.aclose()
+        await session.aclose()
         return {"early": early, "taken": taken, "state": state}
 
     print(json.dumps({**asyncio.run(main()), "on_main_thread": Watch.threads}))

@@ -87,16 +87,16 @@ async def test_a_hung_server_delays_the_turn_only_up_to_the_bound_with_a_notice(
     seen = []
 
     def answer(body):
-        seen.append({"states": [parts.mcp.connection(name).state for name in ("fake", "hung")],
+        seen.append({"states": [session.mcp.connection(name).state for name in ("fake", "hung")],
                      "tools": [t["name"] for t in body["tools"]], "first": json.dumps(body["messages"][0])})
         return Reply([text("hello")])
 
     fake_api.add(answer, answer)
-    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    session = open_session(tmp_path, model="claude-sonnet-5")
     try:
         # Started as the session opens, not held back for the model's first answer.
         await eventually(marker.exists, 30, "the hung server to be spawned")
-        await eventually(lambda: parts.mcp.connection("fake").state == "running", 30, "the fake server to run")
+        await eventually(lambda: session.mcp.connection("fake").state == "running", 30, "the fake server to run")
         events = []
         done = await session.run_turn("hi", events.append)
         assert done.stop_reason == "end_turn"
@@ -115,9 +115,9 @@ async def test_a_hung_server_delays_the_turn_only_up_to_the_bound_with_a_notice(
         events.clear()
         await session.run_turn("again", events.append)
         assert not [e for e in events if isinstance(e, McpWaiting)]
-        assert parts.mcp.connection("hung").state == "starting"
+        assert session.mcp.connection("hung").state == "starting"
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_a_server_still_starting_is_waited_for_and_its_tools_are_in_the_first_request(fake_api, tmp_path):
@@ -126,7 +126,7 @@ async def test_a_server_still_starting_is_waited_for_and_its_tools_are_in_the_fi
     wait_bound(tmp_path, 60)  # what is checked is that the turn waits, not how fast this machine starts Python
     seen = []
     fake_api.add(lambda body: seen.append([t["name"] for t in body["tools"]]) or Reply([text("hi")]))
-    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    session = open_session(tmp_path, model="claude-sonnet-5")
     events = []
     try:
         asyncio.get_running_loop().call_later(0.5, go.touch)  # it starts half a second into the wait
@@ -136,25 +136,25 @@ async def test_a_server_still_starting_is_waited_for_and_its_tools_are_in_the_fi
         waits = [e for e in events if isinstance(e, McpWaiting)]
         assert [(w.servers, w.done) for w in waits] == [(["slow"], False)]
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_a_failed_server_is_not_waited_for(fake_api, tmp_path):
     write_config(tmp_path, {"broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}})
     wait_bound(tmp_path, 30)
     fake_api.add(Reply([text("hi")]))
-    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    session = open_session(tmp_path, model="claude-sonnet-5")
     front = ScriptedFront()
-    parts.mcp.attach_front(front)
+    session.mcp.attach_front(front)
     try:
-        await eventually(lambda: parts.mcp.connection("broken").state == "failed", 30, "the broken server to fail")
+        await eventually(lambda: session.mcp.connection("broken").state == "failed", 30, "the broken server to fail")
         events = []
         await session.run_turn("hi", events.append)
         assert not [e for e in events if isinstance(e, McpWaiting)]
         assert any(isinstance(e, McpServerChanged) and e.state == "failed" for e in front.events)
         assert "MCP server broken is not running" in json.dumps(fake_api.requests[0]["messages"][0])
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp_path):
@@ -165,7 +165,7 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
     states = []
 
     def read_something(body):
-        states.append(parts.mcp.status()[0].state)
+        states.append(session.mcp.status()[0].state)
         return Reply([tool_use("read_file", {"path": "notes.txt"}, id="r1")])
 
     def wait_for_slow(body):
@@ -174,16 +174,16 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
         # On the fake API server's thread (the loop keeps running). Not raising on a timeout: a
         # handler that raises only drops the connection; the assertions after the turn say what failed.
         with contextlib.suppress(AssertionError):
-            wait_until(lambda: parts.mcp.connection("slow").state == "running", 20, "the slow server to run")
+            wait_until(lambda: session.mcp.connection("slow").state == "running", 20, "the slow server to run")
         return Reply([tool_use("read_file", {"path": "notes.txt"}, id="r2")])
 
     fake_api.add(read_something, wait_for_slow, Reply([tool_use("slow__echo", {"text": "ready now"}, id="e1")]),
                  Reply([text("done")]))
-    session, parts = open_session(tmp_path, model="claude-sonnet-5")
+    session = open_session(tmp_path, model="claude-sonnet-5")
     front = ScriptedFront()
-    parts.mcp.attach_front(front)
+    session.mcp.attach_front(front)
     try:
-        await parts.start()
+        await session.start()
         events = []
         done = await session.run_turn("echo something", events.append)
         assert done.stop_reason == "end_turn"
@@ -197,9 +197,9 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
         # The model is told in its next request, beside the tool results.
         told = json.dumps(third["messages"][-1])
         assert "MCP server slow is now running; its tools are offered: slow:echo" in told
-        assert parts.mcp.take_model_notes() == []
+        assert session.mcp.take_model_notes() == []
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_restart_and_describe_tools(tmp_path):

@@ -34,7 +34,7 @@ def test_a_session_reads_the_setting_and_mcp_timeout_from_its_settings(tmp_path,
     settings = tmp_path / ".codingcode" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"env": {"MCP_TIMEOUT": "7000"}}))
-    session, parts = open_session(tmp_path, model="demo")
-    assert parts.mcp._wait().seconds == 7.0
+    session = open_session(tmp_path, model="demo")
+    assert session.mcp._wait().seconds == 7.0
     settings.write_text(json.dumps({"env": {"MCP_TIMEOUT": "7000"}, "mcpStartupWaitSeconds": 1.5}))
-    assert parts.mcp._wait().seconds == 1.5
+    assert session.mcp._wait().seconds == 1.5

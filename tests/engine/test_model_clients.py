@@ -71,12 +71,12 @@ def test_after_the_warm_ups_the_first_turn_imports_nothing(tmp_path):
         runtime.warm_up(sys.argv[1])
         anthropic.warm_up()
         before = set(sys.modules)
-        session, parts = runtime.open_session(sys.argv[1])
+        session = runtime.open_session(sys.argv[1])
 
         async def turn():
-            await parts.start()
+            await session.start()
             done = await session.run_turn("hello")
-            await parts.aclose()
+            await session.aclose()
             return done.stop_reason
 
         stop = asyncio.run(turn())

@@ -360,7 +360,7 @@ async def test_a_turn_in_auto_mode_counts_the_reviewers_tokens_in_its_totals(fak
 
     fake_api.add(Reply([tool_use("execute_command", {"command": "git --version"})]), Reply([text("done")]))
     fake_api.add_reviews(Review("allow", "prints the git version, harmless"))
-    session, parts = open_session(project, mode="auto", model="claude-sonnet-4-5")
+    session = open_session(project, mode="auto", model="claude-sonnet-4-5")
     events: list = []
     done = await session.run_turn("Which git version is installed? Then push my branch.", events.append)
     assert isinstance(done, TurnDone)
@@ -371,7 +371,7 @@ async def test_a_turn_in_auto_mode_counts_the_reviewers_tokens_in_its_totals(fak
     # the turn's two requests spent 2 x 10 input tokens; the reviewer's 400 + 900 cached are in the totals too
     assert done.usage.input_tokens == 20 + 400 and done.usage.cache_read_input_tokens == 900
     assert session.deps.reviewer.allowed == 1
-    await parts.aclose()
+    await session.aclose()
 
 
 async def test_a_sub_agents_task_is_data_not_the_persons_request(fake_api, project: Path):

@@ -29,15 +29,15 @@ async def test_an_allowed_env_file_is_visible_and_the_others_are_not(tmp_path):
     (tmp_path / ".codingcode" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["read_file(.env.example)"]}})
     )
-    session, parts = open_session(tmp_path)
+    session = open_session(tmp_path)
     try:
-        assert parts.sandbox().active, parts.sandbox().unavailable_reason
-        code, out = await _run(parts.sandbox(), "cat .env.example", tmp_path)
+        assert session.sandbox().active, session.sandbox().unavailable_reason
+        code, out = await _run(session.sandbox(), "cat .env.example", tmp_path)
         assert code == 0 and "changeme" in out
-        code, out = await _run(parts.sandbox(), "cat .env", tmp_path)
+        code, out = await _run(session.sandbox(), "cat .env", tmp_path)
         assert "SECRET=1" not in out
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_network_decisions_of_sandboxed_commands_are_audited(tmp_path):
@@ -61,15 +61,15 @@ async def test_network_decisions_of_sandboxed_commands_are_audited(tmp_path):
     (tmp_path / ".codingcode" / "settings.json").write_text(
         json.dumps({"sandbox": {"network": {"allowedDomains": ["localhost"]}}})
     )
-    session, parts = open_session(tmp_path)
+    session = open_session(tmp_path)
     fetch = "import urllib.request, sys; print(urllib.request.urlopen(sys.argv[1]).read().decode())"
     try:
-        code, out = await _run(parts.sandbox(), f"python3 -c '{fetch}' http://localhost:{port}/", tmp_path)
+        code, out = await _run(session.sandbox(), f"python3 -c '{fetch}' http://localhost:{port}/", tmp_path)
         assert code == 0 and "ok" in out, out
-        code, out = await _run(parts.sandbox(), f"python3 -c '{fetch}' http://127.0.0.1:{port}/", tmp_path)
+        code, out = await _run(session.sandbox(), f"python3 -c '{fetch}' http://127.0.0.1:{port}/", tmp_path)
         assert code != 0 and "403" in out
     finally:
-        await parts.aclose()
+        await session.aclose()
         server.shutdown()
     records = [json.loads(line) for line in (tmp_path / ".codingcode" / "audit.jsonl").read_text().splitlines()]
     network = [(r["host"], r["decision"]) for r in records if r.get("event") == "network"]

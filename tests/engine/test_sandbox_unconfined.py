@@ -39,18 +39,18 @@ def _commands(fake_api, *commands: str) -> None:
 
 
 async def _turn(project: Path, front: ScriptedFront | None, *, mode: str = "bypass", available: bool = False,
-                session_parts=None):
+                opened=None):
     """One turn in ``mode`` with ``front``; with None, only a recorder watches (nobody is asked), as a
     cell run with --approval-policy."""
     from codingcode_jupyter.engine.runtime import open_session
     from codingcode_jupyter.engine.session import TurnOptions
 
-    session, parts = session_parts or open_session(project, model="claude-sonnet-5")
+    session = opened or open_session(project, model="claude-sonnet-5")
     if not available:  # else the session's own, probed as on a person's machine
         session.deps.use_sandbox_factory(_unavailable(project))
     emitted: list = []
     await session.run_turn("run them", front if front is not None else emitted.append, options=TurnOptions(mode=mode))
-    return session, parts, (front.events if front is not None else emitted)
+    return session, (front.events if front is not None else emitted)
 
 
 def _decisions(project: Path) -> list[dict]:
@@ -65,7 +65,7 @@ def _notices(events: list) -> list[str]:
 async def test_session_answer_runs_ordinary_commands_unconfined_after_one_card(fake_api, project):
     _commands(fake_api, "touch one.txt", "touch two.txt")
     front = ScriptedFront(unconfined="session")
-    _session, parts, _events = await _turn(project, front)
+    session, _events = await _turn(project, front)
     try:
         assert len(front.unconfined_asked) == 1, "one card for the session, not one per command"
         request = front.unconfined_asked[0]
@@ -77,31 +77,31 @@ async def test_session_answer_runs_ordinary_commands_unconfined_after_one_card(f
         assert first["decision"] == "allow" and first["layer"] == "sandbox" and first["by"] == "user"
         assert second["decision"] == "allow" and "sandbox:session" in json.dumps(second["layers"])
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 @needs_sandbox
 async def test_control_with_the_sandbox_there_no_card_is_shown(fake_api, project):
     _commands(fake_api, "true")
     front = ScriptedFront(unconfined="session")
-    _session, parts, _events = await _turn(project, front, available=True)
+    session, _events = await _turn(project, front, available=True)
     try:
         assert front.unconfined_asked == [] and front.asked == []
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_ask_each_answer_asks_every_command_as_before(fake_api, project):
     _commands(fake_api, "touch one.txt", "touch two.txt")
     front = ScriptedFront(["allow", "deny"], unconfined="ask_each")
-    _session, parts, _events = await _turn(project, front)
+    session, _events = await _turn(project, front)
     try:
         assert len(front.unconfined_asked) == 1
         assert [r.input["command"] for r in front.asked] == ["touch one.txt", "touch two.txt"]
         assert all(r.forced and r.sandboxed is False for r in front.asked)
         assert (project / "one.txt").exists() and not (project / "two.txt").exists()
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_never_answer_saves_the_user_setting_and_denies(fake_api, project):
@@ -109,7 +109,7 @@ async def test_never_answer_saves_the_user_setting_and_denies(fake_api, project)
     assert not settings.exists()  # the control: it is the answer that writes it
     _commands(fake_api, "touch one.txt", "touch two.txt")
     front = ScriptedFront(unconfined="never")
-    session, parts, events = await _turn(project, front)
+    session, events = await _turn(project, front)
     try:
         assert len(front.unconfined_asked) == 1 and front.asked == []
         assert json.loads(settings.read_text()) == {"sandbox": {"failIfUnavailable": True}}
@@ -118,11 +118,11 @@ async def test_never_answer_saves_the_user_setting_and_denies(fake_api, project)
         assert first["decision"] == "deny" and "never to run commands unconfined" in first["reason"]
         assert second["decision"] == "deny" and "failIfUnavailable" in second["reason"] and str(settings) in second["reason"]
     finally:
-        await parts.aclose()
+        await session.aclose()
     # A new session on this machine: no card, every such command denied, one line says why.
     _commands(fake_api, "touch three.txt", "ls")
     again = ScriptedFront(unconfined="session")
-    _session, parts, events = await _turn(project, again)
+    session, events = await _turn(project, again)
     try:
         assert again.unconfined_asked == [] and again.asked == []
         assert not (project / "three.txt").exists()
@@ -131,7 +131,7 @@ async def test_never_answer_saves_the_user_setting_and_denies(fake_api, project)
         ls = [d for d in _decisions(project) if d["tool"] == "execute_command"][-1]
         assert ls["input"]["command"] == "ls" and ls["decision"] == "allow"  # read-only commands still run
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_a_projects_false_does_not_undo_never_on_this_machine(fake_api, project):
@@ -141,11 +141,11 @@ async def test_a_projects_false_does_not_undo_never_on_this_machine(fake_api, pr
     (project / ".codingcode" / "settings.json").write_text(json.dumps({"sandbox": {"failIfUnavailable": False}}))
     _commands(fake_api, "touch one.txt")
     front = ScriptedFront(unconfined="session")
-    _session, parts, _events = await _turn(project, front)
+    session, _events = await _turn(project, front)
     try:
         assert front.unconfined_asked == [] and not (project / "one.txt").exists()
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 @pytest.mark.parametrize("command", ["ls -la", "git status", "wc -l README.md"])
@@ -153,25 +153,25 @@ async def test_read_only_commands_never_bring_the_card(fake_api, project, comman
     (project / "README.md").write_text("x\n")
     _commands(fake_api, command, "touch made.txt")  # the second is the control: it does
     front = ScriptedFront(unconfined="ask_each")
-    _session, parts, _events = await _turn(project, front)
+    session, _events = await _turn(project, front)
     try:
         assert [r.command for r in front.unconfined_asked] == ["touch made.txt"]
         assert [r.input["command"] for r in front.asked] == ["touch made.txt"]
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_after_session_what_the_judge_cannot_resolve_is_still_asked(fake_api, project):
     _commands(fake_api, "touch one.txt", 'bash -c "$SCRIPT"')
     front = ScriptedFront(["deny"], unconfined="session")
-    _session, parts, _events = await _turn(project, front)
+    session, _events = await _turn(project, front)
     try:
         assert len(front.unconfined_asked) == 1
         [asked] = front.asked
         assert asked.input["command"] == 'bash -c "$SCRIPT"' and asked.forced and "no sandbox" in asked.reason
         assert (project / "one.txt").exists()  # the resolved one ran
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 @pytest.mark.parametrize("command", ["curl -s https://example.com/?q=notes", "cp one.txt /usr/local/lib/one.txt",
@@ -179,26 +179,26 @@ async def test_after_session_what_the_judge_cannot_resolve_is_still_asked(fake_a
 async def test_after_session_what_the_sandbox_would_stop_is_still_asked(fake_api, project, command):
     _commands(fake_api, "touch one.txt", command, "touch two.txt")
     front = ScriptedFront(["deny"], unconfined="session")
-    _session, parts, _events = await _turn(project, front)
+    session, _events = await _turn(project, front)
     try:
         assert len(front.unconfined_asked) == 1
         [asked] = front.asked  # the ordinary commands around it are the control: not asked
         assert asked.input["command"] == command and asked.forced and asked.rule == "sandbox:beyond", asked
         assert (project / "one.txt").exists() and (project / "two.txt").exists()
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_a_first_command_beyond_the_sandbox_brings_the_card_then_its_own(fake_api, project):
     _commands(fake_api, "curl -s https://example.com/", "touch one.txt")
     front = ScriptedFront(["deny"], unconfined="session")
-    _session, parts, _events = await _turn(project, front)
+    session, _events = await _turn(project, front)
     try:
         assert [r.command for r in front.unconfined_asked] == ["curl -s https://example.com/"]
         assert [r.input["command"] for r in front.asked] == ["curl -s https://example.com/"]
         assert (project / "one.txt").exists()
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_the_choice_lasts_the_session_and_a_new_session_asks_again(fake_api, project):
@@ -207,55 +207,55 @@ async def test_the_choice_lasts_the_session_and_a_new_session_asks_again(fake_ap
     opened = open_session(project, model="claude-sonnet-5")
     _commands(fake_api, "touch one.txt")
     front = ScriptedFront(unconfined="session")
-    await _turn(project, front, session_parts=opened)
+    await _turn(project, front, opened=opened)
     _commands(fake_api, "touch two.txt")
     later = ScriptedFront(unconfined="ask_each")
-    await _turn(project, later, session_parts=opened)  # the next cell of the same session
-    await opened[1].aclose()
+    await _turn(project, later, opened=opened)  # the next cell of the same session
+    await opened.aclose()
     assert later.unconfined_asked == [] and later.asked == [] and (project / "two.txt").exists()
     _commands(fake_api, "touch three.txt")
     fresh = ScriptedFront(["deny"], unconfined="ask_each")
-    _session, parts, _events = await _turn(project, fresh)  # the control: another session asks
+    session, _events = await _turn(project, fresh)  # the control: another session asks
     try:
         assert len(fresh.unconfined_asked) == 1 and len(fresh.asked) == 1
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_headless_one_line_says_which_applied(fake_api, project):
     _commands(fake_api, "touch one.txt", "touch two.txt")
-    _session, parts, events = await _turn(project, None)
+    session, events = await _turn(project, None)
     try:
         [line] = _notices(events)  # one line for the session, not one per command
         assert WHY in line and "Nobody could answer" in line and "asked" in line
         assert not (project / "one.txt").exists() and not (project / "two.txt").exists()
         assert all(d["by"] == "nobody" for d in _decisions(project) if d["tool"] == "execute_command")
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_headless_with_a_front_that_cannot_show_the_card(fake_api, project):
     # A notebook run where no frontend shows the cell: the front answers None, the line says so.
     _commands(fake_api, "touch one.txt")
     front = ScriptedFront(["allow"], unconfined=None)
-    _session, parts, events = await _turn(project, front)
+    session, events = await _turn(project, front)
     try:
         assert len(front.unconfined_asked) == 1
         [line] = _notices(events)
         assert "Nobody could answer" in line
         assert len(front.asked) == 1 and (project / "one.txt").exists()  # each command asked, as before
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 @needs_sandbox
 async def test_headless_control_with_the_sandbox_there_says_nothing(fake_api, project):
     _commands(fake_api, "touch one.txt")
-    _session, parts, events = await _turn(project, None, available=True)
+    session, events = await _turn(project, None, available=True)
     try:
         assert _notices(events) == [] and (project / "one.txt").exists()
     finally:
-        await parts.aclose()
+        await session.aclose()
 
 
 async def test_concurrent_calls_share_the_one_card(project):

@@ -125,14 +125,14 @@ async def test_the_settings_model_is_the_projects_default_and_a_cell_overrides_i
 
     write_settings(tmp_path, {"model": "claude-project-default"})
     fake_api.add(Reply([text("one")]), Reply([text("two")]), Reply([text("three")]))
-    session, parts = open_session(tmp_path)
+    session = open_session(tmp_path)
     try:
         await session.run_turn("hi")
         await session.run_turn("again", options=TurnOptions(model="claude-cell-choice"))
         write_settings(tmp_path, {"model": "claude-edited-default"})  # read when the file changes
         await session.run_turn("once more")
     finally:
-        await parts.aclose()
+        await session.aclose()
     assert [r["model"] for r in fake_api.requests] == ["claude-project-default", "claude-cell-choice",
                                                       "claude-edited-default"]
 

@@ -91,14 +91,14 @@ def test_main_profile_mode_tightens_and_loosens_only_when_trusted(tmp_path, monk
         monkeypatch.delenv("CODINGCODE_TRUST")
     write_settings(tmp_path, settings)
     write_profile(tmp_path, "p", f"description: x\npermission_mode: {profile_mode}", "P.")
-    session, parts = open_session(tmp_path, agent_profile="p", mode=asked, model="demo")
+    session = open_session(tmp_path, agent_profile="p", mode=asked, model="demo")
     choice = session.mode_choice()
     assert choice.mode == (trusted if trust else untrusted)
     # The cell's own --mode is never loosened by the profile, trusted or not.
     assert session.mode_choice("plan").mode == "plan"
     # Untrusted, the looser of two modes in one file is not applied at all, so there is nothing to warn about.
     both = "permissions" in settings and "defaultMode" in settings and trust
-    assert any("sets the permission mode twice" in w for w in parts.settings.current().warnings) == both
+    assert any("sets the permission mode twice" in w for w in session.settings.current().warnings) == both
     if both:
         assert any("twice" in notice for notice in session.pending_notices)
 
@@ -144,12 +144,12 @@ def test_open_session_with_agent_profile(tmp_path):
     from codingcode_jupyter.engine import runtime
 
     write_profile(tmp_path, "reviewer", "description: Reviews.\ntools: [read_file]\nmax_steps: 9", "You review.")
-    session, parts = runtime.open_session(tmp_path, agent_profile="reviewer", model="demo")
-    assert [t.name for t in parts.resolver.offered()] == ["read_file"]
-    assert session.max_steps == 9 and parts.profile is not None and parts.profile.name == "reviewer"
+    session = runtime.open_session(tmp_path, agent_profile="reviewer", model="demo")
+    assert [t.name for t in session.resolver.offered()] == ["read_file"]
+    assert session.max_steps == 9 and session.profile is not None and session.profile.name == "reviewer"
     assert (session.system() if callable(session.system) else session.system).startswith("You review.")
-    plain, plain_parts = runtime.open_session(tmp_path, model="demo")
-    assert "dispatch_agent" in [t.name for t in plain_parts.resolver.offered()]
+    plain = runtime.open_session(tmp_path, model="demo")
+    assert "dispatch_agent" in [t.name for t in plain.resolver.offered()]
     assert plain.deps is not None and plain.deps.dispatch is not None
     with pytest.raises(ProfileError):
         runtime.open_session(tmp_path, agent_profile="missing")

@@ -84,8 +84,8 @@ def test_permissions_check_knows_every_tool_a_session_offers(tmp_path):
     for tool in kernel:
         global_registry().register(tool)
     try:
-        session, parts = open_session(tmp_path, model="demo")
-        offered = [tool for tool, _ in parts.resolver.visible()]
+        session = open_session(tmp_path, model="demo")
+        offered = [tool for tool, _ in session.resolver.visible()]
         assert {"run_python", "insert_cell", "execute_command", "dispatch_agent"} <= {t.name for t in offered}
         for tool in offered:
             if tool.name == "tool_search":

@@ -178,12 +178,12 @@ async def test_deny_anywhere_wins(project):
 def test_trust_decisions_are_audited(cloned):
     from codingcode_jupyter.engine.runtime import open_session
 
-    session, parts = open_session(cloned, model="demo")
-    pending = parts.pending_trust()
+    session = open_session(cloned, model="demo")
+    pending = session.pending_trust()
     assert pending
-    parts.decline(session_id=session.id)
-    assert parts.pending_trust() == []  # not asked again in this session
-    parts.trust(pending, session_id=session.id)
+    session.decline()
+    assert session.pending_trust() == []  # not asked again in this session
+    session.trust(pending)
     records = [r for r in AuditLog(cloned).read(None) if r.get("event") == "trust"]
     assert [r["decision"] for r in records] == ["not now", "trust"]
     assert all(r["by"] == "user" and r["items"] for r in records)
@@ -198,17 +198,17 @@ async def test_an_untrusted_mcp_server_never_starts_and_starts_once_trusted(proj
     marker = project.parent / "server-ran.txt"
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"helper": {
         "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').write('ran')"]}}}))
-    session, parts = open_session(project, model="demo")
+    session = open_session(project, model="demo")
     try:
-        await parts.start()
-        await parts.mcp.wait_ready(10)
-        status = {s.name: s for s in parts.mcp.status()}
+        await session.start()
+        await session.mcp.wait_ready(10)
+        status = {s.name: s for s in session.mcp.status()}
         assert status["helper"].state == "untrusted" and "not trusted" in (status["helper"].error or "")
         assert not marker.exists()
-        pending = parts.pending_trust()
+        pending = session.pending_trust()
         assert [item.kind for item in pending] == ["mcp"] and "server-ran.txt" in pending[0].summary
-        parts.trust()
-        await parts.mcp.wait_ready(20)
+        session.trust()
+        await session.mcp.wait_ready(20)
         assert marker.exists()  # it started as soon as it was trusted
     finally:
-        await parts.aclose()
+        await session.aclose()

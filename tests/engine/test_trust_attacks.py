@@ -145,12 +145,12 @@ async def _runs_at_start(place: Place) -> bool:
     from codingcode_jupyter.engine.runtime import open_session
 
     before = set(place.outside.iterdir())
-    session, parts = open_session(place.project, model="demo")
+    session = open_session(place.project, model="demo")
     try:
-        await parts.start()
-        await parts.deps.hooks.session_start(session_id=session.id, source="startup")
+        await session.start()
+        await session.deps.hooks.session_start(session_id=session.id, source="startup")
     finally:
-        await parts.aclose()
+        await session.aclose()
     return set(place.outside.iterdir()) != before
 
 
