@@ -92,13 +92,13 @@ async def check_permission(
     from .engine.deps import SessionDeps
     from .engine.modes import decide_mode
     from .engine.project_settings import ProjectSettings
-    from .engine.runtime import _sandbox_factory
+    from .engine.runtime import sandbox_factory
     from .engine.tools.base import ToolContext
 
     project = Path(project).resolve()
     tool, tool_input = _ours(tool, tool_input)
     settings = ProjectSettings(project)
-    factory = _assumed_sandbox(project, sandbox == "on") if sandbox in ("on", "off") else _sandbox_factory(project)
+    factory = _assumed_sandbox(project, sandbox == "on") if sandbox in ("on", "off") else sandbox_factory(project)
     deps = SessionDeps(project=project, settings=settings, sandbox_factory=factory)
     pipeline = ApprovalPipeline(project, settings=settings, audit=False)
     choice = decide_mode(cell=mode, settings=settings.current())  # type: ignore[arg-type]
@@ -119,10 +119,10 @@ def _project_sandbox(project: Path) -> Any:
     """The sandbox a session in ``project`` would use now (its settings, the `.env` files its rules allow)."""
     from .engine.deps import SessionDeps
     from .engine.project_settings import ProjectSettings
-    from .engine.runtime import _sandbox_factory
+    from .engine.runtime import sandbox_factory
 
     settings = ProjectSettings(project)
-    deps = SessionDeps(project=project, settings=settings, sandbox_factory=_sandbox_factory(project))
+    deps = SessionDeps(project=project, settings=settings, sandbox_factory=sandbox_factory(project))
     return deps, deps.sandbox()
 
 

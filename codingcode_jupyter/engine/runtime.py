@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .project_settings import EffectiveSettings
     from .sandbox.proxy import ProxyDecision
 
-__all__ = ["global_registry", "open_session", "compact", "warm_up", "start_servers_early",
+__all__ = ["global_registry", "open_session", "sandbox_factory", "compact", "warm_up", "start_servers_early",
            "close_early_servers"]
 
 _REGISTRY: ToolRegistry | None = None
@@ -150,7 +150,7 @@ def _startup_wait(settings: ProjectSettings) -> Callable[[], StartupWait]:
 
 def _session_deps(project: Path, settings: ProjectSettings, registry: ToolRegistry) -> SessionDeps:
     """The parts of a session in ``project``, its MCP manager made (not started)."""
-    deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=_sandbox_factory(project),
+    deps = SessionDeps(project=project, settings=settings, registry=registry, sandbox_factory=sandbox_factory(project),
                        checkpoints=CheckpointStore(project))
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
                           admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
@@ -170,7 +170,10 @@ def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:
     return record
 
 
-def _sandbox_factory(project: Path) -> Callable[[SandboxSettings, list[str]], CommandSandbox]:
+def sandbox_factory(project: Path) -> Callable[[SandboxSettings, list[str]], CommandSandbox]:
+    """How a session in ``project`` makes its command sandbox, each connection its commands ask
+    the allowlist proxy for audited. Public because ``python -m codingcode_jupyter`` (``permissions
+    check``, ``sandbox check``) judges and probes with the sandbox a session there would use."""
     on_network = _network_auditor(project)
 
     def make(settings: SandboxSettings, allowed_env_files: list[str]) -> CommandSandbox:
