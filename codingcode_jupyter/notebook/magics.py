@@ -75,8 +75,8 @@ class AgentMagics(Magics):
     def agent_cell(self, line: str, cell: str) -> Any:
         """Ask the coding agent; the cell body is the request.
 
-        The model's text streams into the cell; each tool call that needs approval shows a
-        card with Allow / Deny / Always allow / Never allow. The Stop button (or the kernel's
+        The model's text streams into the cell; each tool call that needs approval asks you
+        first: Allow / Deny / Always allow / Never allow (buttons in a notebook, y/n/a/v in a terminal). The Stop button (or the kernel's
         interrupt) ends the turn. When the turn ends, the cell keeps a static record of it.
         """
         if not cell.strip():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..engine.approval.types import Answer, ApprovalRequest
 from ..engine.events import (
@@ -49,6 +49,7 @@ _TEXT_ANSWERS: dict[str, Answer] = {
 
 PROMPT = "Allow it? [y/n/a/v] (y yes, n no, a always allow, v never allow): "
 _AGAIN = "Please type y, n, a or v and press Enter: "
+_T = TypeVar("_T")
 
 
 def parse_text_answer(text: str) -> Answer | None:
@@ -81,9 +82,9 @@ def _drop_typeahead() -> None:
         pass
 
 
-def ask_by_text(request: ApprovalRequest, project: Any = None) -> Answer:
-    """Ask on stdin until a known answer comes; an interrupt meanwhile cancels the turn like Stop would."""
-    question = text_question(request, project)
+def _ask_until(question: str, again: str, parse: Callable[[str], _T | None]) -> _T:
+    """Ask on stdin until ``parse`` knows the answer (``again`` after an unknown one); an interrupt
+    meanwhile cancels the turn like Stop would. EOFError when stdin closes: nobody is left to answer."""
     _drop_typeahead()
     while True:
         with async_cell.sync_interrupts():
@@ -91,13 +92,18 @@ def ask_by_text(request: ApprovalRequest, project: Any = None) -> Answer:
                 typed = input(question)
             except KeyboardInterrupt:
                 raise asyncio.CancelledError() from None
-            except EOFError:
-                # stdin closed: nobody is left to answer.
-                raise asyncio.TimeoutError() from None
-        answer = parse_text_answer(typed)
+        answer = parse(typed)
         if answer is not None:
             return answer
-        question = _AGAIN
+        question = again
+
+
+def ask_by_text(request: ApprovalRequest, project: Any = None) -> Answer:
+    """Ask on stdin until a known answer comes; an interrupt meanwhile cancels the turn like Stop would."""
+    try:
+        return _ask_until(text_question(request, project), _AGAIN, parse_text_answer)
+    except EOFError:
+        raise asyncio.TimeoutError() from None
 
 
 _UNCONFINED_KEYS: dict[str, "UnconfinedAnswer"] = {"a": "ask_each", "s": "session", "n": "never"}
@@ -110,19 +116,11 @@ def ask_unconfined_by_text(request: "UnconfinedRequest") -> "UnconfinedAnswer | 
 
     question = "\n".join(unconfined_lines(request)) + ("\nHow should commands run? [a/s/n] (a ask for each, "
                                                         "s ordinary ones unconfined this session, n never here): ")
-    _drop_typeahead()
-    while True:
-        with async_cell.sync_interrupts():
-            try:
-                typed = input(question)
-            except KeyboardInterrupt:
-                raise asyncio.CancelledError() from None
-            except EOFError:
-                return None  # stdin closed: nobody is left to choose
-        answer = _UNCONFINED_KEYS.get(typed.strip().lower()[:1]) if typed.strip() else None
-        if answer is not None:
-            return answer
-        question = "Please type a, s or n and press Enter: "
+    try:
+        return _ask_until(question, "Please type a, s or n and press Enter: ",
+                          lambda typed: _UNCONFINED_KEYS.get(typed.strip().lower()[:1]) if typed.strip() else None)
+    except EOFError:
+        return None
 
 
 def _cut_point(text: str) -> int:

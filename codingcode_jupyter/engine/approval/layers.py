@@ -326,7 +326,7 @@ class SandboxGuard(Layer):
     name = "sandbox"
     summary = ("a command that would run unsandboxed although a sandbox is wanted is asked (forced), or denied "
                "when the settings say failIfUnavailable; a read-only command never is. It answers its own ask "
-               "first: the session's one card (ask for each, ordinary commands unconfined for the session, never on "
+               "first: the session's one question (ask for each, ordinary commands unconfined for the session, never on "
                "this machine)")
     answers = True
     answers_forced = True

@@ -344,7 +344,7 @@ class ReviewerState:
                 f"({self.usage.input_tokens + self.usage.cache_read_input_tokens + self.usage.cache_creation_input_tokens}"
                 f" in / {self.usage.output_tokens} out tokens{cost})")
         if self.paused:
-            line += f"; paused ({self.paused}): every card goes to you until you set %agent mode auto again"
+            line += f"; paused ({self.paused}): every question goes to you until you set %agent mode auto again"
         return line
 
 

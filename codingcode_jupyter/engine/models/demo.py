@@ -145,7 +145,7 @@ class DemoModel:
         if "write_file" not in done:
             script = _SCRIPT.format(target=target or DEMO_FILE)
             return (
-                f"I'll add `{DEMO_FILE}`. The card shows the exact file before anything is written.\n\n",
+                f"I'll add `{DEMO_FILE}`. You see the exact file and decide before anything is written.\n\n",
                 ("write_file", {"path": DEMO_FILE, "content": script}),
             )
         write = next(c for c in calls if c["name"] == "write_file")
@@ -215,7 +215,7 @@ _WORDS = {
 }
 _CANNOT = ("A script cannot answer that. Ask it to *look around* (\"what files are in this project?\", \"explain "
            "cli.py\"), to *edit a file* (\"add a docstring to main\") or to *run the tests*, and it plays that session "
-           "through the real tools and approval cards. `%agent login` sets an API key to work with Claude for real.")
+           "through the real tools, asking you before each change. `%agent login` sets an API key to work with Claude for real.")
 _LAST = "\n\nEvery decision is in the audit (`%agent audit`). This was the scripted demo: `%agent login` to work with Claude for real."
 
 

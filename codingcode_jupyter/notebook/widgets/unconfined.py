@@ -21,7 +21,7 @@ __all__ = ["UnconfinedCard", "unconfined_lines", "unconfined_settled"]
 
 # What each answer does, in the words of the card and the terminal.
 _EXPLAINED: dict[UnconfinedAnswer, str] = {
-    "ask_each": "you answer a card for every command that is not read-only (as until now)",
+    "ask_each": "you are asked about every command that is not read-only (as until now)",
     "session": "commands the judge can follow run as the mode and your rules say, without confinement; what it "
                "cannot follow is still asked",
     "never": "saves sandbox.failIfUnavailable: true in {path}: no command runs unconfined (read-only ones still do); "
