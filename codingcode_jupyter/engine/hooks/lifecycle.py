@@ -23,12 +23,14 @@ ours fails closed where the event can (a prompt is blocked, the model is told a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
-from .events import HookEvent
+from .events import HookEvent, rules_of
+from .fire import HookJob, fire
 from .payloads import ToolView, common_fields, tool_fields
-from .runner import ConfiguredHook, read_answer, run_hook
+from .runner import ConfiguredHook, HookAnswer, read_answer, run_hook
 
 if TYPE_CHECKING:
     from ..project_settings import ProjectSettings
@@ -39,16 +41,14 @@ __all__ = ["EventOutcome", "LifecycleHooks"]
 
 Match = Union[Sequence[str], Callable[["Dialect"], Sequence[str]], None]
 Fields = Callable[["Dialect"], dict[str, Any]]
-# Events where a hook of ours that fails blocks (the strict reading), as PreToolUse asks.
-_STRICT = frozenset({HookEvent.USER_PROMPT_SUBMIT})
-# Events where a failing hook of ours tells the model a check did not run.
-_TOLD_TO_MODEL = frozenset({HookEvent.POST_TOOL_USE, HookEvent.POST_TOOL_USE_FAILURE})
 
 
 @dataclass
 class EventOutcome:
-    """What the hooks of one event said, together."""
+    """What the hooks of one event said, together: the combiner of every event but PreToolUse
+    (read by the event's rules, :data:`~.events.EVENT_RULES`)."""
 
+    event: HookEvent = HookEvent.NOTIFICATION
     blocked: bool = False
     # Why it is blocked (each blocking hook's reason).
     reasons: list[str] = field(default_factory=list)
@@ -64,6 +64,33 @@ class EventOutcome:
     @property
     def reason(self) -> str:
         return "\n".join(r for r in self.reasons if r)
+
+    def add(self, job: HookJob, answer: HookAnswer) -> bool:
+        """Fold one hook's answer in; every hook of the event runs (nothing ends the round)."""
+        event, rules = self.event, rules_of(self.event)
+        if answer.not_run is not None:
+            self.notices.append(f"{event} hook {answer.not_run}")
+            return True
+        if answer.failure is not None:
+            if job.dialect == "codingcode" and rules.fails_closed:
+                self.blocked = True
+                self.reasons.append(f"{answer.failure}; blocking instead (hooks fail closed)")
+            elif job.dialect == "codingcode" and rules.failure_to_model:
+                self.context.append(f"(A {event} check could not run: {answer.failure}.)")
+                self.notices.append(f"{event} hook: {answer.failure}")
+            else:
+                self.notices.append(f"{event} hook: {answer.failure}")
+            return True
+        if answer.system_message:
+            self.notices.append(answer.system_message)
+        if answer.additional_context:
+            self.context.append(answer.additional_context)
+        if answer.decision in ("block", "deny"):
+            self.blocked = True
+            self.reasons.append(answer.reason)
+        if answer.stop:
+            self.stop = answer.stop_reason or f"{event} hook {job.name} stopped the turn"
+        return True
 
 
 class LifecycleHooks:
@@ -85,45 +112,31 @@ class LifecycleHooks:
         except ValueError:
             return {}
 
-    async def run(self, event: str, *, session_id: str, fields: Fields | None = None, match: Match = None,
+    async def run(self, event: HookEvent, *, session_id: str, fields: Fields | None = None, match: Match = None,
                   mode: str | None = None, cwd: str | None = None) -> EventOutcome:
         """Run every hook of ``event`` whose matcher takes ``match`` (None: all), in order."""
-        outcome = EventOutcome()
+        outcome = EventOutcome(event)
         hooks = self.configured(event)
         if not hooks:
             return outcome
         env = self._env()
+        jobs = []
         for hook in hooks:
             names = match(hook.dialect) if callable(match) else match
             if not hook.matches(names):
                 continue
             outcome.ran.append(hook.command)
-            if hook.problem is not None:
-                outcome.notices.append(f"{event} hook {hook.label} from {hook.path} does not run here: {hook.problem}")
-                continue
-            payload = {**common_fields(hook.dialect, event, session_id=session_id, project=self.project, mode=mode,
-                                       cwd=cwd), **(fields(hook.dialect) if fields is not None else {})}
-            answer = read_answer(hook, await run_hook(hook, payload, self.project, env))
-            if answer.failure is not None:
-                if hook.dialect == "codingcode" and event in _STRICT:
-                    outcome.blocked = True
-                    outcome.reasons.append(f"{answer.failure}; blocking instead (hooks fail closed)")
-                elif hook.dialect == "codingcode" and event in _TOLD_TO_MODEL:
-                    outcome.context.append(f"(A {event} check could not run: {answer.failure}.)")
-                    outcome.notices.append(f"{event} hook: {answer.failure}")
-                else:
-                    outcome.notices.append(f"{event} hook: {answer.failure}")
-                continue
-            if answer.system_message:
-                outcome.notices.append(answer.system_message)
-            if answer.additional_context:
-                outcome.context.append(answer.additional_context)
-            if answer.decision in ("block", "deny"):
-                outcome.blocked = True
-                outcome.reasons.append(answer.reason)
-            if answer.stop:
-                outcome.stop = answer.stop_reason or f"{event} hook {hook.label} stopped the turn"
-        return outcome
+            jobs.append(HookJob(hook.label, hook.dialect, partial(self._run_one, hook, session_id=session_id,
+                                                                   fields=fields, mode=mode, cwd=cwd, env=env)))
+        return await fire(jobs, outcome)
+
+    async def _run_one(self, hook: ConfiguredHook, *, session_id: str, fields: Fields | None, mode: str | None,
+                       cwd: str | None, env: Mapping[str, str]) -> HookAnswer:
+        if hook.problem is not None:
+            return HookAnswer(not_run=f"{hook.label} from {hook.path} does not run here: {hook.problem}")
+        payload = {**common_fields(hook.dialect, hook.event, session_id=session_id, project=self.project, mode=mode,
+                                   cwd=cwd), **(fields(hook.dialect) if fields is not None else {})}
+        return read_answer(hook, await run_hook(hook, payload, self.project, env))
 
     # -- the events --------------------------------------------------------------------------
 

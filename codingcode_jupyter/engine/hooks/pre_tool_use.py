@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Un
 from ..claude.tool_input import from_claude_input
 from ..settings import HookMatcher
 from .events import HookEvent
+from .fire import HookJob, fire
 from .payloads import ToolView, common_fields, tool_fields
 from .runner import ConfiguredHook, HookAnswer, read_answer, read_python_answer, run_hook
 
@@ -104,9 +105,9 @@ def _matches(matcher: str, tool: str) -> bool:
     return matcher in ("", "*") or fnmatch.fnmatchcase(tool, matcher)
 
 
-async def _run_python(hook: PythonHook, payload: dict[str, Any]) -> HookAnswer:
+async def _run_python(hook: PythonHook, told: Callable[[], dict[str, Any]]) -> HookAnswer:
     try:
-        result = hook.fn(dict(payload))
+        result = hook.fn(told())
         if inspect.isawaitable(result):
             result = await asyncio.wait_for(result, _PYTHON_HOOK_TIMEOUT)
     except asyncio.TimeoutError:
@@ -128,36 +129,24 @@ def _command_cwd(view: ToolView, definition: "ToolDefinition | None", tool_input
     return os.path.normpath(os.path.join(project, os.path.expanduser(value))) if isinstance(value, str) and value else None
 
 
-async def run_pre_tool_use(
-    payload: dict[str, Any], *, tool: str, python_hooks: list[PythonHook], shell_hooks: list[ConfiguredHook],
-    cwd: str, env: Mapping[str, str] = {}, definition: "ToolDefinition | None" = None,
-    ctx: "ToolContext | None" = None,
-) -> HookResult:
-    """Run every matching hook in order; deny stops at once, a modified input feeds the next hook.
+class _ToolDecision:
+    """PreToolUse's combiner: the strictest decision wins (continue < allow < ask < deny), a deny
+    ends the round at once, a modified input is what the next hook is told and what will run."""
 
-    ``payload`` is the call in our names (Python hooks and ours get it as is); a Claude Code
-    hook is told the same call in Claude Code's names. ``ctx``, when given, receives what the
-    hooks say for the person (``systemMessage``, non-blocking errors) and for the model
-    (``additionalContext``), and is asked to stop the turn on ``continue: false``.
-    """
-    result = HookResult()
-    current = dict(payload)
-    severity = {"continue": 0, "allow": 1, "ask": 2, "deny": 3}
-    view = ToolView.of(definition) if definition is not None else ToolView(tool, tool)
-    jobs: list[tuple[str, str, Callable[[dict[str, Any]], Awaitable[HookAnswer]]]] = []
-    for hook in python_hooks:
-        if hook.matcher in ("", "*") or any(fnmatch.fnmatchcase(name, hook.matcher) for name in view.names("codingcode")):
-            jobs.append((hook.name, "codingcode", partial(_run_python, hook)))
-    for configured in shell_hooks:
-        if configured.matches(view.names(configured.dialect)):
-            jobs.append((configured.label.strip("`"), configured.dialect,
-                         partial(_run_configured, configured, view=view, definition=definition, project=cwd, env=env)))
-    for name, dialect, job in jobs:
-        result.ran.append(name)
-        answer = await job(current)
-        if answer.failure is not None and dialect == "claude":
+    _SEVERITY = {"continue": 0, "allow": 1, "ask": 2, "deny": 3}
+
+    def __init__(self, payload: dict[str, Any], view: ToolView, ctx: "ToolContext | None") -> None:
+        self.result = HookResult()
+        self.payload = dict(payload)
+        self.view = view
+        self.ctx = ctx
+
+    def add(self, job: HookJob, answer: HookAnswer) -> bool:
+        result, ctx = self.result, self.ctx
+        result.ran.append(job.name)
+        if answer.failure is not None and job.dialect == "claude":
             _tell(ctx, f"PreToolUse hook: {answer.failure} (a non-blocking error, as in Claude Code)")
-            continue
+            return True
         if answer.failure is not None:
             # Said in the turn's record too: the card that carries the reason is gone once answered.
             _tell(ctx, f"PreToolUse hook: {answer.failure}; asking instead (hooks fail closed)")
@@ -167,19 +156,50 @@ async def run_pre_tool_use(
         if answer.additional_context and ctx is not None:
             ctx.hook_context.append(answer.additional_context)
         if answer.updated_input is not None:
-            ours = from_claude_input(view.display, answer.updated_input, current["tool_input"]) \
-                if dialect == "claude" and not view.mcp else answer.updated_input
-            current["tool_input"] = ours
+            view = self.view
+            ours = from_claude_input(view.display, answer.updated_input, self.payload["tool_input"]) \
+                if job.dialect == "claude" and not view.mcp else answer.updated_input
+            self.payload["tool_input"] = ours
             result.modified_input = ours
-        decision = answer.decision if answer.decision in severity else "continue"
+        decision = answer.decision if answer.decision in self._SEVERITY else "continue"
         if answer.stop:
-            result.stop = answer.stop_reason or f"hook {name} stopped the turn"
+            result.stop = answer.stop_reason or f"hook {job.name} stopped the turn"
             decision = "deny"
             answer.reason = answer.reason or result.stop
-        if severity[decision] > severity[result.decision]:
-            result.decision, result.reason, result.hook = decision, answer.reason, name  # type: ignore[assignment]
-        if decision == "deny":
-            break
+        if self._SEVERITY[decision] > self._SEVERITY[result.decision]:
+            result.decision, result.reason, result.hook = decision, answer.reason, job.name  # type: ignore[assignment]
+        return decision != "deny"
+
+
+async def run_pre_tool_use(
+    payload: dict[str, Any], *, tool: str, python_hooks: list[PythonHook], shell_hooks: list[ConfiguredHook],
+    cwd: str, env: Mapping[str, str] = {}, definition: "ToolDefinition | None" = None,
+    ctx: "ToolContext | None" = None,
+) -> HookResult:
+    """Run every matching hook in order (:func:`~.fire.fire`); deny stops at once, a modified input
+    feeds the next hook.
+
+    ``payload`` is the call in our names (Python hooks and ours get it as is); a Claude Code
+    hook is told the same call in Claude Code's names. ``ctx``, when given, receives what the
+    hooks say for the person (``systemMessage``, non-blocking errors) and for the model
+    (``additionalContext``), and is asked to stop the turn on ``continue: false``.
+    """
+    view = ToolView.of(definition) if definition is not None else ToolView(tool, tool)
+    combined = _ToolDecision(payload, view, ctx)
+
+    def told() -> dict[str, Any]:
+        return dict(combined.payload)
+
+    jobs: list[HookJob] = []
+    for hook in python_hooks:
+        if hook.matcher in ("", "*") or any(fnmatch.fnmatchcase(name, hook.matcher) for name in view.names("codingcode")):
+            jobs.append(HookJob(hook.name, "codingcode", partial(_run_python, hook, told)))
+    for configured in shell_hooks:
+        if configured.matches(view.names(configured.dialect)):
+            jobs.append(HookJob(configured.label.strip("`"), configured.dialect,
+                                partial(_run_configured, configured, told, view=view, definition=definition,
+                                        project=cwd, env=env)))
+    result = (await fire(jobs, combined)).result
     if result.stop is not None and ctx is not None and ctx.run is not None:
         stop = getattr(ctx.run, "request_stop", None)
         if stop is not None:
@@ -192,8 +212,9 @@ def _tell(ctx: "ToolContext | None", text: str) -> None:
         ctx.run.notify(text)
 
 
-async def _run_configured(hook: ConfiguredHook, payload: dict[str, Any], view: ToolView,
+async def _run_configured(hook: ConfiguredHook, told: Callable[[], dict[str, Any]], view: ToolView,
                           definition: "ToolDefinition | None", project: str, env: Mapping[str, str]) -> HookAnswer:
+    payload = told()
     if hook.problem is not None:
         # A check the person configured that cannot run here fails closed, whichever file it is in.
         return HookAnswer(decision="ask", reason=f"the PreToolUse {hook.label} from {hook.path} cannot run here "

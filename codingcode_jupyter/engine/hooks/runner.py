@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..processes import run_process
-from .events import HookEvent
+from .events import HookEvent, rules_of
 
 if TYPE_CHECKING:
     from ..settings import Dialect, HooksSettings
@@ -54,7 +54,7 @@ _EXACT = re.compile(r"^[A-Za-z0-9_|, -]+$")
 class ConfiguredHook:
     """One hook command of a settings file, for one event."""
 
-    event: str
+    event: HookEvent
     matcher: str
     command: str
     type: str
@@ -91,7 +91,7 @@ class ConfiguredHook:
         if names is None or matcher in ("", "*"):
             return True
         if self.problem is not None:
-            return self.event == HookEvent.PRE_TOOL_USE
+            return rules_of(self.event).unrunnable_matches_all
         if self.dialect == "claude":
             if _EXACT.match(matcher):
                 wanted = {part.strip() for part in re.split(r"[|,]", matcher) if part.strip()}
@@ -108,7 +108,7 @@ def configured_hooks(hooks: "HooksSettings", *, source: str, path: Path, dialect
     for event in type(hooks).model_fields:
         for group in getattr(hooks, event):
             for hook in group.hooks:
-                out.append(ConfiguredHook(event=event, matcher=group.matcher, command=hook.command, type=hook.type,
+                out.append(ConfiguredHook(event=HookEvent(event), matcher=group.matcher, command=hook.command, type=hook.type,
                                           timeout=hook.timeout or DEFAULT_TIMEOUT[dialect], source=source, path=path,
                                           dialect=dialect))
     return out
@@ -171,6 +171,8 @@ class HookAnswer:
     # Shown to the person.
     system_message: str = ""
     failure: str | None = None
+    # Why the hook did not run at all, as configured (its event says what that means).
+    not_run: str | None = None
 
 
 class _SpecificOutput(BaseModel):
@@ -217,7 +219,7 @@ def _tool_decision(event: str, value: str | None) -> Decision:
     """A decision word as the event understands it: a tool call is allowed or denied, anything else blocked."""
     if value in (None, "continue", "defer"):
         return "continue"
-    if event == HookEvent.PRE_TOOL_USE:
+    if rules_of(event).decides_tool_call:
         return {"approve": "allow", "block": "deny"}.get(value, value)  # type: ignore[return-value]
     return "block" if value in ("block", "deny") else "continue"
 
@@ -228,7 +230,7 @@ def _from_claude_json(event: str, raw: dict[str, Any]) -> HookAnswer:
                         decision=_tool_decision(event, output.decision), reason=output.reason)
     specific = output.hookSpecificOutput
     if specific is not None:
-        if specific.permissionDecision is not None and event == HookEvent.PRE_TOOL_USE:
+        if specific.permissionDecision is not None and rules_of(event).decides_tool_call:
             answer.decision = _tool_decision(event, specific.permissionDecision)
             answer.reason = specific.permissionDecisionReason or answer.reason
         answer.updated_input = specific.updatedInput
@@ -252,16 +254,12 @@ def _from_our_json(event: str, raw: Any, name: str) -> HookAnswer:
                         stop=not output.continue_, stop_reason=output.stopReason, system_message=output.systemMessage)
     specific = output.hookSpecificOutput
     if specific is not None:
-        if specific.permissionDecision is not None and event == HookEvent.PRE_TOOL_USE:
+        if specific.permissionDecision is not None and rules_of(event).decides_tool_call:
             answer.decision = _tool_decision(event, specific.permissionDecision)
             answer.reason = specific.permissionDecisionReason or answer.reason
         answer.updated_input = specific.updatedInput if specific.updatedInput is not None else answer.updated_input
         answer.additional_context = specific.additionalContext or answer.additional_context
     return answer
-
-
-# Events whose plain stdout (exit 0) is context for the model, in Claude Code's semantics.
-_CONTEXT_EVENTS = frozenset({HookEvent.USER_PROMPT_SUBMIT, HookEvent.SESSION_START})
 
 
 def read_answer(hook: ConfiguredHook, run: HookRun) -> HookAnswer:
@@ -273,7 +271,7 @@ def read_answer(hook: ConfiguredHook, run: HookRun) -> HookAnswer:
         return HookAnswer(failure=f"hook {name} did not answer within {hook.timeout:g} s")
     err = run.stderr.strip()
     if run.exit_code == 2:  # Claude Code's convention, kept by ours: exit 2 blocks, stderr says why
-        return HookAnswer(decision="deny" if event == HookEvent.PRE_TOOL_USE else "block",
+        return HookAnswer(decision="deny" if rules_of(event).decides_tool_call else "block",
                           reason=err or f"hook {name} blocked it")
     if run.exit_code != 0:
         return HookAnswer(failure=f"hook {name} failed with exit code {run.exit_code}" + (f": {err[:300]}" if err else ""))
@@ -292,7 +290,7 @@ def read_answer(hook: ConfiguredHook, run: HookRun) -> HookAnswer:
                 first = error.errors(include_url=False)[0]
                 where = ".".join(str(p) for p in first["loc"])
                 return HookAnswer(failure=f"hook {name} answered JSON Claude Code would not accept ({where}: {first['msg']})")
-        return HookAnswer(additional_context=text if event in _CONTEXT_EVENTS else "")
+        return HookAnswer(additional_context=text if rules_of(event).stdout_is_context else "")
     if not text:
         return HookAnswer()
     try:
