@@ -36,6 +36,7 @@ from typing import Iterable, Literal, Sequence
 __all__ = [
     "HostPath", "HOST_PATHS", "HostHit", "host_executed", "venv_root", "import_path_dirs",
     "sandbox_targets", "name_may_be_host_executed", "git_config_program", "GIT_PROGRAM_KEYS",
+    "PYTHON_START_PATTERNS",
 ]
 
 Root = Literal["project", "home"]
@@ -92,6 +93,18 @@ HOST_PATHS: tuple[HostPath, ...] = (
            ".local/lib/python*/site-packages/usercustomize.py"),
     *_rows("home", "file", "the person's git configuration (it may name programs git runs)", ".gitconfig"),
     *_rows("home", "dir", "the person's git configuration", ".config/git"),
+)
+
+
+# The rows only a Python (or the IPython and Jupyter it starts) runs, from the directory it starts
+# in or imports from: inside a virtualenv the agent created these run only when that venv's own
+# Python starts (see sandbox/host_watch.py), unlike a .git or an .envrc that other programs run.
+PYTHON_START_PATTERNS = frozenset(
+    row.pattern for row in HOST_PATHS
+    if row.pattern.rsplit("/", 1)[-1] in (
+        "pyvenv.cfg", "*.pth", "sitecustomize.py", "usercustomize.py", "ipython_config.py",
+        "ipython_kernel_config.py", "jupyter_*config.py", "jupyter_*config.json", ".ipython", ".jupyter", "startup")
+    and row.root == "project"
 )
 
 

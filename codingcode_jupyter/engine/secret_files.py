@@ -20,7 +20,7 @@ import stat
 from pathlib import Path
 
 __all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
-           "holds_private_key"]
+           "holds_private_key", "secret_name", "find_secret_named"]
 
 # Relative to the home directory: keys, tokens and the files where tools keep them.
 HOME_SECRETS = (
@@ -143,10 +143,9 @@ def holds_private_key(path: Path) -> bool:
         return False
 
 
-def secret_file(path: Path | str) -> str | None:
-    """Why the file at ``path`` holds secrets by its name, extension or content (dotenv names are
-    :func:`is_env_file`'s), or None."""
-    name = _editor_original(os.path.basename(str(path)))
+def secret_name(name: str) -> str | None:
+    """Why a file called ``name`` holds secrets by its name or extension alone, or None."""
+    name = _editor_original(name)
     lower = name.lower()
     suffix = os.path.splitext(lower)[1]
     if _KEY_NAME.match(name):
@@ -155,6 +154,50 @@ def secret_file(path: Path | str) -> str | None:
         return f"a private key or keystore (a `{suffix}` file)"
     if any(word in lower for word in SECRET_WORDS) and suffix not in CODE_SUFFIXES:
         return "a file named for secrets or credentials"
+    return None
+
+
+def find_secret_named(root: Path, *, dotfiles: bool = True, limit: int = 20_000) -> tuple[Path, str] | None:
+    """The first file under ``root`` a recursive read would reach that holds secrets by its name: a
+    :func:`secret_name`, a dotenv name, or a ``.pem`` holding a private key (only ``.pem`` files are
+    opened, not every file). ``dotfiles`` False: the reader skips dot-names (rg, ag). A walk that
+    stops at ``limit`` entries gives ``root`` itself: what it did not see is not proven harmless.
+    Directories of :data:`ENV_SCAN_SKIP` are not searched, as for dotenv files."""
+    seen = 0
+    stack = [str(root)]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > limit:
+                        return root, "a directory too large to search for files named for secrets"
+                    if not dotfiles and entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in ENV_SCAN_SKIP:
+                            stack.append(entry.path)
+                        continue
+                    why = secret_name(entry.name)
+                    if why is None and is_env_file(entry.name):
+                        why = "a .env file"
+                    if why is None and entry.name.lower().endswith(".pem") and holds_private_key(Path(entry.path)):
+                        why = "a private key (it holds a `-----BEGIN ... PRIVATE KEY-----` header)"
+                    if why is not None:
+                        return Path(entry.path), why
+        except OSError:
+            continue
+    return None
+
+
+def secret_file(path: Path | str) -> str | None:
+    """Why the file at ``path`` holds secrets by its name, extension or content (dotenv names are
+    :func:`is_env_file`'s), or None."""
+    why = secret_name(os.path.basename(str(path)))
+    if why is not None:
+        return why
+    suffix = os.path.splitext(_editor_original(os.path.basename(str(path))).lower())[1]
     real = Path(path)
     if real.is_absolute() and holds_private_key(real):
         return "a private key (it holds a `-----BEGIN ... PRIVATE KEY-----` header)"

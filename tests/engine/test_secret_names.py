@@ -80,3 +80,42 @@ def test_a_private_key_is_found_by_its_content(tmp_path: Path) -> None:
     note.write_text(KEY)
     assert secret_file(pem) and secret_file(note)
     assert secret_file(cert) is None  # control: a certificate alone is not a secret
+
+
+# ----- recursive reads over a tree holding files named for secrets (issue 33, guard33c) ------------
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    return root
+
+
+def test_find_secret_named_by_name_not_by_every_files_content(tmp_path: Path) -> None:
+    from codingcode_jupyter.engine.secret_files import find_secret_named
+
+    key = "-----BEGIN RSA PRIVATE KEY-----\nx\n"
+    clean = _tree(tmp_path / "clean", {"a.py": "x", "sub/b.txt": "y", "certs/server.pem": "-----BEGIN CERTIFICATE-----\n",
+                                       "hidden_key.txt": key})
+    assert find_secret_named(clean) is None, "control: no name for secrets (a key only by content is not searched)"
+    assert find_secret_named(_tree(tmp_path / "a", {"x/config/secrets.yaml": "k"})) == (
+        tmp_path / "a/x/config/secrets.yaml", "a file named for secrets or credentials")
+    assert find_secret_named(_tree(tmp_path / "b", {"id_ed25519": key}))[0].name == "id_ed25519"
+    assert find_secret_named(_tree(tmp_path / "c", {"tls/server.pem": key}))[0].name == "server.pem"
+    assert find_secret_named(_tree(tmp_path / "d", {"prod.env": "K=1"}))[0].name == "prod.env"
+    dotted = _tree(tmp_path / "e", {"conf/.secrets.yaml": "t", "src/a.py": "x"})
+    assert find_secret_named(dotted) is not None and find_secret_named(dotted, dotfiles=False) is None
+    # A tree too large to search is not proven free of them.
+    big = _tree(tmp_path / "f", {f"n{i}.txt": "" for i in range(30)})
+    assert find_secret_named(big, limit=10) == (big, "a directory too large to search for files named for secrets")
+
+
+@pytest.mark.parametrize("command", ["grep -rn token config", "rg token config", "cat config/*",
+                                     "find config -type f -exec cat {} +"])
+async def test_a_recursive_read_names_the_secret_file_it_would_read(tmp_path: Path, command: str) -> None:
+    project = _tree(make_project(tmp_path), {"config/deploy_credentials.yaml": "k: 1\n", "config/app.yaml": "a\n",
+                                             "lib/util.py": "x\n", "lib/data/table.csv": "a,b\n"})
+    result = await evaluate(project, "execute_command", {"command": command}, mode="bypass")
+    assert result.kind == "ask" and "deploy_credentials.yaml" in result.reason, result.model_dump()
+    control = await evaluate(project, "execute_command", {"command": command.replace("config", "lib")}, mode="bypass")
+    assert control.kind == "allow", control.model_dump()

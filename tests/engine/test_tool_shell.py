@@ -122,6 +122,9 @@ async def test_sandbox_seam_used_when_active(ctx):
         def argv_for(self, command, cwd):
             return ["bash", "-c", f"echo SANDBOXED in {cwd}: {command}"]
 
+        def watch_host(self):  # the real one lists the host-executed files to compare after the command
+            return None
+
     ctx = ctx.with_turn(deps=make_deps(ctx.project_path, sandbox=FakeSandbox()))
     result = await execute_command.run({"command": "echo hi"}, ctx)
     assert f"SANDBOXED in {ctx.project_path}: echo hi" in result.text_content and FakeSandbox.commands == 1

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..host_paths import git_config_program
-from ..secret_files import find_env_files, is_env_file, secret_file
+from ..secret_files import find_env_files, find_secret_named, is_env_file, secret_file
 from .examples import CheckedOnce
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
 from .python_code import CodeCall
@@ -605,6 +605,17 @@ def _check_secret_file(subject: Subject) -> list[Hit]:
         if why:
             return [Hit("builtin:secret-file", "ask", f"{ref.via} `{_short(ref.raw)}` touches {why}, which usually "
                         "holds secrets.")]
+    for ref in subject.paths:
+        # A recursive read (`grep -r`, `rg`, `find -exec cat`, `tar c`) reads every file of the tree: one
+        # named for secrets there is read as surely as if named (by name; only `.pem` files are opened).
+        if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.resolved.is_dir():
+            continue
+        found = find_secret_named(ref.resolved, dotfiles=ref.hidden)
+        if found is not None:
+            path, why = found
+            shown = path.name if path == ref.resolved else os.path.relpath(path, ref.resolved)
+            return [Hit("builtin:secret-file", "ask", f"{ref.via} `{_short(ref.raw)}` reads the whole directory, "
+                        f"including {shown}, {why}, which usually holds secrets.")]
     return []
 
 

@@ -62,6 +62,7 @@ from ..settings import SandboxSettings
 from . import landlock
 from .backends import BACKEND_NAMES, Backend, base_flags, choose_backend, no_filter_reason, probe_bwrap
 from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
+from .host_watch import HostWatch, is_agent_venv_entry
 from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
 from .project_scan import ProjectScan
 from .seccomp import sandbox_filter
@@ -212,6 +213,9 @@ class CommandSandbox:
         # Called (on the proxy's thread) with each network decision; the runtime audits them.
         self.on_network: Callable[[Any], None] | None = None
         self._placeholders: list[Path] = []
+        # Virtualenvs a sandboxed command created in this sandbox's life: what only their own Python
+        # runs stays writable and is not asked about (see sandbox/host_watch.py).
+        self.agent_venvs: set[Path] = set()
         # Sandboxed commands running now; their placeholders go once none runs (see command()).
         self._running = 0
         # A long-lived process (an MCP server) was confined: its mounts keep the placeholders until aclose.
@@ -404,6 +408,8 @@ class CommandSandbox:
         for path, kind in sandbox_targets(self.project, self.home, self._scan.host_found):
             if path == top_git and top_git in self.writable_roots:
                 continue  # `allowWrite: [".git"]` is the person's word for the top-level repository
+            if self.agent_venvs and is_agent_venv_entry(path, self.project, self.home, self.agent_venvs):
+                continue  # a virtualenv this sandbox's commands made: `pip install` must keep working
             targets.append((path, kind))
         return targets
 
@@ -634,6 +640,21 @@ class CommandSandbox:
     def proxy(self) -> AllowlistProxy | None:
         """The allowlist proxy, once a command needed it."""
         return self._proxy
+
+    def watch_host(self) -> HostWatch:
+        """The project's host-executed entries listed now, to compare once a command ended
+        (what the mounts cannot hold: names created for the first time; see sandbox/host_watch.py)."""
+        return HostWatch.start(self)
+
+    @property
+    def project_scan(self) -> ProjectScan:
+        """The cached walk of the project (dotenv files, host-executed entries)."""
+        return self._scan
+
+    @property
+    def placeholders(self) -> list[Path]:
+        """The empty mount targets the sandbox made in the project and has not removed yet."""
+        return list(self._placeholders)
 
     def _remove_placeholders(self) -> None:
         for path in reversed(self._placeholders):

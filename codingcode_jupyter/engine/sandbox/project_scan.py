@@ -70,6 +70,10 @@ class ProjectScan:
         self.host_found = host
         return found
 
+    def directories(self) -> set[str]:
+        """Every directory the last walk listed (or took from its cache)."""
+        return set(self._cache)
+
     def _listing(self, directory: str) -> _DirCache | None:
         """The dotenv files and subdirectories of ``directory``, listed again only if it changed."""
         try:

