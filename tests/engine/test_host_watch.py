@@ -156,3 +156,23 @@ def test_a_venv_the_agent_makes_stays_usable_and_unasked(tmp_path):
         assert not (project / ".venv" / ".envrc").exists() and "moved out" in notes[0]
     finally:
         asyncio.run(sandbox.aclose())
+
+
+def test_two_commands_at_once_ask_once(tmp_path):
+    # Two sandboxed commands overlap: both see the same new file. Kept by the person after the first,
+    # the second does not ask again; moved aside by the first, the second finds nothing to move.
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir(), home.mkdir()
+    sandbox = make_sandbox(project, home)
+    first, second = sandbox.watch_host(), sandbox.watch_host()
+    (project / ".envrc").write_text("echo planted\n")
+    assert [c.rel for c in second.changes()] == [".envrc"], "control: the second command sees it too"
+    first.accept(first.changes())
+    assert second.changes() == []
+    (project / ".envrc").write_text("echo changed again\n")
+    assert [c.rel for c in second.changes()] == [".envrc"], "changed after it was kept: asked again"
+    third = sandbox.watch_host()
+    (project / "sub").mkdir()
+    (project / "sub" / ".envrc").write_text("x\n")
+    changes = third.changes()
+    assert len(third.quarantine(changes)) == 1 and third.quarantine(changes) == []

@@ -72,6 +72,7 @@ async def settle_host_files(watch: "HostWatch", command: str, ctx: "ToolContext 
         return []
     names = ", ".join(c.rel for c in changes)
     if ctx is not None and await _ask(changes, command, ctx):
+        watch.accept(changes)
         return [f"(The person kept {names}, which the host runs later, written by this command.)"]
     moved = watch.quarantine(changes)
     return ["(This command created or changed files the host runs later, outside the sandbox, and the person "

@@ -132,6 +132,8 @@ class HostWatch:
                 continue  # the sandbox's own mount target
             if is_agent_venv_entry(path, self.project, self.home, self.sandbox.agent_venvs):
                 continue
+            if path in self.sandbox.host_accepted and self.sandbox.host_accepted[path] == _identity(path):
+                continue  # the person kept it after another command (one running at the same time)
             hit = host_executed(path, self.project, self.home)
             if hit is None:
                 continue
@@ -142,6 +144,13 @@ class HostWatch:
             elif stat.S_ISREG(before.identity[3]) and _identity(path) != before.identity:
                 changed.append(HostChange(path, rel, hit.what, "changed"))
         return changed
+
+    def accept(self, changes: list[HostChange]) -> None:
+        """The person kept these: a command running at the same time does not ask about them again."""
+        for change in changes:
+            identity = _identity(change.path)
+            if identity is not None:
+                self.sandbox.host_accepted[change.path] = identity
 
     def _note_new_venvs(self, found: list[Path]) -> None:
         for path in found:
@@ -162,6 +171,8 @@ class HostWatch:
         into = user_dir() / "quarantine" / _slug(self.project) / stamp
         lines: list[str] = []
         for change in changes:
+            if not os.path.lexists(change.path):
+                continue  # moved aside already (by a command that ran at the same time)
             target = into / change.rel
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)

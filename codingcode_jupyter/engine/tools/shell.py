@@ -7,6 +7,7 @@ project settings' ``env`` set. A non-zero exit is information for the model, not
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from contextlib import nullcontext
@@ -106,9 +107,13 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
                                     on_output=ctx.progress)
         except OSError as error:
             raise ToolError(f"Could not start the command: {error}") from None
-        finally:
+        except asyncio.CancelledError:
+            # Interrupted: nobody is asked now, what the command left that the host runs is moved aside.
             if watch is not None:
-                notes.extend(await settle_host_files(watch, args.command, ctx))
+                watch.quarantine(watch.changes())
+            raise
+        if watch is not None:
+            notes.extend(await settle_host_files(watch, args.command, ctx))
     notes.extend(run.notes)
     out, err, timed_out = run.stdout, run.stderr, run.timed_out
     if timed_out:
