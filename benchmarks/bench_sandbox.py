@@ -13,7 +13,9 @@ Rows, each measured side by side in one run (medians):
   under 10 ms extra);
 - the walk that finds every dotenv file (node_modules included), warm, against
   `rg --files --hidden --no-ignore -g '.env*'` over the same tree; the first, uncached walk
-  of a session is reported with it.
+  of a session is reported with it;
+- the compare of host-executed files around each command (sandbox/host_watch.py: two more warm
+  walks and a stat of each host-executed file) against the one warm walk argv_for makes.
 
 The projects live in /dev/shm when there is one: building 200,000 files on a slow disk takes
 minutes, and the walk reads directory metadata from memory either way once the tree is
@@ -39,7 +41,7 @@ sys.path.insert(0, str(HERE))
 
 from common import Row, spread  # noqa: E402
 
-from codingcode_jupyter.engine.sandbox import CommandSandbox  # noqa: E402
+from codingcode_jupyter.engine.sandbox import CommandSandbox, SandboxUnavailable  # noqa: E402
 from codingcode_jupyter.engine.settings import SandboxSettings  # noqa: E402
 from codingcode_jupyter.engine.tools.search import find_rg  # noqa: E402
 
@@ -218,6 +220,45 @@ def _scan_row(project: Path, files: int, runs: int) -> Row:
     )
 
 
+def _watch_row(project: Path, files: int, runs: int) -> Row:
+    """What execute_command adds around each sandboxed command since the host watch: the project's
+    host-executed entries listed before and compared after (sandbox/host_watch.py), warm, against
+    the walk argv_for makes anyway."""
+    name = f"host-executed compare around a command, {files} files / {files // FILES_PER_DIR} dirs"
+    sandbox = CommandSandbox(project, SandboxSettings(), bwrap=None, unavailable_reason=None)
+    sandbox._env_files()
+
+    def argv_walk() -> None:
+        # argv_for walks first, then finds no bwrap here: its walk is what is measured.
+        try:
+            sandbox.argv_for("true", project)
+        except SandboxUnavailable:
+            pass
+
+    watch, walk = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        # As execute_command: the watch, then the argv (which reuses the watch's walk), then the compare.
+        watched = sandbox.watch_host()
+        argv_walk()
+        watched.changes()
+        watch.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        argv_walk()
+        walk.append(time.perf_counter() - start)
+    extra = (statistics.median(watch) - statistics.median(walk)) * 1000
+    return Row(
+        name=name,
+        ours=spread(watch),
+        baseline=f"{spread(walk)} the warm walk argv_for makes per command",
+        result=f"{statistics.median(watch) / statistics.median(walk):.2f}x (+{extra:.1f} ms)",
+        target="— (reported)",
+        met=None,
+        method=f"median of {runs}: watch_host(), argv_for (which reuses the watch's walk), changes() (one more "
+        "warm walk, each host-executed file's stat), taken in turn with argv_for's own walk; nothing changed between",
+    )
+
+
 def measure(quick: bool) -> list[Row]:
     """Rows for benchmarks/run.py."""
     runs = 15 if quick else 100
@@ -229,6 +270,7 @@ def measure(quick: bool) -> list[Row]:
                 rows += asyncio.run(_startup_rows(project, files, runs))
                 rows += asyncio.run(_backend_rows(project, files, runs))
             rows.append(_scan_row(project, files, runs))
+            rows.append(_watch_row(project, files, runs))
     return rows
 
 

@@ -203,6 +203,8 @@ class CommandSandbox:
         self.fail_if_unavailable = settings.failIfUnavailable
         self._scan = ProjectScan(self.project, allowed_env_files)
         self._walked: list[Path] | None = None
+        # A walk made by HostWatch.start for the command about to be wrapped (see _wrap).
+        self._walk_ahead: list[Path] | None = None
         self.allowed_env_files = self._scan.allowed_env_files
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
         domains = settings.network.allowedDomains or []
@@ -324,7 +326,10 @@ class CommandSandbox:
         # One walk of the project per command: the masks and the protected paths both read it
         # (the Landlock plan through both), and it cannot change meaningfully between the two.
         self._walked = None
-        self._walked = self._scan.env_files()
+        # The host watch walked just before this (execute_command starts it, then builds the argv
+        # with no await between): that walk serves, rather than a second one.
+        ahead, self._walk_ahead = self._walk_ahead, None
+        self._walked = ahead if ahead is not None else self._scan.env_files()
         try:
             return self._wrap_walked(argv, cwd, pass_env=pass_env)
         finally:
@@ -645,8 +650,11 @@ class CommandSandbox:
 
     def watch_host(self) -> HostWatch:
         """The project's host-executed entries listed now, to compare once a command ended
-        (what the mounts cannot hold: names created for the first time; see sandbox/host_watch.py)."""
-        return HostWatch.start(self)
+        (what the mounts cannot hold: names created for the first time; see sandbox/host_watch.py).
+        Call it right before :meth:`argv_for`, which then reuses its walk."""
+        watch = HostWatch.start(self)
+        self._walk_ahead = watch.env_files
+        return watch
 
     @property
     def project_scan(self) -> ProjectScan:

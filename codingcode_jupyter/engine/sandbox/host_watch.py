@@ -104,7 +104,8 @@ class HostWatch:
         self.project = sandbox.project
         self.home = sandbox.home
         scan = sandbox.project_scan
-        scan.env_files()
+        # The dotenv files of this walk: argv_for takes them rather than walking again.
+        self.env_files = scan.env_files()
         self._dirs = scan.directories()
         self._before: dict[Path, _Seen] = {}
         for path in scan.host_found:
