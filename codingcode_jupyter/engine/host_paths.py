@@ -208,8 +208,9 @@ def sandbox_targets(project: Path, home: Path, found: Iterable[Path] = ()) -> li
     virtualenvs among them (a ``pyvenv.cfg`` binds its whole directory).
 
     bubblewrap can only bind what exists, and Landlock can only grant by hierarchy: a name that
-    does not exist yet, in a directory a command may write, is held by the approval layer alone
-    (writes naming it are asked); both backends say so in their limits.
+    does not exist yet, in a directory a command may write, is held by the approval layer (writes
+    naming it are asked) and by the compare after each command (sandbox/host_watch.py); both
+    backends say so in their limits.
     """
     targets: list[tuple[Path, Kind]] = []
     for row in HOST_PATHS:

@@ -108,8 +108,10 @@ _INSIDE_PRIVATE = "/tmp/.codingcode-sandbox"
 # What neither backend stops; both list it in their limits (status, doctor, `sandbox check`).
 COMMON_LIMITS = (
     "a new file matching the host-executed table (engine/host_paths.py) in a directory a command may write "
-    "(sub/.envrc, x.pth, a new virtualenv) is not stopped by the sandbox, only existing ones are read-only; "
-    "the approval layer asks before every write that names such a path, in every mode",
+    "(sub/.envrc, x.pth, git init sub) is not stopped while the command runs, only existing ones are read-only: "
+    "execute_command compares the table's entries before and after each command and asks about each new or "
+    "changed one, moving it out of the project unless the person keeps it (a long-lived MCP server the "
+    "sandbox confines is not compared); the approval layer also asks before every write that names such a path",
     "a secret file created while a command runs is not hidden from that command (the masks are made when it starts)",
 )
 BWRAP_LIMITS = COMMON_LIMITS
