@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from .deadline import within
+
 __all__ = ["OutputBuffer", "ProcessResult", "run_process", "MAX_STREAM_CHARS"]
 
 MAX_STREAM_CHARS = 30_000
@@ -104,7 +106,7 @@ async def _kill_group(proc: asyncio.subprocess.Process, pgid: int) -> None:
     if not _signal_group(pgid, signal.SIGTERM):
         return
     try:
-        await asyncio.wait_for(_exited(proc), TERM_GRACE_S)
+        await within(_exited(proc), TERM_GRACE_S)
     except (asyncio.TimeoutError, asyncio.CancelledError):
         pass
     # Background children may ignore SIGTERM or outlive the leader; the group goes regardless.
@@ -176,18 +178,18 @@ async def run_process(
     feeder = asyncio.ensure_future(_feed(proc, stdin)) if stdin is not None else None
     try:
         try:
-            await asyncio.wait_for(_exited(proc), timeout)
+            await within(_exited(proc), timeout)
         except asyncio.TimeoutError:
             result.timed_out = True
             await _kill_group(proc, pgid)
         try:
-            await asyncio.wait_for(asyncio.shield(pumps), DRAIN_GRACE_S)
+            await within(asyncio.shield(pumps), DRAIN_GRACE_S)
         except asyncio.TimeoutError:
             # The child is done but something it started still holds the pipes.
             result.notes.append("(background processes still held the output after the command ended; they were stopped)")
             await _kill_group(proc, pgid)
             try:
-                await asyncio.wait_for(pumps, TERM_GRACE_S)
+                await within(pumps, TERM_GRACE_S)
             except asyncio.TimeoutError:
                 pumps.cancel()
     except asyncio.CancelledError:

@@ -53,6 +53,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..engine.deadline import within
+
 __all__ = ["Prewarm", "default_steps", "later_steps", "start", "stop_pausing", "current", "ready", "wait", "WAITING_TEXT", "ENV_VAR", "PRECONNECT_ENV_VAR"]
 
 # Set to 0 to keep the engine for the first %%agent cell (as before prewarming existed).
@@ -69,9 +71,12 @@ IDLE_S = 0.1
 MAX_WAIT_S = 60.0
 # Inside a step, whether a cell computes is looked at no more often than this, by watching
 # the CPU time of the cell's thread for SAMPLE_S: the step waits while the cell used at
-# least half of it. (A thread's CPU clock is Linux's; elsewhere a step is never paused.)
+# least COMPUTING_SHARE of it. A waiting cell uses none; a computing one on a loaded machine
+# gets only its share of a core (a quarter on two cores shared by eight processes), so the
+# bar is low. (A thread's CPU clock is Linux's; elsewhere a step is never paused.)
 CHECK_EVERY_S = 0.05
 SAMPLE_S = 0.01
+COMPUTING_SHARE = 0.1
 _THREAD_CLOCK = getattr(time, "pthread_getcpuclockid", None)
 
 Step = tuple[str, Callable[[], Any]]
@@ -349,7 +354,7 @@ class Prewarm:
                 before = _cpu_times(threads)
                 self._lock.wait(SAMPLE_S)
                 after = _cpu_times(threads)
-                if sum(after[t] - before[t] for t in after if t in before) < SAMPLE_S / 2:
+                if sum(after[t] - before[t] for t in after if t in before) < SAMPLE_S * COMPUTING_SHARE:
                     break
         self._next_check = time.monotonic() + CHECK_EVERY_S
 
@@ -413,13 +418,13 @@ class Prewarm:
 
         self._done.add_done_callback(wake)
         try:
-            await asyncio.wait_for(asyncio.shield(waiter), QUIET_WAIT_S)
+            await within(asyncio.shield(waiter), QUIET_WAIT_S)
             return
         except asyncio.TimeoutError:
             pass
         finish = on_wait() if on_wait is not None else None
         try:
-            await asyncio.wait_for(waiter, MAX_WAIT_S - QUIET_WAIT_S)
+            await within(waiter, MAX_WAIT_S - QUIET_WAIT_S)
         except asyncio.TimeoutError:
             pass
         finally:

@@ -13,6 +13,7 @@ import asyncio
 import html
 from typing import Any, Literal
 
+from ..engine.deadline import within
 from . import async_cell, theme, words
 from .rendering import diff_html
 
@@ -95,7 +96,7 @@ async def ask_restore(shell: Any, question: str, *, frontend_wait: float) -> Con
     answer: Confirmation
     try:
         try:
-            await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(asked.seen), shell), frontend_wait)
+            await within(async_cell.wait_answer(asyncio.shield(asked.seen), shell), frontend_wait)
             seen = True
         except asyncio.TimeoutError:
             seen = (asked.box._view_count or 0) >= 1

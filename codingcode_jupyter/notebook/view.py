@@ -24,6 +24,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from ..engine.approval.types import Answer, ApprovalRequest, Reply
+from ..engine.deadline import within
 from ..engine.events import (
     ApprovalAnswered,
     ApprovalRequested,
@@ -220,7 +221,7 @@ class TurnView:
         if self.frontend_seen:
             return True
         try:
-            await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(self._seen), self.ip), self.frontend_wait)
+            await within(async_cell.wait_answer(asyncio.shield(self._seen), self.ip), self.frontend_wait)
         except asyncio.TimeoutError:
             return self.frontend_seen
         return True
@@ -417,7 +418,7 @@ class TurnView:
             known = kernel is not None and id(kernel) in _HEADLESS_KERNELS
             remaining = 0.0 if known else max(0.0, self.headless_timeout - self.frontend_wait)
             try:
-                answer = await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
+                answer = await within(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
                 return self._reply(card, answer)
             except asyncio.TimeoutError:
                 waited = self.frontend_wait if known else self.headless_timeout
@@ -472,7 +473,7 @@ class TurnView:
             else:
                 # --approval-timeout bounds every question of the turn, this one too.
                 try:
-                    answer = await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(card.answer), self.ip),
+                    answer = await within(async_cell.wait_answer(asyncio.shield(card.answer), self.ip),
                                                     self.approval_timeout)
                 except asyncio.TimeoutError:
                     self.trust_unanswered = f"nobody answered within {self.approval_timeout:g} s"

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..deadline import within
 from ..events import ApprovalAnswered, ApprovalRequested
 from ..settings import SettingsError
 from .amend import persist_rules
@@ -67,14 +68,14 @@ class Confirm(WhenUndecided):
         ctx.emit(ApprovalRequested.carrying(request))
         try:
             if ctx.approval_timeout is not None:
-                reply = await asyncio.wait_for(ask(request), ctx.approval_timeout)
+                reply = await within(ask(request), ctx.approval_timeout)
             else:
                 reply = await ask(request)
         except asyncio.TimeoutError:
             ctx.emit(answered("timeout", "timeout"))
             # The front may time the wait itself (no frontend, no stdin), with no approval_timeout set.
-            within = f" within {ctx.approval_timeout:g} s" if ctx.approval_timeout is not None else ""
-            return decided("deny", "timeout", f"Denied: nobody answered{within}; do not retry it now — "
+            limit = f" within {ctx.approval_timeout:g} s" if ctx.approval_timeout is not None else ""
+            return decided("deny", "timeout", f"Denied: nobody answered{limit}; do not retry it now — "
                            "continue without it or tell the user what you wanted to run.")
         except asyncio.CancelledError:
             ctx.emit(answered("interrupted", "user"))

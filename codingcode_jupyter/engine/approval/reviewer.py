@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..deadline import within
 from ..events import Usage
 from ..models.pricing import cost_usd
 from .layers import Layer
@@ -270,7 +271,7 @@ async def ask_reviewer(client: Any, params: dict[str, Any], timeout: float) -> R
     failure: str | None = None
     usage: Usage | None = None
     try:
-        message = await asyncio.wait_for(client.messages.create(**params), timeout)
+        message = await within(client.messages.create(**params), timeout)
     except asyncio.TimeoutError:
         failure = f"no answer within {timeout:g} s"
     except asyncio.CancelledError:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Union
 
 from ..claude.tool_input import from_claude_input
+from ..deadline import within
 from ..settings import HookMatcher
 from .events import HookEvent
 from .fire import HookJob, fire
@@ -109,7 +110,7 @@ async def _run_python(hook: PythonHook, told: Callable[[], dict[str, Any]]) -> H
     try:
         result = hook.fn(told())
         if inspect.isawaitable(result):
-            result = await asyncio.wait_for(result, _PYTHON_HOOK_TIMEOUT)
+            result = await within(result, _PYTHON_HOOK_TIMEOUT)
     except asyncio.TimeoutError:
         return HookAnswer(failure=f"hook {hook.name} did not answer within {_PYTHON_HOOK_TIMEOUT:g} s")
     except asyncio.CancelledError:

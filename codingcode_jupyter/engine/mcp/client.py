@@ -36,6 +36,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import FileUrl
 
+from ..deadline import within
 from ..events import McpProgress
 from .call_clocks import CallClocks
 from .common import McpCallError
@@ -250,7 +251,7 @@ class ServerConnection:
         self._wake.set()
         try:
             # The SDK bounds its own shutdown (close stdin, SIGTERM, SIGKILL); this is a backstop.
-            await asyncio.wait_for(asyncio.shield(owner), timeout=10)
+            await within(asyncio.shield(owner), 10)
         except (asyncio.TimeoutError, Exception):
             owner.cancel()
             await asyncio.gather(owner, return_exceptions=True)

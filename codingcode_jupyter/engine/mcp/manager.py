@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
+from ..deadline import within
 from ..events import McpLog, McpLoginRequired, McpServerChanged, McpWaiting, Notice
 from ..tools.base import ToolDefinition
 from .common import McpCallError, default_token_dir
@@ -283,7 +284,7 @@ class McpManager:
             while any(s.state == "starting" for s in self._servers.values()):
                 await asyncio.sleep(0.05)
 
-        await asyncio.wait_for(settled(), timeout)
+        await within(settled(), timeout)
 
     # -- a turn's wait -----------------------------------------------------------------
 
@@ -334,7 +335,7 @@ class McpManager:
                 self._changed.clear()
                 pause = min(deadline - loop.time(), QUIET_WAIT_S if not shown else 0.5)
                 try:
-                    await asyncio.wait_for(self._changed.wait(), max(pause, 0))
+                    await within(self._changed.wait(), max(pause, 0))
                 except asyncio.TimeoutError:
                     pass
                 waiting = self._still_starting()

@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlparse
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from ..deadline import within
 from .common import default_token_dir
 from .config import OAuthOptions
 
@@ -171,7 +172,7 @@ class LoginFlow:
         """Wait for the code (loopback or pasted), at most :data:`LOGIN_WAIT` seconds."""
         assert self._answer is not None, "callback() before redirect()"
         try:
-            return await asyncio.wait_for(asyncio.shield(self._answer), LOGIN_WAIT)
+            return await within(asyncio.shield(self._answer), LOGIN_WAIT)
         except asyncio.TimeoutError:
             raise LoginError(f"nobody logged in to {self.name} within {LOGIN_WAIT // 60} minutes") from None
         finally:
@@ -212,8 +213,8 @@ class LoginFlow:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            request_line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
-            while (await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
+            request_line = (await within(reader.readline(), 10)).decode("latin-1")
+            while (await within(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
                 pass
             target = request_line.split(" ")[1] if " " in request_line else ""
             parsed = urlparse(target)

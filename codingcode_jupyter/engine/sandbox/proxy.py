@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
+from ..deadline import within
 from ..domains import domain_allowed, normalise_host, validate_domain_patterns
 
 __all__ = [
@@ -266,7 +267,7 @@ class AllowlistProxy:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT)
+            head = await within(reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT)
         except asyncio.LimitOverrunError:
             raise _Refused(431, "Request Header Fields Too Large", "request head too large") from None
         except (asyncio.IncompleteReadError, TimeoutError):
@@ -309,7 +310,7 @@ class AllowlistProxy:
         if not allowed:
             raise _Refused(403, "Forbidden", f"'{host}' is not in sandbox.network.allowedDomains")
         try:
-            upstream_reader, upstream = await asyncio.wait_for(asyncio.open_connection(host, port), _CONNECT_TIMEOUT)
+            upstream_reader, upstream = await within(asyncio.open_connection(host, port), _CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as error:
             raise _Refused(502, "Bad Gateway", f"cannot reach {host}:{port}: {error}") from None
         if request:

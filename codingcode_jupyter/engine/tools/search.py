@@ -21,6 +21,7 @@ from typing import Iterator
 
 from pydantic import BaseModel, Field
 
+from ..deadline import within
 from .access import PathArg, ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError
 from .files import SKIP_DIRS, SNIFF_BYTES, display_path, resolve_arg
@@ -221,7 +222,7 @@ async def _search_code(args: SearchCodeArgs, ctx: ToolContext) -> str:
     root = ctx.resolve(".")
     rg = find_rg()
     if rg is not None:
-        result = await asyncio.wait_for(_rg_search(rg, args, limit, root), SEARCH_TIMEOUT_S)
+        result = await within(_rg_search(rg, args, limit, root), SEARCH_TIMEOUT_S)
     else:
         result = await asyncio.to_thread(_python_search, args, limit, root)
     if not result.hits:
@@ -253,7 +254,7 @@ async def _rg_files(rg: str, pattern: str, root: Path) -> list[str]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), SEARCH_TIMEOUT_S)
+        out, err = await within(proc.communicate(), SEARCH_TIMEOUT_S)
     except BaseException:
         if proc.returncode is None:
             proc.kill()

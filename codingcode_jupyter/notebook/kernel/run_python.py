@@ -20,6 +20,7 @@ from typing import Any, Iterator, NoReturn
 
 from pydantic import BaseModel, Field
 
+from ...engine.deadline import within
 from ...engine.tools.base import ToolContext, ToolResult
 from .. import async_cell
 from .errors import format_exception
@@ -157,7 +158,7 @@ async def execute(access: KernelAccess, code: str, timeout: float, ctx: ToolCont
             # Top-level await: runs on the loop; the turn's cancellation reaches it.
             remaining = max(0.01, timeout - (time.monotonic() - started))
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                return await asyncio.wait_for(eval(compiled, ns), remaining)
+                return await within(eval(compiled, ns), remaining)
         remaining = max(0.01, timeout - (time.monotonic() - started))
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             with async_cell.sync_interrupts(), _time_limit(remaining):

@@ -22,6 +22,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ...engine.deadline import within
 from .. import async_cell
 
 __all__ = ["PING_TARGET", "TARGET", "LiveChannel", "NotebookUnavailable", "Page", "PageError", "channel_for", "ping_pages"]
@@ -164,7 +165,7 @@ class LiveChannel:
         known = dict(self.pages)
         _ping(self.shell)
         try:
-            await asyncio.wait_for(async_cell.wait_answer(asyncio.shield(self._hello), self.shell), wait)
+            await within(async_cell.wait_answer(asyncio.shield(self._hello), self.shell), wait)
             # Other pages of the same kernel answer within a moment of the first.
             await asyncio.sleep(_GRACE)
         except asyncio.TimeoutError:
@@ -197,7 +198,7 @@ class LiveChannel:
         try:
             page.comm.send({"type": "request", "id": request_id, "to": page.client, "op": op, **fields})
             waiting = async_cell.wait_answer(future, self.shell)
-            return await (asyncio.wait_for(waiting, wait) if wait is not None else waiting)
+            return await (within(waiting, wait) if wait is not None else waiting)
         except asyncio.CancelledError:
             # The turn was stopped: the page takes back what it still shows for this request.
             self.cancel(page, request_id, "the agent's turn was stopped")
