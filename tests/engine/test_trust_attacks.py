@@ -129,16 +129,19 @@ async def _command_env(project: Path, name: str) -> bool:
 
 
 def _loads_slowly(project: Path, seconds: float) -> bool:
-    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+    # The clock (an alarm that kills the process) starts after the imports: on a loaded machine
+    # starting Python and importing the package alone can take longer than ``seconds``.
+    code = ("import resource, signal, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
             "from codingcode_jupyter.engine.project_settings import ProjectSettings\n"
             "from codingcode_jupyter.engine.settings import SettingsError\n"
+            f"signal.alarm({max(1, round(seconds))})\n"
             "try:\n    ProjectSettings(sys.argv[1]).current()\nexcept SettingsError as e:\n    print(e)\n")
     try:
-        run = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=seconds,
+        run = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=300,
                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     except subprocess.TimeoutExpired:
         return True
-    return run.returncode != 0  # a MemoryError, not a settings error the person is shown
+    return run.returncode != 0  # killed by the alarm, or a MemoryError: not a settings error the person is shown
 
 
 async def _runs_at_start(place: Place) -> bool:
