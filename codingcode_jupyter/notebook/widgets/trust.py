@@ -13,14 +13,11 @@ import asyncio
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Literal
-
-import ipywidgets as widgets
 
 from ...engine.front import TrustAnswer
 from ...engine.trust.items import TrustItem
 from ..words import code_html
-from ._answers import answer_from_click
+from ._choice_card import ChoiceCard
 from ._text import h
 
 __all__ = ["TrustCard", "TrustAnswer", "TRUST_BUTTONS", "trust_lines"]
@@ -85,15 +82,12 @@ def _item_html(item: TrustItem) -> str:
     return f"<li>{summary}" + (f' <small style="opacity:.8">({code_html(why)})</small>' if why else "") + "</li>"
 
 
-class TrustCard(widgets.VBox):
+class TrustCard(ChoiceCard[TrustAnswer]):
     """One question: trust what this project asks for?"""
 
     def __init__(self, items: list[TrustItem], project: Path, *, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.items = items
         self.project = project
-        self.state: TrustAnswer | Literal["pending", "interrupted", "no_frontend", "timeout"] = "pending"
-        self._loop = loop or asyncio.get_event_loop()
-        self.answer: asyncio.Future[TrustAnswer] = self._loop.create_future()
         groups: dict[str, list[TrustItem]] = defaultdict(list)
         # The weightiest first (a hook that sends a private key away before a harmless allow rule).
         for item in sorted(items, key=lambda item: -weight(item)[0]):
@@ -103,48 +97,16 @@ class TrustCard(widgets.VBox):
             + "".join(_item_html(item) for item in group) + "</ul></div>"
             for where, group in sorted(groups.items(), key=lambda g: -max(weight(i)[0] for i in g[1]))
         )
-        self.header = widgets.HTML(
-            f"<b>This project's files ask for {len(items)} thing{'s' if len(items) != 1 else ''} that loosen the "
-            "agent.</b> Until you trust the project they are ignored; rules that only restrict apply already."
-        )
-        self.body = widgets.HTML(body)
-        self.buttons = {label: widgets.Button(description=label, button_style="warning" if value == "trust" else "")
-                        for label, value in TRUST_BUTTONS.items()}
-        for label, button in self.buttons.items():
-            button.layout.width = "auto"
-            button.on_click(lambda _b, label=label: self._clicked(label))
-        self.row = widgets.HBox(list(self.buttons.values()))
-        super().__init__([self.header, self.body, self.row],
-                         layout=widgets.Layout(border="1px solid var(--jp-border-color1, #d0d7de)",
-                                               padding="4px 8px", margin="4px 0"))
-        self.add_class("codingcode-trust")
+        header = (f"<b>This project's files ask for {len(items)} thing{'s' if len(items) != 1 else ''} that loosen "
+                  "the agent.</b> Until you trust the project they are ignored; rules that only restrict apply already.")
+        super().__init__(header, body, TRUST_BUTTONS, weighty="trust", css_class="codingcode-trust", loop=loop)
 
-    def click(self, label: str) -> None:
-        """Press a button from Python, as a person would (tests, scripts)."""
-        self.buttons[label].click()
-
-    def _clicked(self, label: str) -> None:
-        if self.state != "pending":
-            return
-        answer = TRUST_BUTTONS[label]
-        self.settle(answer)
-
-        answer_from_click(self._loop, self.answer, answer)
-
-    def settle(self, state: TrustAnswer | Literal["interrupted", "no_frontend", "timeout"], note: str = "") -> None:
-        """Show the answer: buttons gone, one line saying what now applies."""
-        if self.state != "pending":
-            return
-        self.state = state
-        for button in self.buttons.values():
-            button.disabled = True
-        self.row.layout.display = "none"
+    def settled_line(self, state: str, note: str) -> str:
         count = len(self.items)
-        verdicts = {
+        return {
             "trust": f"Trusted: the {count} item{'s' if count != 1 else ''} below now apply (%agent trust --revoke forgets it).",
             "not_now": "Not trusted for now: this session runs without them (%agent trust asks again).",
             "interrupted": "Not answered (interrupted): the project stays untrusted.",
             "no_frontend": "Nobody could answer: the project stays untrusted.",
             "timeout": f"Not answered ({note or 'timed out'}): the project stays untrusted.",
-        }
-        self.header.value = f"<b>{h(verdicts[state])}</b>"
+        }[state]
