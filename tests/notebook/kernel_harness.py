@@ -8,17 +8,18 @@ is the comm message the browser sends for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
 from tests.polling import wait_until
 
-__all__ = ["Kernel"]
+__all__ = ["Kernel", "agent_kernel"]
 
 
 class Kernel:
@@ -175,3 +176,27 @@ class Kernel:
             if m["msg_type"] in ("display_data", "update_display_data") and m["parent_header"].get("msg_id") == msg_id
             and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
         ]
+
+
+@contextlib.contextmanager
+def agent_kernel(python: str, tmp_path: Path, *, env: dict[str, str] | None = None, prefix: Sequence[str] = (),
+                 headless_timeout: float = 4.0) -> Iterator[Kernel]:
+    """A kernel in a fresh project under ``tmp_path`` with the extension loaded and the fake Messages
+    API as its model (``k.fake``, ``k.project``); short frontend waits, as a test wants them."""
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    project = tmp_path / "project"
+    project.mkdir()
+    fake = FakeAnthropic().start()
+    full_env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test",
+                **(env or {})}
+    k = Kernel(python, project, full_env, tmp_path / "jupyter", prefix=prefix)
+    k.fake, k.project = fake, project
+    try:
+        reply = k.run("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0\n"
+                      f"%config CodingCode.headless_timeout = {headless_timeout}")
+        assert reply["status"] == "ok", k.text_output("")
+        yield k
+    finally:
+        k.close()
+        fake.stop()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.anthropic_server import FakeAnthropic, HTTPError, Reply, text, tool_use
-from tests.notebook.kernel_harness import Kernel
+from tests.fakes.anthropic_server import HTTPError, Reply, text, tool_use
+from tests.notebook.kernel_harness import Kernel, agent_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -41,20 +41,8 @@ def kernel(request, tmp_path):
                                  capture_output=True, text=True).stdout.strip()
         if not version.startswith("6."):
             pytest.skip(f"{python} has ipykernel {version or 'missing'}, not 6.x")
-    project = tmp_path / "project"
-    project.mkdir()
-    fake = FakeAnthropic().start()
-    env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test"}
-    k = Kernel(python, project, env, tmp_path / "jupyter")
-    k.fake = fake
-    k.project = project
-    reply = k.run("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0\n%config CodingCode.headless_timeout = 4.0")
-    assert reply["status"] == "ok", k.text_output("")
-    try:
+    with agent_kernel(python, tmp_path) as k:
         yield k
-    finally:
-        k.close()
-        fake.stop()
 
 
 def _write_script(k: Kernel, path: str = "notes.txt", content: str = "hello\n") -> None:

@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from tests import no_sandbox_machine
-from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
-from tests.notebook.kernel_harness import Kernel
+from tests.fakes.anthropic_server import Reply, text, tool_use
+from tests.notebook.kernel_harness import Kernel, agent_kernel
 from tests.notebook.test_record_kernel import _outputs, _saved_text
 
 pytestmark = pytest.mark.kernel
@@ -30,21 +30,10 @@ def kernel(tmp_path):
     problem = no_sandbox_machine.problem(machine)
     if problem is not None:
         pytest.skip(problem)
-    project = tmp_path / "project"
-    project.mkdir()
-    fake = FakeAnthropic().start()
-    env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test",
-           "CODINGCODE_USER_DIR": str(tmp_path / "user")}
-    k = Kernel(sys.executable, project, env, tmp_path / "jupyter", prefix=no_sandbox_machine.prefix(machine))
-    k.fake, k.project, k.user = fake, project, tmp_path / "user"
-    reply = k.run("%load_ext codingcode_jupyter\n%config CodingCode.frontend_wait = 1.0\n"
-                  "%config CodingCode.headless_timeout = 3.0")
-    assert reply["status"] == "ok", k.text_output("")
-    try:
+    with agent_kernel(sys.executable, tmp_path, env={"CODINGCODE_USER_DIR": str(tmp_path / "user")},
+                      prefix=no_sandbox_machine.prefix(machine), headless_timeout=3.0) as k:
+        k.user = tmp_path / "user"
         yield k
-    finally:
-        k.close()
-        fake.stop()
 
 
 def _commands(k: Kernel, *commands: str) -> None:
