@@ -53,8 +53,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..engine.deadline import within
-
 __all__ = ["Prewarm", "default_steps", "later_steps", "start", "stop_pausing", "current", "ready", "wait", "WAITING_TEXT", "ENV_VAR", "PRECONNECT_ENV_VAR"]
 
 # Set to 0 to keep the engine for the first %%agent cell (as before prewarming existed).
@@ -406,6 +404,9 @@ class Prewarm:
         """
         if self.done:
             return
+        # Here, not at the top: `%load_ext` imports this module and must not import the engine.
+        from ..engine.deadline import within
+
         self._want()
         loop = asyncio.get_running_loop()
         waiter = loop.create_future()
