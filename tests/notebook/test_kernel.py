@@ -99,8 +99,8 @@ def test_allow_click_writes_file_and_records_audit(kernel):
     msg_id = kernel.execute("%%agent\nWrite notes.txt")
     _render(kernel, msg_id)
     allow = _button(kernel, "Allow")
-    cards = kernel.with_class("codingcode-approval")
-    assert cards, "no approval card"
+    # The card's class comes in an update after its buttons' models: wait for it, do not assume it.
+    kernel.wait_for(lambda: kernel.with_class("codingcode-approval"), 10, "the approval card's class")
     assert not (kernel.project / "notes.txt").exists()
     kernel.click(allow)
     reply = kernel.reply(msg_id)
