@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from ..deadline import within
 from ..events import ApprovalAnswered, ApprovalRequested
 from .display import escape_unicode
 from .types import ApprovalRequest, Reply
@@ -47,7 +48,7 @@ async def _ask(changes: "list[HostChange]", command: str, ctx: "ToolContext") ->
     ctx.emit(ApprovalRequested.carrying(request))
     try:
         if ctx.approval_timeout is not None:
-            reply = await asyncio.wait_for(ask(request), ctx.approval_timeout)
+            reply = await within(ask(request), ctx.approval_timeout)
         else:
             reply = await ask(request)
     except asyncio.TimeoutError:
