@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
 from .events import HookEvent, rules_of
 from .fire import HookJob, fire
-from .payloads import ToolView, common_fields, tool_fields
+from .payloads import ToolView, common_fields, hook_input, tool_fields
 from .runner import ConfiguredHook, HookAnswer, read_answer, run_hook
 
 if TYPE_CHECKING:
@@ -134,8 +134,9 @@ class LifecycleHooks:
                        cwd: str | None, env: Mapping[str, str]) -> HookAnswer:
         if hook.problem is not None:
             return HookAnswer(not_run=f"{hook.label} from {hook.path} does not run here: {hook.problem}")
-        payload = {**common_fields(hook.dialect, hook.event, session_id=session_id, project=self.project, mode=mode,
-                                   cwd=cwd), **(fields(hook.dialect) if fields is not None else {})}
+        payload = hook_input(hook.event, {**common_fields(hook.dialect, hook.event, session_id=session_id,
+                                                          project=self.project, mode=mode, cwd=cwd),
+                                          **(fields(hook.dialect) if fields is not None else {})})
         return read_answer(hook, await run_hook(hook, payload, self.project, env))
 
     # -- the events --------------------------------------------------------------------------

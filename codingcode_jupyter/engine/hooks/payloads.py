@@ -13,14 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, RootModel
+
 from ..claude.names import claude_names
 from ..claude.tool_input import to_claude_input, to_claude_response
+from .events import HookEvent
 
 if TYPE_CHECKING:
     from ..settings import Dialect
     from ..tools.base import ToolDefinition
 
-__all__ = ["ToolView", "common_fields", "tool_fields", "claude_mode", "transcript_path"]
+__all__ = ["ToolView", "common_fields", "tool_fields", "claude_mode", "transcript_path", "HookInput", "ToolHookInput",
+           "PromptHookInput", "StopHookInput", "SessionStartHookInput", "SessionEndHookInput", "PreCompactHookInput",
+           "NotificationHookInput", "ObservedRecord", "INPUT_MODELS", "hook_input"]
 
 _CLAUDE_MODES = {"bypass": "bypassPermissions"}
 
@@ -87,3 +92,90 @@ def tool_fields(dialect: "Dialect", view: ToolView, tool_input: dict[str, Any], 
     if result is not None:
         fields["tool_response"] = {"text": result[0], "is_error": result[1]}
     return fields
+
+
+# -- what a hook is told, typed: one model per kind of event, dumped once into the JSON on its stdin ----------
+
+
+class HookInput(BaseModel):
+    """Claude Code's common fields, which every hook is told (in its dialect's names and values)."""
+
+    # A field we did not declare is our bug, not a hook's: refused as it is made.
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    hook_event_name: HookEvent
+    permission_mode: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object the hook reads (what is not told is left out, not sent as null)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class ToolHookInput(HookInput):
+    """PreToolUse, PostToolUse, PostToolUseFailure: the call (and after it, what it returned)."""
+
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str = ""
+    # Ours: {text, is_error}; Claude Code's: its tool's own response shape.
+    tool_response: Any = None
+    error: str | None = None
+
+
+class PromptHookInput(HookInput):
+    prompt: str
+
+
+class StopHookInput(HookInput):
+    stop_hook_active: bool
+    agent_id: str | None = None
+    agent_type: str | None = None
+
+
+class SessionStartHookInput(HookInput):
+    source: str
+
+
+class SessionEndHookInput(HookInput):
+    reason: str
+
+
+class PreCompactHookInput(HookInput):
+    trigger: str
+    custom_instructions: str = ""
+
+
+class NotificationHookInput(HookInput):
+    message: str
+    notification_type: str
+
+
+class ObservedRecord(RootModel[dict[str, Any]]):
+    """What an ApprovalPost hook is told: the audit record as written."""
+
+    def wire(self) -> dict[str, Any]:
+        return dict(self.root)
+
+
+INPUT_MODELS: dict[HookEvent, type[HookInput]] = {
+    HookEvent.PRE_TOOL_USE: ToolHookInput,
+    HookEvent.POST_TOOL_USE: ToolHookInput,
+    HookEvent.POST_TOOL_USE_FAILURE: ToolHookInput,
+    HookEvent.USER_PROMPT_SUBMIT: PromptHookInput,
+    HookEvent.STOP: StopHookInput,
+    HookEvent.SUBAGENT_STOP: StopHookInput,
+    HookEvent.SESSION_START: SessionStartHookInput,
+    HookEvent.SESSION_END: SessionEndHookInput,
+    HookEvent.PRE_COMPACT: PreCompactHookInput,
+    HookEvent.NOTIFICATION: NotificationHookInput,
+}
+if set(INPUT_MODELS) | {HookEvent.APPROVAL_POST} != set(HookEvent):
+    raise RuntimeError(f"INPUT_MODELS covers {sorted(INPUT_MODELS)}, not every event")
+
+
+def hook_input(event: HookEvent, fields: dict[str, Any]) -> HookInput:
+    """The typed input of one hook of ``event`` (common fields and the event's own, in its dialect)."""
+    return INPUT_MODELS[event].model_validate(fields)

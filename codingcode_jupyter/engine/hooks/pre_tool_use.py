@@ -28,7 +28,7 @@ from ..deadline import within
 from ..settings import HookMatcher
 from .events import HookEvent
 from .fire import HookJob, fire
-from .payloads import ToolView, common_fields, tool_fields
+from .payloads import ObservedRecord, ToolView, common_fields, hook_input, tool_fields
 from .runner import ConfiguredHook, HookAnswer, read_answer, read_python_answer, run_hook
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ async def _run_configured(hook: ConfiguredHook, told: Callable[[], dict[str, Any
                                         tool_use_id=str(payload.get("tool_use_id", "")))}
     else:
         sent = {**fields, **payload}
-    return read_answer(hook, await run_hook(hook, sent, project, env))
+    return read_answer(hook, await run_hook(hook, hook_input(HookEvent.PRE_TOOL_USE, sent), project, env))
 
 
 def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd: str,
@@ -249,7 +249,7 @@ def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd
                 hook = ConfiguredHook(HookEvent.APPROVAL_POST, matcher.matcher, command.command, command.type,
                                       command.timeout or DEFAULT_TIMEOUT["codingcode"], "settings", Path(cwd),
                                       "codingcode")
-                _spawn(run_hook(hook, record, cwd, env))
+                _spawn(run_hook(hook, ObservedRecord(dict(record)), cwd, env))
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()

@@ -41,6 +41,7 @@ from .events import HookEvent, rules_of
 
 if TYPE_CHECKING:
     from ..settings import Dialect, HooksSettings
+    from .payloads import HookInput, ObservedRecord
 
 __all__ = ["ConfiguredHook", "HookRun", "HookAnswer", "configured_hooks", "run_hook", "read_answer",
            "hook_environment", "DEFAULT_TIMEOUT"]
@@ -140,14 +141,14 @@ def hook_shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-async def run_hook(hook: ConfiguredHook, payload: dict[str, Any], project: Path | str,
+async def run_hook(hook: ConfiguredHook, payload: "HookInput | ObservedRecord", project: Path | str,
                    env: Mapping[str, str] = {}) -> HookRun:
     """Run one command hook with ``payload`` as JSON on its stdin, in the project directory."""
     try:
         # In its own process group, killed as a group: a hook's grandchild holding the pipes
         # cannot stretch its timeout.
         run = await run_process([hook_shell(), "-c", hook.command], cwd=str(project), env=hook_environment(project, env),
-                                timeout=hook.timeout, stdin=json.dumps(payload, default=str).encode())
+                                timeout=hook.timeout, stdin=json.dumps(payload.wire(), default=str).encode())
     except OSError as error:
         return HookRun(None, "", "", error=str(error))
     return HookRun(run.returncode, run.stdout.render(), run.stderr.render(), timed_out=run.timed_out)
