@@ -475,17 +475,16 @@ class AgentLoop:
     def _audit_no_change(self, tool: ToolDefinition, tool_input: dict[str, Any], ctx: ToolContext, why: str) -> None:
         """The audit row of a call that changed nothing (so ran without anyone's approval)."""
         from .approval.audit import clip_input
+        from .approval.audit_records import DecisionRecord
         from .events import AuditRecorded
 
-        record: dict[str, Any] = {
-            "event": "decision", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": ctx.tool_use_id,
-            "agent": ctx.agent, "tool": tool.display_name or tool.name, "input": clip_input(tool_input),
-            "decision": "allow", "layer": "no_change", "rule": None, "reason": why, "by": "no_change", "mode": ctx.mode,
-            "outcome": "ok",
-        }
+        typed = DecisionRecord(
+            session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=ctx.tool_use_id, agent=ctx.agent,
+            tool=tool.display_name or tool.name, input=clip_input(tool_input), decision="allow", layer="no_change",
+            rule=None, reason=why, by="no_change", mode=ctx.mode, outcome="ok",
+        )
         log = getattr(self.approver, "audit", None)  # the pipeline's log (None where auditing is off)
-        if log is not None:
-            record = log.append(record)
+        record = log.append(typed) if log is not None else typed.written(None)
         self.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
 
     async def call_tool(self, name: str, tool_input: dict[str, Any], turn_id: int) -> ToolResult:

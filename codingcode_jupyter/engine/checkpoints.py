@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from .approval.audit import AuditLog
+from .approval.audit_records import UndoRecord
 from .atomic import atomic_write
 from .paths import is_within
 from .snapshots import ShadowRepo, SnapshotError
@@ -485,16 +486,8 @@ class CheckpointStore:
             stored.undone = _now()
             self._save(turn_dir, stored)
         plan.checkpoint.undone = stored.undone
-        (audit or AuditLog(self.project)).append(
-            {
-                "event": "undo",
-                "session_id": checkpoint.session_id,
-                "turn_id": checkpoint.turn_id,
-                "by": actor,
-                "forced": bool(force and plan.conflicts),
-                "files": done,
-            }
-        )
+        (audit or AuditLog(self.project)).append(UndoRecord(session_id=checkpoint.session_id, turn_id=checkpoint.turn_id,
+                                                            by=actor, forced=bool(force and plan.conflicts), files=done))
         return plan
 
 

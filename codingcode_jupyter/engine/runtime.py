@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from .agents.dispatch import dispatch_agent_tool
 from .agents.setup import main_agent_setup
 from .approval.audit import AuditLog
+from .approval.audit_records import NetworkRecord
 from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context import compact, keep_in_window
@@ -163,9 +164,8 @@ def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:
     audit = AuditLog(project)
 
     def record(decision: "ProxyDecision") -> None:
-        audit.append({"event": "network", "method": decision.method, "host": decision.host,
-                      "port": decision.port, "decision": "allow" if decision.allowed else "deny",
-                      "by": "sandbox.network.allowedDomains"})
+        audit.append(NetworkRecord(method=decision.method, host=decision.host, port=decision.port,
+                                   decision="allow" if decision.allowed else "deny", by="sandbox.network.allowedDomains"))
 
     return record
 

@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .audit_records import AuditRecord, parse_record
+
 __all__ = ["AuditLog", "audit_path", "clip_input"]
 
 _MAX_STRING = 4000
@@ -48,10 +50,10 @@ class AuditLog:
     def __init__(self, project: Path) -> None:
         self.path = audit_path(project)
 
-    def append(self, record: dict[str, Any]) -> dict[str, Any]:
+    def append(self, record: AuditRecord) -> dict[str, Any]:
         """Write one record durably (flush + fsync) and return it as written."""
-        record = {"ts": now(), **record}
-        line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+        written = record.written(now())
+        line = json.dumps(written, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
@@ -60,10 +62,15 @@ class AuditLog:
             os.fsync(fd)
         finally:
             os.close(fd)  # closing releases the lock
-        return record
+        return written
+
+    def records(self, last_n: int | None = 50) -> list[AuditRecord]:
+        """The last ``last_n`` records, typed (all when None); old files read, nothing is dropped."""
+        return [parse_record(raw) for raw in self.read(last_n)]
 
     def read(self, last_n: int | None = 50) -> list[dict[str, Any]]:
-        """The last ``last_n`` records (all when None); a damaged line is reported, not fatal."""
+        """The last ``last_n`` records as the JSON objects in the file (all when None); a damaged line
+        is reported, not fatal."""
         if not self.path.exists():
             return []
         lines: deque[str] = deque(maxlen=last_n) if last_n else deque()

@@ -21,6 +21,7 @@ from ..project_settings import EffectiveSettings, ProjectSettings
 from ..settings import SettingsError
 from .amend import persist_rules
 from .audit import AuditLog, clip_input
+from .audit_records import DecisionRecord, OutcomeRecord
 from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
@@ -171,9 +172,9 @@ class ApprovalPipeline:
 
     # -- the audit log ---------------------------------------------------------------------------
 
-    def _write(self, record: dict[str, Any], ctx: "ToolContext") -> None:
-        if self.audit is not None:
-            record = self.audit.append(record)
+    def _write(self, typed: DecisionRecord | OutcomeRecord, ctx: "ToolContext") -> None:
+        # Where auditing is off (permissions check) the front and the observers get the record all the same.
+        record = self.audit.append(typed) if self.audit is not None else typed.written(None)
         ctx.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
         try:
             merged = self.settings.current().merged
@@ -186,26 +187,26 @@ class ApprovalPipeline:
         layers = [verdict.trail_entry() for verdict in evaluation.layers]
         if decision is not evaluation:  # answered: who answered, and what
             layers.append({**decision.trail_entry(), "rule": None, "by": decision.by})
-        self._write({
-            "event": "decision", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": call.tool_use_id,
-            "agent": ctx.agent,
-            "tool": call.definition.display_name or call.definition.name,
-            "input": clip_input(decision.input or call.input), "original_input": clip_input(call.input)
+        record = DecisionRecord(
+            session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=call.tool_use_id, agent=ctx.agent,
+            tool=call.definition.display_name or call.definition.name,
+            input=clip_input(decision.input or call.input), original_input=clip_input(call.input)
             if decision.input and decision.input != call.input else None,
-            "decision": str(decision.kind), "layer": decision.layer, "rule": decision.rule, "reason": decision.reason,
-            "by": decision.by, "mode": ctx.mode, "layers": layers,
-            **({"reviewer": decision.detail} if decision.detail else {}),
-        }, ctx)
+            decision=str(decision.kind), layer=decision.layer, rule=decision.rule, reason=decision.reason,
+            by=decision.by, mode=ctx.mode, layers=layers,
+        )
+        if decision.detail:
+            record.reviewer = decision.detail  # written only when the reviewer spoke
+        self._write(record, ctx)
 
     def record_outcome(self, call: ToolCall, ctx: "ToolContext", decision: Verdict, outcome: Outcome,
                        duration_ms: float) -> None:
         """Append the outcome of a call that was decided (ok / error / denied / interrupted)."""
-        self._write({
-            "event": "outcome", "session_id": ctx.session_id, "turn_id": ctx.turn_id, "tool_use_id": call.tool_use_id,
-            "agent": ctx.agent,
-            "tool": call.definition.display_name or call.definition.name,
-            "decision": str(decision.kind), "outcome": outcome, "duration_ms": round(float(duration_ms), 3),
-        }, ctx)
+        self._write(OutcomeRecord(
+            session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=call.tool_use_id, agent=ctx.agent,
+            tool=call.definition.display_name or call.definition.name,
+            decision=str(decision.kind), outcome=outcome, duration_ms=round(float(duration_ms), 3),
+        ), ctx)
 
 
 

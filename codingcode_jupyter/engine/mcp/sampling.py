@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..approval.audit import AuditLog
+from ..approval.audit_records import DecisionRecord
 from ..approval.types import ApprovalRequest, Reply
 from ..events import ApprovalAnswered, ApprovalRequested, ToolCallFinished, ToolCallStarted, Usage
 from ..models.base import ModelError, ModelRequest
@@ -191,10 +192,9 @@ class TurnSampler:
         if self.audit is None:
             return
         try:
-            self.audit.append({"event": "decision", "session_id": origin.session_id, "turn_id": origin.turn_id,
-                               "tool_use_id": call_id, "agent": origin.agent, "tool": tool, "input": {},
-                               "decision": decision, "layer": "mcp", "rule": None,
-                               "reason": "sampling request of an MCP server", "by": "user"})
+            self.audit.append(DecisionRecord(session_id=origin.session_id, turn_id=origin.turn_id, tool_use_id=call_id,
+                                             agent=origin.agent, tool=tool, input={}, decision=decision, layer="mcp",
+                                             rule=None, reason="sampling request of an MCP server", by="user"))
         except OSError:
             pass  # the audit log is best effort here; the card showed the decision
 
