@@ -176,3 +176,28 @@ def test_two_commands_at_once_ask_once(tmp_path):
     (project / "sub" / ".envrc").write_text("x\n")
     changes = third.changes()
     assert len(third.quarantine(changes)) == 1 and third.quarantine(changes) == []
+
+
+@needs_sandbox
+async def test_an_interrupted_command_leaves_no_new_host_file(tmp_path):
+    # Cancelled while it runs (the person interrupts the cell): nobody is asked, the new file is moved aside.
+    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.shell import execute_command_tool
+    from tests.engine.helpers import make_deps
+    from tests.polling import eventually
+
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir(), home.mkdir()
+    (project / "plant.sh").write_text(PLANT + "sleep 60\n")
+    sandbox = make_sandbox(project, home)
+    ctx = ToolContext.standalone(project, deps=make_deps(project, sandbox=sandbox))
+    task = asyncio.ensure_future(execute_command_tool().run({"command": "sh plant.sh"}, ctx))
+    try:
+        await eventually(lambda: (project / "sub" / ".envrc").exists(), within=60, what="the plant")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not (project / "sub" / ".envrc").exists()
+        assert [p.read_text() for p in _quarantined(".envrc")] == ["echo PLANTED\n"]
+    finally:
+        await sandbox.aclose()
