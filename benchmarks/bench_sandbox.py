@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE))
 from common import Row, spread  # noqa: E402
 
 from codingcode_jupyter.engine.sandbox import CommandSandbox, SandboxUnavailable  # noqa: E402
+from codingcode_jupyter.engine.sandbox.host_watch import HostWatch  # noqa: E402
 from codingcode_jupyter.engine.settings import SandboxSettings  # noqa: E402
 from codingcode_jupyter.engine.tools.search import find_rg  # noqa: E402
 
@@ -228,10 +229,10 @@ def _watch_row(project: Path, files: int, runs: int) -> Row:
     sandbox = CommandSandbox(project, SandboxSettings(), bwrap=None, unavailable_reason=None)
     sandbox._env_files()
 
-    def argv_walk() -> None:
-        # argv_for walks first, then finds no bwrap here: its walk is what is measured.
+    def argv_walk(watch: HostWatch | None = None) -> None:
+        # argv_for walks first (or takes the watch's walk), then finds no bwrap here: the walk is what is measured.
         try:
-            sandbox.argv_for("true", project)
+            sandbox.argv_for("true", project, watch=watch)
         except SandboxUnavailable:
             pass
 
@@ -240,7 +241,7 @@ def _watch_row(project: Path, files: int, runs: int) -> Row:
         start = time.perf_counter()
         # As execute_command: the watch, then the argv (which reuses the watch's walk), then the compare.
         watched = sandbox.watch_host()
-        argv_walk()
+        argv_walk(watched)
         watched.changes()
         watch.append(time.perf_counter() - start)
         start = time.perf_counter()

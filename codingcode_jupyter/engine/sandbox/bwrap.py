@@ -205,8 +205,6 @@ class CommandSandbox:
         self.fail_if_unavailable = settings.failIfUnavailable
         self._scan = ProjectScan(self.project, allowed_env_files)
         self._walked: list[Path] | None = None
-        # A walk made by HostWatch.start for the command about to be wrapped (see _wrap).
-        self._walk_ahead: list[Path] | None = None
         self.allowed_env_files = self._scan.allowed_env_files
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
         domains = settings.network.allowedDomains or []
@@ -310,9 +308,12 @@ class CommandSandbox:
             if self._running == 0 and not self._pinned:
                 self._remove_placeholders()
 
-    def argv_for(self, command: str, cwd: Path) -> list[str]:
-        """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``."""
-        return self._wrap(["bash", "-c", command], cwd)
+    def argv_for(self, command: str, cwd: Path, *, watch: HostWatch | None = None) -> list[str]:
+        """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``.
+
+        ``watch``: the host watch made for this command just before (:meth:`watch_host`); its walk of
+        the project serves, rather than a second one."""
+        return self._wrap(["bash", "-c", command], cwd, walked=watch.env_files if watch is not None else None)
 
     def wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
         """Any argv confined the same way (for stdio MCP servers that opt in).
@@ -324,14 +325,12 @@ class CommandSandbox:
         self._pinned = True
         return self._wrap(argv, cwd, pass_env=pass_env)
 
-    def _wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
+    def _wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = (),
+              walked: list[Path] | None = None) -> list[str]:
         # One walk of the project per command: the masks and the protected paths both read it
         # (the Landlock plan through both), and it cannot change meaningfully between the two.
         self._walked = None
-        # The host watch walked just before this (execute_command starts it, then builds the argv
-        # with no await between): that walk serves, rather than a second one.
-        ahead, self._walk_ahead = self._walk_ahead, None
-        self._walked = ahead if ahead is not None else self._scan.env_files()
+        self._walked = walked if walked is not None else self._scan.env_files()
         try:
             return self._wrap_walked(argv, cwd, pass_env=pass_env)
         finally:
@@ -653,10 +652,8 @@ class CommandSandbox:
     def watch_host(self) -> HostWatch:
         """The project's host-executed entries listed now, to compare once a command ended
         (what the mounts cannot hold: names created for the first time; see sandbox/host_watch.py).
-        Call it right before :meth:`argv_for`, which then reuses its walk."""
-        watch = HostWatch.start(self)
-        self._walk_ahead = watch.env_files
-        return watch
+        Given to :meth:`argv_for` right after, its walk serves for the command's masks too."""
+        return HostWatch.start(self)
 
     @property
     def project_scan(self) -> ProjectScan:

@@ -52,8 +52,10 @@ def _workdir(args: ExecuteCommandArgs, ctx: ToolContext) -> Path:
     return workdir
 
 
-def _argv(command: str, workdir: Path, sandbox: Any) -> list[str]:
+def _argv(command: str, workdir: Path, sandbox: Any, watch: Any = None) -> list[str]:
     if sandbox is not None and sandbox.active:
+        if watch is not None:  # the watch's walk of the project serves for the masks too
+            return list(sandbox.argv_for(command, workdir, watch=watch))
         return list(sandbox.argv_for(command, workdir))
     return ["bash", "-c", command]
 
@@ -103,7 +105,7 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
         # later is found by comparing before and after, and put to the person (approval/host_files.py).
         watch = confined.watch_host() if confined is not None else None
         try:
-            run = await run_process(_argv(args.command, workdir, sandbox), cwd=workdir, env=env, timeout=timeout_ms / 1000,
+            run = await run_process(_argv(args.command, workdir, sandbox, watch), cwd=workdir, env=env, timeout=timeout_ms / 1000,
                                     on_output=ctx.progress)
         except OSError as error:
             raise ToolError(f"Could not start the command: {error}") from None
