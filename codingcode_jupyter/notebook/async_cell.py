@@ -197,6 +197,20 @@ def stdin_allowed(ip: Any) -> bool:
     return bool(getattr(kernel, "_allow_stdin", False))
 
 
+def sent_by_runner(ip: Any) -> bool:
+    """Whether the running cell came from a runner (nbconvert, papermill: nbclient), not a notebook editor.
+
+    A notebook editor (JupyterLab, Notebook 7) sends the cell's id with every execute request, for its
+    debugger; nbclient sends none and does not allow stdin. Both signals are read, so an editor that
+    sends no id but allows stdin still counts as one. Read at the start of a cell: a cell the agent
+    runs meanwhile replaces what IPython holds about the running one.
+    """
+    if kernel_of(ip) is None or stdin_allowed(ip):
+        return False
+    info = getattr(getattr(getattr(ip, "displayhook", None), "exec_result", None), "info", None)
+    return info is not None and getattr(info, "cell_id", None) is None
+
+
 # -- waiting for a click ------------------------------------------------------------------
 
 

@@ -140,6 +140,8 @@ class TurnView:
         self.headless_timeout = headless_timeout
         self.approval_timeout = approval_timeout
         self.on_stop = on_stop
+        # A runner's cell (nbconvert, papermill) has nobody to answer from its first question on.
+        self.runner = async_cell.sent_by_runner(ip)
         self.loop = asyncio.get_event_loop()
         self.record = TurnRecord(project=self.project, session=session, todo=todo)
         self.main = widgets.VBox(layout=widgets.Layout(flex="3 1 0%", min_width="0"))
@@ -412,10 +414,12 @@ class TurnView:
             if self.approval_timeout is not None:
                 # The pipeline times the wait; a late click from a frontend still counts.
                 return self._reply(card, await async_cell.wait_answer(card.answer, self.ip))
-            # Once a question in this kernel went unseen for the whole wait (nbconvert, papermill), the run
-            # knows there is no frontend: later questions wait only for a view, not the headless timeout.
+            # The run knows there is no frontend when a runner sent this cell (no cell id, no stdin), or once a
+            # question in this kernel went unseen for the whole wait: then a question waits only for a view,
+            # not the headless timeout. A notebook editor's cell that no view shows yet waits the whole time.
             kernel = async_cell.kernel_of(self.ip)
-            known = kernel is not None and id(kernel) in _HEADLESS_KERNELS
+            unseen_before = kernel is not None and id(kernel) in _HEADLESS_KERNELS
+            known = unseen_before or self.runner
             remaining = 0.0 if known else max(0.0, self.headless_timeout - self.frontend_wait)
             try:
                 answer = await within(async_cell.wait_answer(asyncio.shield(card.answer), self.ip), remaining)
@@ -425,8 +429,9 @@ class TurnView:
                 card.settle("no_frontend", note=f"no widget view and no stdin for {waited:g} s")
                 if kernel is not None and not self.frontend_seen:
                     _HEADLESS_KERNELS.add(id(kernel))
-                why = ("no widget frontend has shown a question in this run" if known
-                       else f"no widget frontend, no stdin, within {self.headless_timeout:g} s")
+                why = ("no widget frontend has shown a question in this run" if unseen_before
+                       else "a runner such as nbconvert or papermill sent this cell: no widget view, no stdin"
+                       if self.runner else f"no widget frontend, no stdin, within {self.headless_timeout:g} s")
                 self.record.section(request.agent or "main").append(NoteItem(
                     request.agent or "main", "notice",
                     f"Nobody was there to answer ({why}), so {request.tool} was not run. Run the notebook where "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -90,7 +91,12 @@ class Kernel:
     # -- executing --------------------------------------------------------------------------
 
     def execute(self, code: str, *, allow_stdin: bool = False) -> str:
-        return self.kc.execute(code, allow_stdin=allow_stdin)
+        # As a notebook editor sends it: with the cell's id (nbconvert and papermill send none).
+        content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                   "allow_stdin": allow_stdin, "stop_on_error": True}
+        msg = self.kc.session.msg("execute_request", content, metadata={"cellId": uuid.uuid4().hex})
+        self.kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
 
     def reply(self, msg_id: str, timeout: float = 60) -> dict[str, Any]:
         def read() -> None:

@@ -495,9 +495,49 @@ def test_headless_a_run_that_knows_there_is_no_frontend_does_not_wait_the_full_t
     for n in (1, 2):
         kernel.fake.add(Reply([tool_use("write_file", {"path": f"h{n}.txt", "content": "x"}, id=f"w_h{n}")]),
                         Reply([text("Not written.")]))
-        msg_id = kernel.execute(f"%%agent\nwrite h{n}.txt")  # no widget view renders, no stdin: nbconvert
+        msg_id = kernel.execute(f"%%agent\nwrite h{n}.txt")  # an editor's cell that no widget view shows, no stdin
         assert kernel.reply(msg_id, timeout=60)["status"] == "ok"
         saved = _saved_text(kernel, msg_id)
         assert not (kernel.project / f"h{n}.txt").exists()
+        if n == 1:  # a notebook editor sent the cell: its first question waits the whole headless time
+            assert "within 4 s" in saved and "runner" not in saved, saved[:3000]
     # The second question only waited for a view: the run already knew nobody could answer.
     assert "no widget frontend has shown a question in this run" in saved and "within 4 s" not in saved, saved[:3000]
+
+
+def test_under_nbconvert_the_first_question_already_knows_nobody_can_answer(tmp_path):
+    """nbclient (nbconvert, papermill) sends no cell id and allows no stdin: the first card waits only for
+    a view (frontend_wait), not the whole headless_timeout."""
+    import sys
+
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from nbclient import NotebookClient
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cli.py").write_text("def main():\n    pass\n")
+    spec = tmp_path / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    spec.joinpath("kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3", "language": "python"}))
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("%load_ext codingcode_jupyter\n%config CodingCode.headless_timeout = 90.0"),
+                      nbformat.v4.new_code_cell("%%agent --model demo\nadd a docstring to main")]
+    NotebookClient(notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(project)}},
+                   kernel_manager_kwargs={"kernel_spec_manager": KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])},
+                   ).execute()
+    saved = "\n".join(str(out.get("text", "")) + str((out.get("data") or {}).get("text/plain", ""))
+                      for out in notebook.cells[1].outputs)
+    assert "a runner such as nbconvert or papermill sent this cell" in saved, saved[-3000:]
+    assert "within 90 s" not in saved and not (project / "codingcode_demo.py").exists(), saved[-3000:]
+    (write,) = [r for r in _decisions_in(project) if r["tool"] == "write_file"]
+    assert write["decision"] == "deny" and write["by"] == "timeout", write
+
+
+def _decisions_in(project) -> list[dict]:
+    path = project / ".codingcode" / "audit.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []  # no call, no audit
+    return [r for r in map(json.loads, lines) if r.get("event") == "decision"]
+
