@@ -541,3 +541,41 @@ def _decisions_in(project) -> list[dict]:
     lines = path.read_text().splitlines() if path.exists() else []  # no call, no audit
     return [r for r in map(json.loads, lines) if r.get("event") == "decision"]
 
+
+# -- 2: the demo answers the request it was given, as well as a script can ------------------------
+
+# Each scripted session by a request that picks it: the script's name as its first line says it, the
+# tools it must call, the buttons a person clicks on its cards, and a line of its answer.
+_DEMO_SESSIONS = {
+    "what files are in this project?": ("look around and explain a file", ["search_files", "read_file"], [],
+                                        "The project has 2 Python files"),
+    "add a docstring to main": ("edit a file", ["search_files", "read_file", "write_file", "execute_command"],
+                                ["Allow", "Allow"], "Done. I wrote"),
+    "run the tests": ("run the tests", ["search_files", "execute_command"], ["Allow"], "python3 -m pytest -q"),
+    "what is the meaning of life?": ("a question a script cannot answer", [], [], "A script cannot answer that"),
+}
+
+
+@pytest.mark.parametrize("request_text", list(_DEMO_SESSIONS))
+def test_each_demo_session_is_chosen_by_its_request_and_says_it_is_a_scripted_demo(kernel, request_text):
+    script, tools, clicks, answer = _DEMO_SESSIONS[request_text]
+    (kernel.project / "cli.py").write_text("def main():\n    pass\n")
+    (kernel.project / "test_cli.py").write_text("import cli\n\n\ndef test_main():\n    assert cli.main() is None\n")
+    msg_id = kernel.execute(f"%%agent --model demo\n{request_text}")
+    _render(kernel, msg_id)
+    for label in clicks:  # each card in turn, through the real approval pipeline
+        closed = {m["content"]["comm_id"] for m in kernel.messages if m["msg_type"] == "comm_close"}
+        button = kernel.wait_for(lambda: next((cid for cid in kernel.find(_model_name="ButtonModel", description=label)
+                                               if cid not in closed and not kernel.widgets[cid].get("disabled")),
+                                              None), 60, f"a live {label}")
+        kernel.click(button)
+        kernel.wait_for(lambda: kernel.widgets[button].get("disabled"), 30, "the card settled")
+    assert kernel.reply(msg_id, timeout=120)["status"] == "ok", kernel.text_output(msg_id)
+    saved = _saved_text(kernel, msg_id)
+    said = re.sub(r"\*\*|<[^>]+>", "", next(line for line in saved.splitlines() if line.strip()))
+    assert "offline demo: a scripted session, not a model" in said and "does not understand" in said, said
+    assert f"For this request: {script}." in said, said
+    assert answer in saved, saved[-3000:]
+    decisions = _decisions_in(kernel.project)
+    assert [r["tool"] for r in decisions if r["tool"] != "todo_write"] == tools, decisions
+    assert [r["decision"] for r in decisions if r["by"] == "user"] == ["allow"] * len(clicks), decisions
