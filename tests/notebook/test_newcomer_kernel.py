@@ -565,11 +565,11 @@ def test_each_demo_session_is_chosen_by_its_request_and_says_it_is_a_scripted_de
     _render(kernel, msg_id)
     for label in clicks:  # each card in turn, through the real approval pipeline
         closed = {m["content"]["comm_id"] for m in kernel.messages if m["msg_type"] == "comm_close"}
-        button = kernel.wait_for(lambda: next((cid for cid in kernel.find(_model_name="ButtonModel", description=label)
+        button = kernel.wait_for(lambda label=label, closed=closed: next((cid for cid in kernel.find(_model_name="ButtonModel", description=label)
                                                if cid not in closed and not kernel.widgets[cid].get("disabled")),
                                               None), 60, f"a live {label}")
         kernel.click(button)
-        kernel.wait_for(lambda: kernel.widgets[button].get("disabled"), 30, "the card settled")
+        kernel.wait_for(lambda button=button: kernel.widgets[button].get("disabled"), 30, "the card settled")
     assert kernel.reply(msg_id, timeout=120)["status"] == "ok", kernel.text_output(msg_id)
     saved = _saved_text(kernel, msg_id)
     said = re.sub(r"\*\*|<[^>]+>", "", next(line for line in saved.splitlines() if line.strip()))
