@@ -434,7 +434,8 @@ class TurnView:
                        if self.runner else f"no widget frontend, no stdin, within {self.headless_timeout:g} s")
                 self.record.section(request.agent or "main").append(NoteItem(
                     request.agent or "main", "notice",
-                    f"Nobody was there to answer ({why}), so {request.tool} was not run. Run the notebook where "
+                    f"Nobody was there to answer ({why}), so {request.refused or request.tool + ' was not run'}. "
+                    "Run the notebook where "
                     "someone can answer, or let a rule or --approval-policy decide."))
                 # A timeout, not a person's "no": the pipeline records it as by "timeout".
                 raise

@@ -191,7 +191,17 @@ async def test_ask_without_frontend_or_stdin_times_out_and_the_record_says_nobod
     assert 0.25 <= time.monotonic() - start < 2
     assert view.cards["toolu_1"].state == "no_frontend"
     view.finish()
-    assert "Nobody was there to answer" in view.record.text()
+    assert "Nobody was there to answer" in view.record.text() and "write_file was not run" in view.record.text()
+
+
+async def test_a_question_about_what_a_command_left_says_what_no_answer_did_not_that_it_did_not_run():
+    # The command ran; the question is whether to keep the files it left that the host runs.
+    view = TurnView(frontend_wait=0.05, headless_timeout=0.1)
+    refused = "the command ran, and the files it left that the host runs were moved out of the project"
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(view.ask(request(tool="execute_command", refused=refused)), 3)
+    view.finish()
+    assert refused in view.record.text() and "was not run" not in view.record.text()
 
 
 async def test_ask_without_frontend_still_takes_a_late_click():

@@ -44,6 +44,7 @@ async def _ask(changes: "list[HostChange]", command: str, ctx: "ToolContext") ->
         preview=escape_unicode(f"$ {command}\n" + "\n".join(f"{c.change}: {c.rel}" for c in changes)),
         layer="sandbox", rule="builtin:host-exec", reason=escape_unicode(host_files_question(changes)),
         sandboxed=True, forced=True,
+        refused="the command ran, and the files it left that the host runs were moved out of the project",
     )
     ctx.emit(ApprovalRequested.carrying(request))
     try:

@@ -127,6 +127,9 @@ class ApprovalRequest(BaseModel):
     deny_choices: list[list[str]] = Field(default_factory=list)
     # "Always allow" can only allow this once: the question comes from something no saved rule outranks.
     forced: bool = False
+    # What a "no" (or no answer) does, in words, when it is not that the call does not run (a question
+    # asked after a command ran, about what it left).
+    refused: str = ""
 
 
 class Reply(BaseModel):
