@@ -15,7 +15,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
 from .approval.types import Approver, Asker, ToolCall, Verdict
 from .events import (
@@ -29,6 +29,21 @@ from .events import (
     TurnStarted,
     Usage,
     UsageUpdated,
+)
+from .messages import (
+    CACHE,
+    ContentBlockParam,
+    MessageParam,
+    TextBlockParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+    assistant_blocks,
+    blocks,
+    cache_last,
+    own_blocks,
+    tool_result,
+    user_blocks,
+    user_text,
 )
 from .models.base import Model, ModelError, ModelRequest, ModelResponse
 from .models.pricing import cost_usd
@@ -45,7 +60,6 @@ if TYPE_CHECKING:
 __all__ = ["Conversation", "ToolSource", "ContextKeeper", "AgentLoop", "INTERRUPTED_RESULT", "with_cache_breakpoints"]
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; nothing more was done."
-CACHE = {"type": "ephemeral"}
 
 
 @dataclass(frozen=True)
@@ -57,8 +71,8 @@ class ToolUse:
     input: dict[str, Any]
 
     @classmethod
-    def of(cls, block: dict[str, Any]) -> "ToolUse":
-        return cls(block["id"], block["name"], block.get("input") or {})
+    def of(cls, block: ToolUseBlockParam) -> "ToolUse":
+        return cls(block["id"], block["name"], dict(block.get("input") or {}))
 
 
 class ToolSource(Protocol):
@@ -90,28 +104,27 @@ class Conversation:
     new prompt), so the list always alternates as the API expects.
     """
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    on_append: Callable[[dict[str, Any]], None] | None = None
+    messages: list[MessageParam] = field(default_factory=list)
+    on_append: Callable[[MessageParam], None] | None = None
 
-    def append(self, message: dict[str, Any]) -> None:
+    def append(self, message: MessageParam) -> None:
         if self.on_append is not None:
             self.on_append(message)
         merge_message(self.messages, message)
 
 
-def merge_message(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
-    content = message["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+def merge_message(messages: list[MessageParam], message: MessageParam) -> None:
+    """Append ``message``, its content as a list of blocks (what :func:`blocks` relies on), merged into
+    the last message when the role is the same."""
+    added = list(blocks(message))
     if messages and messages[-1]["role"] == message["role"]:
         previous = messages[-1]
-        if isinstance(previous["content"], str):
-            previous["content"] = [{"type": "text", "text": previous["content"]}]
-        previous["content"].extend(blocks)
+        own_blocks(previous).extend(added)
     else:
-        messages.append({"role": message["role"], "content": blocks})
+        messages.append(cast(MessageParam, {"role": message["role"], "content": added}))
 
 
-def with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_cache_breakpoints(messages: list[MessageParam]) -> list[MessageParam]:
     """A copy whose last block, and the last block of the user message before it, carry cache_control.
 
     The last one writes this step's prefix to the cache; the earlier one is where the previous
@@ -130,7 +143,7 @@ def with_cache_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any
     for index in marked:
         message = copy.deepcopy(out[index])
         if message["content"] and not isinstance(message["content"], str):
-            message["content"][-1]["cache_control"] = CACHE
+            cache_last(message)
         out[index] = message
     return out
 
@@ -192,7 +205,7 @@ class AgentLoop:
 
     # -- one turn -------------------------------------------------------------------------
 
-    async def run(self, conversation: Conversation, prompt: str | list[dict[str, Any]], turn_id: int) -> TurnDone:
+    async def run(self, conversation: Conversation, prompt: str | list[ContentBlockParam], turn_id: int) -> TurnDone:
         usage = Usage()
         self._own_usage, self._extra_usage, self._extra_cost = Usage(), Usage(), 0.0
         self._begin(turn_id)
@@ -202,7 +215,7 @@ class AgentLoop:
         text = ""
         stop_hook_active = False
         self._emit(TurnStarted(prompt=prompt if isinstance(prompt, str) else "", model=self.model.name), turn_id)
-        conversation.append({"role": "user", "content": prompt})
+        conversation.append(user_blocks(prompt))
         try:
             while True:
                 if steps >= self.max_steps:
@@ -222,9 +235,9 @@ class AgentLoop:
                 )
                 if response.content:
                     # An empty assistant message would make the API reject the next request.
-                    conversation.append({"role": "assistant", "content": response.content})
-                text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
-                calls = [ToolUse.of(b) for b in response.content if b.get("type") == "tool_use"]
+                    conversation.append(assistant_blocks(response.content))
+                text = "".join(b["text"] for b in response.content if b["type"] == "text")
+                calls = [ToolUse.of(b) for b in response.content if b["type"] == "tool_use"]
                 if response.stop_reason == "pause_turn":
                     continue  # a server-side tool paused; sending the conversation back resumes it
                 if not calls:
@@ -234,7 +247,7 @@ class AgentLoop:
                         return self._done(stop, usage, steps, text, turn_id)
                     # A Stop hook blocked the end of the turn: its reason is the agent's next instruction.
                     stop_hook_active = True
-                    conversation.append({"role": "user", "content": again})
+                    conversation.append(user_blocks(again))
                     continue
                 await self._run_tools(conversation, calls, turn_id)
                 self._mcp_notes(conversation)
@@ -272,7 +285,7 @@ class AgentLoop:
         return self.model.name
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[MessageParam]:
         return list(self._conversation.messages) if self._conversation is not None else []
 
     def notify(self, text: str) -> None:
@@ -289,7 +302,7 @@ class AgentLoop:
         mcp = self.deps.mcp if self.agent == "main" else None
         notes = mcp.take_model_notes() if mcp is not None else []
         if notes:
-            conversation.append({"role": "user", "content": [{"type": "text", "text": "\n".join(notes)}]})
+            conversation.append(user_text("\n".join(notes)))
 
     def _hooks(self) -> "LifecycleHooks":
         return self.deps.hooks
@@ -381,7 +394,7 @@ class AgentLoop:
         tools = [server.get(tool.name) or tool.to_api() for tool in self.tools.offered()]
         if tools:
             tools[-1] = {**tools[-1], "cache_control": CACHE}
-        system = [{"type": "text", "text": self.system, "cache_control": CACHE}] if self.system else []
+        system: list[TextBlockParam] = [{"type": "text", "text": self.system, "cache_control": CACHE}] if self.system else []
         request = ModelRequest(
             model=self.model.name,
             system=system,
@@ -445,14 +458,12 @@ class AgentLoop:
                 else:
                     await asyncio.gather(*(self._call(call, turn, results) for call in batch))
         finally:
-            blocks = []
+            answers: list[ContentBlockParam] = []
             for call in calls:
                 result = results.get(call.id) or ToolResult.text(INTERRUPTED_RESULT, is_error=True)
-                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": result.content}
-                if result.is_error:
-                    block["is_error"] = True
-                blocks.append(block)
-            conversation.append({"role": "user", "content": blocks})
+                answer: ToolResultBlockParam = tool_result(call.id, result.content, is_error=result.is_error)
+                answers.append(answer)
+            conversation.append(user_blocks(answers))
 
     def _batches(self, calls: list[ToolUse]) -> list[list[ToolUse]]:
         """Consecutive read-only calls in one batch (run concurrently); every other call alone."""

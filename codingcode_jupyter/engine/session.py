@@ -22,6 +22,7 @@ from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_mes
 from .approval.types import Approver, Asker
 from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoUpdated, ToolCallStarted, TurnDone, Usage
 from .front import Front
+from .messages import ContentBlockParam, MessageParam, blocks, text_block, tool_result, user_blocks
 from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
@@ -88,8 +89,8 @@ def list_sessions(project: Path) -> list[SessionInfo]:
         records = Transcript(path).read()
         header = next((r for r in records if isinstance(r, SessionHeader)), SessionHeader())
         origin = next((r for r in records if isinstance(r, OriginRecord)), OriginRecord())
-        prompts = [r.message["content"] for r in records if isinstance(r, MessageRecord)
-                   and r.message.get("role") == "user" and isinstance(r.message.get("content"), str)]
+        prompts = [content for r in records if isinstance(r, MessageRecord)
+                   and r.message.get("role") == "user" and isinstance(content := r.message.get("content"), str)]
         infos.append(
             SessionInfo(
                 id=path.stem,
@@ -323,7 +324,7 @@ class Session:
 
     async def run_turn(
         self,
-        prompt: str | list[dict[str, Any]],
+        prompt: str | list[ContentBlockParam],
         front: "Front | EventSink | None" = None,
         *,
         options: TurnOptions = TurnOptions(),
@@ -402,8 +403,8 @@ class Session:
                 # What the turn left, so that undo can tell a later edit by someone else from the turn's own.
                 await asyncio.shield(asyncio.to_thread(store.after_turn, self.id, turn_id))
 
-    async def _with_mcp_servers(self, prompt: str | list[dict[str, Any]], sink: EventSink,
-                                turn_id: int) -> str | list[dict[str, Any]]:
+    async def _with_mcp_servers(self, prompt: str | list[ContentBlockParam], sink: EventSink,
+                                turn_id: int) -> str | list[ContentBlockParam]:
         """Wait (briefly, shown in the cell) for MCP servers still starting, so their tools are in this
         request; the prompt with what the model should know about the servers (started, late, failed)."""
         mcp = self.deps.mcp
@@ -419,10 +420,10 @@ class Session:
         if not notes:
             return prompt
         note = "\n".join(notes) + "\n\n"
-        return note + prompt if isinstance(prompt, str) else [{"type": "text", "text": note}, *prompt]
+        return note + prompt if isinstance(prompt, str) else [text_block(note), *prompt]
 
-    async def _command_prompt(self, request: "CommandRequest", prompt: str | list[dict[str, Any]], loop: AgentLoop,
-                              turn_id: int, sink: EventSink) -> str | list[dict[str, Any]]:
+    async def _command_prompt(self, request: "CommandRequest", prompt: str | list[ContentBlockParam], loop: AgentLoop,
+                              turn_id: int, sink: EventSink) -> str | list[ContentBlockParam]:
         """The slash command's request: its allowed-tools granted for the turn, its `!` lines run as
         execute_command calls through the approval pipeline (the person may be asked), their output inlined."""
         def tell(text: str) -> None:
@@ -442,7 +443,7 @@ class Session:
         for note in request.notes:
             tell(f"/{command.name}: {note}")
         if isinstance(prompt, list):  # pictures of the cell attach after the command's text
-            return [{"type": "text", "text": text}, *[block for block in prompt if block.get("type") != "text"]]
+            return [text_block(text), *[block for block in prompt if block["type"] != "text"]]
         return text
 
     def _first_answer(self) -> None:
@@ -453,8 +454,8 @@ class Session:
             except Exception:  # noqa: BLE001 -- what waited for the answer must not break the turn
                 log.exception("a first-answer callback failed")
 
-    async def _prompt_hooks(self, prompt: str | list[dict[str, Any]], mode: PermissionMode,
-                            tell: Callable[[str], None]) -> str | list[dict[str, Any]] | None:
+    async def _prompt_hooks(self, prompt: str | list[ContentBlockParam], mode: PermissionMode,
+                            tell: Callable[[str], None]) -> str | list[ContentBlockParam] | None:
         """SessionStart (once) and UserPromptSubmit hooks: the prompt with their context, or None when blocked."""
         hooks = self.deps.hooks
         context: list[str] = []
@@ -464,8 +465,7 @@ class Session:
             for text in started.notices + ([started.reason] if started.blocked and started.reason else []):
                 tell(text)
             context.extend(started.context)
-        text = prompt if isinstance(prompt, str) else "\n".join(
-            b.get("text", "") for b in prompt if isinstance(b, dict) and b.get("type") == "text")
+        text = prompt if isinstance(prompt, str) else "\n".join(b["text"] for b in prompt if b["type"] == "text")
         checked = await hooks.prompt(session_id=self.id, prompt=text, mode=mode)
         for note in checked.notices:
             tell(note)
@@ -479,7 +479,7 @@ class Session:
         block = "\n\n".join(context)
         if isinstance(prompt, str):
             return f"{prompt}\n\n<hook-context>\n{block}\n</hook-context>"
-        return [*prompt, {"type": "text", "text": f"<hook-context>\n{block}\n</hook-context>"}]
+        return [*prompt, text_block(f"<hook-context>\n{block}\n</hook-context>")]
 
     def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
         self.usage = self.usage + done.usage
@@ -498,22 +498,10 @@ def _unwatched(event: BaseModel) -> None:
     """Where a turn's events go when nobody watches it."""
 
 
-def _drop_unanswered_tool_use(messages: list[dict[str, Any]]) -> None:
+def _drop_unanswered_tool_use(messages: list[MessageParam]) -> None:
     """A transcript cut by a crash may end on tool_use blocks nobody answered; answer them."""
     if messages and messages[-1]["role"] == "assistant":
-        uses = [b for b in messages[-1]["content"] if b.get("type") == "tool_use"]
+        uses = [b for b in blocks(messages[-1]) if b["type"] == "tool_use"]
         if uses:
-            messages.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": b["id"],
-                            "content": [{"type": "text", "text": "The session ended before this tool call finished."}],
-                            "is_error": True,
-                        }
-                        for b in uses
-                    ],
-                }
-            )
+            unanswered = [text_block("The session ended before this tool call finished.")]
+            messages.append(user_blocks([tool_result(b["id"], unanswered, is_error=True) for b in uses]))

@@ -18,6 +18,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .events import TodoItem, Usage
+from .messages import MessageParam
 
 __all__ = [
     "Transcript",
@@ -64,7 +65,7 @@ class MessageRecord(_Record):
 
     type: Literal["message"] = "message"
     # The Messages API's message (role, content) exactly as on the wire.
-    message: dict[str, Any]
+    message: MessageParam
 
 
 class TodoRecord(_Record):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..engine.commands import CommandRequest
     from ..engine.front import Front, TrustAnswer
     from ..engine.mcp.manager import McpManager
+    from ..engine.messages import ContentBlockParam
     from ..engine.session import Session
     from .view import TextView, TurnView
 
@@ -185,7 +186,7 @@ class AgentCellRunner:
         known = ", ".join(catalog.names()) or "none (.claude/commands/*.md)"
         raise UsageError(f"No slash command /{name}. Commands: {known}. (%agent commands lists them.)")
 
-    async def _mcp_request(self, mcp: "McpManager", prompt: str) -> str | list[dict[str, Any]]:
+    async def _mcp_request(self, mcp: "McpManager", prompt: str) -> "str | list[ContentBlockParam]":
         """The request, with a leading ``/server:prompt arg=value`` replaced by that MCP prompt's content."""
         from ..engine.mcp.prompts import PromptError
 

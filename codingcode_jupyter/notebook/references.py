@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..engine.messages import ContentBlockParam, text_block, wire_blocks
 from ..engine.tools.base import ToolError
 from .kernel.errors import LastError, last_error
 from .kernel.namespace import KernelAccess
@@ -58,12 +59,12 @@ class ExpandedPrompt:
     # Image content blocks, in the order the prompt's text numbers them.
     images: list[dict[str, Any]] = field(default_factory=list)
 
-    def content(self, text: str | None = None) -> str | list[dict[str, Any]]:
+    def content(self, text: str | None = None) -> str | list[ContentBlockParam]:
         """What to send as the user's message: ``text`` (default: the expanded text) and the images."""
         text = self.text if text is None else text
         if not self.images:
             return text
-        return [{"type": "text", "text": text}, *self.images]
+        return [text_block(text), *wire_blocks(self.images)]
 
 
 def _pictures_line(pictures: list[Any], result: ExpandedPrompt) -> str:

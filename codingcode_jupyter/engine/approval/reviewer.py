@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..deadline import within
 from ..events import Usage
+from ..messages import MessageParam, ToolResultBlockParam, blocks, result_parts
 from ..models.pricing import cost_usd
 from .layers import Layer
 from .types import Asker, Decision, ToolCall, Verdict
@@ -194,44 +195,37 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
-def _result_text(content: Any) -> str:
+def _result_text(block: ToolResultBlockParam) -> str:
+    """The result's text, other blocks (images...) named by their type."""
+    content = block.get("content")
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", f"[{b.get('type')}]") for b in content if isinstance(b, dict))
-    return ""
+    return "\n".join(b["text"] if b["type"] == "text" else f"[{b['type']}]" for b in result_parts(block))
 
 
-def turn_summary(messages: list[dict[str, Any]]) -> tuple[str, str]:
+def turn_summary(messages: list[MessageParam]) -> tuple[str, str]:
     """(the person's request, a summary of the turn since): the last message the person wrote, then
     the agent's text, its calls and (clipped) their results, newest kept when it is too long."""
     start = None
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        content = message.get("content")
-        if message.get("role") == "user" and (isinstance(content, str) or (
-                isinstance(content, list) and not any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                                      for b in content))):
+        if message["role"] == "user" and not any(b["type"] == "tool_result" for b in blocks(message)):
             start = index
             break
     if start is None:
         return "", ""
     content = messages[start]["content"]
     request = content if isinstance(content, str) else "\n".join(
-        b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        b.get("text", "") for b in blocks(messages[start]) if b["type"] == "text")
     parts: list[str] = []
     for message in messages[start + 1:]:
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        for block in blocks:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and block.get("text", "").strip():
+        for block in blocks(message):
+            if block["type"] == "text" and block.get("text", "").strip():
                 parts.append(f"agent: {block['text'].strip()}")
-            elif block.get("type") == "tool_use":
+            elif block["type"] == "tool_use":
                 parts.append(f"call {block.get('name')}: {_clip(json.dumps(block.get('input'), ensure_ascii=False), 400)}")
-            elif block.get("type") == "tool_result":
-                parts.append(f"result: {_clip(_result_text(block.get('content')), RESULT_CHARS)}")
+            elif block["type"] == "tool_result":
+                parts.append(f"result: {_clip(_result_text(block), RESULT_CHARS)}")
     summary = "\n".join(parts)
     if len(summary) > SUMMARY_CHARS:
         summary = "[earlier steps left out]\n" + summary[-SUMMARY_CHARS:]

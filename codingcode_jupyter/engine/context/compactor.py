@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from ..agent import Conversation, with_cache_breakpoints
 from ..events import Usage
+from ..messages import MessageParam, blocks, text_block, user_text
 from ..models.base import Model, ModelError, ModelRequest
 from ..models.pricing import cost_usd
 from ..transcript import CompactionRecord
@@ -45,7 +46,6 @@ from .transforms import (
     latest_prompt,
     long_texts,
     mechanical_summary,
-    message_blocks,
     render,
     result_chars,
     shorten_args,
@@ -268,7 +268,7 @@ class Compactor:
         if budget is None:
             budget = self.budget(model, 8192)[0]
         messages = self.conversation.messages
-        def size(msgs: list[dict[str, Any]]) -> int:
+        def size(msgs: list[MessageParam]) -> int:
             return self.overhead_tokens + int(json_chars(msgs) / self.chars_per_token) + 1
 
         goal = min(goal or budget, int(self.target * budget))
@@ -326,10 +326,10 @@ class Compactor:
             run.notify(report.describe())
         return report
 
-    def _old_results(self, messages: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    def _old_results(self, messages: list[MessageParam]) -> list[tuple[str, int]]:
         """(tool_use_id, tokens saved) of results worth shortening, oldest first, the recent ones left out."""
         results = [
-            b for m in messages if m["role"] == "user" for b in message_blocks(m) if b.get("type") == "tool_result"
+            b for m in messages if m["role"] == "user" for b in blocks(m) if b["type"] == "tool_result"
         ]
         recent = results[-self.keep_recent_results :] if self.keep_recent_results else []
         recent_ids = {b["tool_use_id"] for b in recent}
@@ -348,7 +348,7 @@ class Compactor:
                 out.append((block["tool_use_id"], max(saving, 0)))
         return out
 
-    def _cut(self, messages: list[dict[str, Any]], keep_tokens: int) -> int:
+    def _cut(self, messages: list[MessageParam], keep_tokens: int) -> int:
         """Where recent turns start: a user message index >= 1 with the tail under ``keep_tokens``.
 
         A turn's first message is preferred; a cut inside a long turn is allowed (its dropped
@@ -371,7 +371,7 @@ class Compactor:
         return max(i for i, _ in tails)  # keep only the last exchange; stage 3 clips it
 
     async def _summary(
-        self, model: str, messages: list[dict[str, Any]], drop: int, budget: int, run: "AgentRun | None"
+        self, model: str, messages: list[MessageParam], drop: int, budget: int, run: "AgentRun | None"
     ) -> tuple[str, Usage, str | None]:
         older = messages[:drop]
         words = max(150, min(1_200, self.summary_tokens * 3 // 5))
@@ -386,22 +386,15 @@ class Compactor:
         text = render(older, max(4_000, room))
         request = ModelRequest(
             model=model,
-            system=[{"type": "text", "text": _SUMMARY_SYSTEM}],
-            messages=[
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": f"<conversation>\n{text}\n</conversation>\n\n" + _SUMMARY_INSTRUCTIONS.format(words=words)}
-                    ],
-                }
-            ],
+            system=[text_block(_SUMMARY_SYSTEM)],
+            messages=[user_text(f"<conversation>\n{text}\n</conversation>\n\n" + _SUMMARY_INSTRUCTIONS.format(words=words))],
             max_tokens=self.summary_tokens,
         )
         try:
             response = await self._model(model, run).stream(request, lambda _delta: None)
         except ModelError as error:
             return mechanical_summary(older, limit_chars, self.key_of) + verbatim, Usage(), str(error)
-        summary = "".join(b.get("text", "") for b in response.content if b.get("type") == "text").strip()
+        summary = "".join(b.get("text", "") for b in response.content if b["type"] == "text").strip()
         if not summary:
             return mechanical_summary(older, limit_chars, self.key_of) + verbatim, response.usage, "the model answered with no text"
         return clip(summary, limit_chars) + verbatim, response.usage, None

@@ -8,8 +8,21 @@ compacted conversation instead of summarising again.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
+from ..messages import (
+    ContentBlockParam,
+    MessageParam,
+    ResultPartParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+    blocks,
+    result_parts,
+    result_text,
+    text_block,
+    tool_result,
+    user_blocks,
+)
 from ..transcript import CompactionRecord
 
 if TYPE_CHECKING:
@@ -42,32 +55,19 @@ SUMMARY_HEADER = "[Summary of the earlier conversation, written when it was comp
 CLIP_MARK = "\n[... {cut:,} characters cut to fit the context window ...]\n"
 _ARG_MARK = "[shortened: {n:,} chars]"
 
-def message_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message["content"]
-    return [{"type": "text", "text": content}] if isinstance(content, str) else content
-
-
-def block_text(block: dict[str, Any]) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    return "\n".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
-
-
-def result_chars(block: dict[str, Any]) -> int:
+def result_chars(block: ToolResultBlockParam) -> int:
     """Characters of a result as the person would count them: text length, JSON size for images."""
     content = block.get("content")
     if isinstance(content, str):
         return len(content)
     return sum(
-        len(c["text"]) if c.get("type") == "text" and isinstance(c.get("text"), str) else len(json.dumps(c, ensure_ascii=True))
-        for c in content or []
-        if isinstance(c, dict)
+        len(c["text"]) if c["type"] == "text" and isinstance(c.get("text"), str) else len(json.dumps(c, ensure_ascii=True))
+        for c in result_parts(block)
     )
 
 
-def is_shortened(block: dict[str, Any]) -> bool:
-    return block_text(block).startswith(TRACE_PREFIX)
+def is_shortened(block: ToolResultBlockParam) -> bool:
+    return result_text(block).startswith(TRACE_PREFIX)
 
 
 def one_line(value: str, limit: int = 80) -> str:
@@ -75,7 +75,7 @@ def one_line(value: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def shortened_trace(use: dict[str, Any] | None, result: dict[str, Any], key_of: KeyOf | None = None) -> str:
+def shortened_trace(use: ToolUseBlockParam | None, result: ToolResultBlockParam, key_of: KeyOf | None = None) -> str:
     """The one line that replaces a tool result: which tool, on what, how big it was.
 
     "On what" is the tool's declared key argument; for a tool no longer known, its first
@@ -84,7 +84,7 @@ def shortened_trace(use: dict[str, Any] | None, result: dict[str, Any], key_of: 
     what = "unknown tool"
     if use is not None:
         what = str(use.get("name", "tool"))
-        args = use.get("input") or {}
+        args = dict(use.get("input") or {})
         key = key_of(what, args) if key_of is not None else None
         if key is None:
             key = next((v for v in args.values() if isinstance(v, str) and v), None)
@@ -94,9 +94,9 @@ def shortened_trace(use: dict[str, Any] | None, result: dict[str, Any], key_of: 
     return f"{TRACE_PREFIX}{what}, {result_chars(result):,} chars{error}]"
 
 
-def tool_uses(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def tool_uses(messages: list[MessageParam]) -> dict[str, ToolUseBlockParam]:
     return {
-        b["id"]: b for m in messages if m["role"] == "assistant" for b in message_blocks(m) if b.get("type") == "tool_use"
+        b["id"]: b for m in messages if m["role"] == "assistant" for b in blocks(m) if b["type"] == "tool_use"
     }
 
 
@@ -118,74 +118,87 @@ def clip(text: str, limit: int) -> str:
     return text[:head] + CLIP_MARK.format(cut=len(text) - head - tail) + (text[-tail:] if tail else "")
 
 
-def shorten(messages: list[dict[str, Any]], ids: set[str], arg_limit: int, key_of: KeyOf | None = None) -> list[dict[str, Any]]:
+def _call_id(block: ContentBlockParam) -> str | None:
+    """The tool call a block is about: a tool_use's id, a tool_result's tool_use_id (None for other blocks)."""
+    if block["type"] == "tool_result":
+        return block["tool_use_id"]
+    if block["type"] == "tool_use":
+        return block["id"]
+    return None
+
+
+def _with_content(message: MessageParam, content: list[ContentBlockParam]) -> MessageParam:
+    """A copy of ``message`` (every key it has) with this content."""
+    return cast(MessageParam, {**message, "content": content})
+
+
+def shorten(messages: list[MessageParam], ids: set[str], arg_limit: int, key_of: KeyOf | None = None) -> list[MessageParam]:
     uses = tool_uses(messages)
     out = []
     for message in messages:
-        blocks = message_blocks(message)
-        if not any(b.get("tool_use_id") in ids or b.get("id") in ids for b in blocks):
+        old_blocks = blocks(message)
+        if not any(_call_id(b) in ids for b in old_blocks):
             out.append(message)
             continue
-        new_blocks = []
-        for block in blocks:
-            if block.get("type") == "tool_result" and block.get("tool_use_id") in ids and not is_shortened(block):
-                short = {"type": "tool_result", "tool_use_id": block["tool_use_id"],
-                         "content": [{"type": "text", "text": shortened_trace(uses.get(block["tool_use_id"]), block, key_of)}]}
-                if block.get("is_error"):
-                    short["is_error"] = True
-                new_blocks.append(short)
-            elif block.get("type") == "tool_use" and block.get("id") in ids:
+        new_blocks: list[ContentBlockParam] = []
+        for block in old_blocks:
+            if block["type"] == "tool_result" and block["tool_use_id"] in ids and not is_shortened(block):
+                trace = [text_block(shortened_trace(uses.get(block["tool_use_id"]), block, key_of))]
+                new_blocks.append(tool_result(block["tool_use_id"], trace, is_error=bool(block.get("is_error"))))
+            elif block["type"] == "tool_use" and block["id"] in ids:
                 new_blocks.append({**block, "input": shorten_args(block.get("input") or {}, arg_limit)})
             else:
                 new_blocks.append(block)
-        out.append({**message, "content": new_blocks})
+        out.append(_with_content(message, new_blocks))
     return out
 
 
-def summarise_head(messages: list[dict[str, Any]], drop: int, summary: str) -> list[dict[str, Any]]:
+def summarise_head(messages: list[MessageParam], drop: int, summary: str) -> list[MessageParam]:
     """``[summary] + messages[drop:]``, with tool results whose call was dropped removed."""
     tail = messages[drop:]
     kept_uses = set(tool_uses(tail))
-    first: list[dict[str, Any]] = [{"type": "text", "text": f"{SUMMARY_HEADER}\n\n{summary}"}]
-    out: list[dict[str, Any]] = [{"role": "user", "content": first}]
+    first: list[ContentBlockParam] = [text_block(f"{SUMMARY_HEADER}\n\n{summary}")]
+    out: list[MessageParam] = [user_blocks(first)]
     for index, message in enumerate(tail):
-        blocks = [
-            b for b in message_blocks(message)
-            if not (b.get("type") == "tool_result" and b.get("tool_use_id") not in kept_uses)
+        kept = [
+            b for b in blocks(message)
+            if not (b["type"] == "tool_result" and b["tool_use_id"] not in kept_uses)
         ]
         if index == 0 and message["role"] == "user":
             # A user message after the summary joins it: the API wants roles to alternate.
-            first.extend(blocks)
+            first.extend(kept)
             continue
-        if blocks:
-            out.append({**message, "content": blocks})
+        if kept:
+            out.append(_with_content(message, kept))
     return out
 
 
-def clip_all(messages: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+def _clipped_part(part: ResultPartParam, limit: int) -> ResultPartParam:
+    if part["type"] == "text" and isinstance(part.get("text"), str):
+        return {**part, "text": clip(part["text"], limit)}
+    return part
+
+
+def clip_all(messages: list[MessageParam], limit: int) -> list[MessageParam]:
     out = []
     for message in messages:
-        blocks = []
-        for block in message_blocks(message):
-            if block.get("type") == "tool_result" and not isinstance(block.get("content"), str):
-                content = [
-                    {**c, "text": clip(c["text"], limit)} if c.get("type") == "text" and isinstance(c.get("text"), str) else c
-                    for c in block.get("content") or []
-                ]
-                block = {**block, "content": content}
-            elif block.get("type") == "tool_result" and isinstance(block.get("content"), str):
-                block = {**block, "content": clip(block["content"], limit)}
-            elif block.get("type") == "text" and message["role"] == "user":
+        clipped: list[ContentBlockParam] = []
+        for block in blocks(message):
+            if block["type"] == "tool_result" and not isinstance(block.get("content"), str):
+                block = {**block, "content": [_clipped_part(c, limit) for c in result_parts(block)]}
+            elif block["type"] == "tool_result" and isinstance(block.get("content"), str):
+                block = {**block, "content": clip(result_text(block), limit)}
+            elif block["type"] == "text" and message["role"] == "user":
                 block = {**block, "text": clip(block["text"], limit)}
-            elif block.get("type") == "tool_use":
+            elif block["type"] == "tool_use":
                 block = {**block, "input": shorten_args(block.get("input") or {}, limit)}
-            blocks.append(block)
-        out.append({**message, "content": blocks})
+            clipped.append(block)
+        out.append(_with_content(message, clipped))
     return out
 
 
-def apply_compaction(messages: list[dict[str, Any]], record: CompactionRecord,
-                     key_of: KeyOf | None = None) -> list[dict[str, Any]]:
+def apply_compaction(messages: list[MessageParam], record: CompactionRecord,
+                     key_of: KeyOf | None = None) -> list[MessageParam]:
     """The messages after one compaction record; the same function runs live and on resume."""
     out = messages
     if record.shortened:
@@ -201,14 +214,14 @@ def json_chars(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
 
 
-def is_prompt(message: dict[str, Any]) -> bool:
+def is_prompt(message: MessageParam) -> bool:
     """A user message that starts a turn (has text of its own, not only tool results)."""
     return message["role"] == "user" and any(
-        b.get("type") == "text" and not b.get("text", "").startswith(SUMMARY_HEADER) for b in message_blocks(message)
+        b["type"] == "text" and not b.get("text", "").startswith(SUMMARY_HEADER) for b in blocks(message)
     )
 
 
-def render(messages: list[dict[str, Any]], budget_chars: int, result_chars: int = 2_000) -> str:
+def render(messages: list[MessageParam], budget_chars: int, result_chars: int = 2_000) -> str:
     """The older turns as plain text for the summary request, capped at ``budget_chars``.
 
     Plain text, not message blocks: the request then needs no tool definitions and cannot
@@ -217,21 +230,20 @@ def render(messages: list[dict[str, Any]], budget_chars: int, result_chars: int 
     """
     entries: list[str] = []
     for message in messages:
-        for block in message_blocks(message):
-            kind = block.get("type")
-            if kind == "text" and block.get("text"):
+        for block in blocks(message):
+            if block["type"] == "text" and block.get("text"):
                 who = "Person" if message["role"] == "user" else "Assistant"
                 text = block["text"]
                 if text.startswith(SUMMARY_HEADER):
                     entries.append(f"[Earlier summary]\n{clip(text[len(SUMMARY_HEADER):].strip(), budget_chars // 3)}")
                 else:
                     entries.append(f"{who}: {clip(text, 8_000)}")
-            elif kind == "tool_use":
+            elif block["type"] == "tool_use":
                 args = json.dumps(shorten_args(block.get("input") or {}, 300), ensure_ascii=False)
                 entries.append(f"Tool call {block.get('name')}: {clip(args, 1_000)}")
-            elif kind == "tool_result":
+            elif block["type"] == "tool_result":
                 flag = " (error)" if block.get("is_error") else ""
-                entries.append(f"Tool result{flag}: {clip(block_text(block), result_chars)}")
+                entries.append(f"Tool result{flag}: {clip(result_text(block), result_chars)}")
     keep_first = 1 if entries and entries[0].startswith("[Earlier summary]") else 0
     total = sum(len(e) + 2 for e in entries)
     omitted = 0
@@ -244,40 +256,42 @@ def render(messages: list[dict[str, Any]], budget_chars: int, result_chars: int 
     return "\n\n".join(entries)
 
 
-def mechanical_summary(messages: list[dict[str, Any]], limit: int, key_of: KeyOf | None = None) -> str:
+def mechanical_summary(messages: list[MessageParam], limit: int, key_of: KeyOf | None = None) -> str:
     """A summary made without a model (demo model, or the summary request failed)."""
     lines = []
     for message in messages:
-        for block in message_blocks(message):
-            if block.get("type") == "text" and message["role"] == "user":
+        for block in blocks(message):
+            if block["type"] == "text" and message["role"] == "user":
                 text = block.get("text", "")
                 if text.startswith(SUMMARY_HEADER):
                     lines.append(clip(text[len(SUMMARY_HEADER):].strip(), limit // 2))
                 else:
                     lines.append("Person asked: " + one_line(text, 300))
-            elif block.get("type") == "tool_use":
-                lines.append(shortened_trace(block, {"content": ""}, key_of).replace(TRACE_PREFIX, "[tool call: ").replace(", 0 chars]", "]"))
+            elif block["type"] == "tool_use":
+                # An empty result stands in for the one this call has not had yet (its trace says 0 chars).
+                empty = cast(ToolResultBlockParam, {"content": ""})
+                lines.append(shortened_trace(block, empty, key_of).replace(TRACE_PREFIX, "[tool call: ").replace(", 0 chars]", "]"))
     return clip("\n".join(lines), limit)
 
 
-def latest_prompt(messages: list[dict[str, Any]]) -> tuple[int, str] | None:
+def latest_prompt(messages: list[MessageParam]) -> tuple[int, str] | None:
     for index in range(len(messages) - 1, -1, -1):
         if is_prompt(messages[index]):
             texts = [
-                b["text"] for b in message_blocks(messages[index])
-                if b.get("type") == "text" and not b.get("text", "").startswith(SUMMARY_HEADER)
+                b["text"] for b in blocks(messages[index])
+                if b["type"] == "text" and not b.get("text", "").startswith(SUMMARY_HEADER)
             ]
             return index, "\n".join(texts)
     return None
 
 
-def long_texts(messages: list[dict[str, Any]]) -> list[str]:
+def long_texts(messages: list[MessageParam]) -> list[str]:
     out = []
     for message in messages:
-        for block in message_blocks(message):
-            if block.get("type") == "tool_result":
-                out.append(block_text(block))
-            elif block.get("type") == "text" and message["role"] == "user" and not block.get("text", "").startswith(SUMMARY_HEADER):
+        for block in blocks(message):
+            if block["type"] == "tool_result":
+                out.append(result_text(block))
+            elif block["type"] == "text" and message["role"] == "user" and not block.get("text", "").startswith(SUMMARY_HEADER):
                 out.append(block.get("text", ""))
     return out
 

@@ -54,6 +54,7 @@ from .tool_defs import argument_directories, tool_definition
 
 if TYPE_CHECKING:
     from ..front import Front
+    from ..messages import ContentBlockParam
 
     # The client half imports the mcp SDK: it is loaded when a server is first registered.
     from .client import ServerConnection
@@ -584,7 +585,7 @@ class McpManager:
 
     # -- prompts ------------------------------------------------------------------------
 
-    async def expand_prompt(self, text: str) -> list[dict[str, Any]] | None:
+    async def expand_prompt(self, text: str) -> "list[ContentBlockParam] | None":
         """The content of a request that starts with ``/server:prompt arg=value``; None if it does not.
 
         PromptError says what is wrong (no such server or prompt, a missing or unknown argument).

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..tools.base import text_block
+from ..messages import ContentBlockParam, image_block, text_block, wire_blocks
 from .results import MODEL_IMAGE_TYPES, resource_blocks
 
 if TYPE_CHECKING:
@@ -125,28 +125,28 @@ def check_arguments(server: str, info: PromptInfo, invocation: PromptInvocation)
     return values
 
 
-def _content_blocks(content: Any) -> list[dict[str, Any]]:
+def _content_blocks(content: Any) -> list[ContentBlockParam]:
     import mcp_types as types
 
     if isinstance(content, types.TextContent):
         return [text_block(content.text)]
     if isinstance(content, types.ImageContent) and content.mime_type in MODEL_IMAGE_TYPES:
-        return [{"type": "image", "source": {"type": "base64", "media_type": content.mime_type, "data": content.data}}]
+        return [image_block(content.mime_type, content.data)]
     if isinstance(content, types.EmbeddedResource):
-        return resource_blocks([content.resource])
+        return wire_blocks(resource_blocks([content.resource]))
     if isinstance(content, types.ResourceLink):
         return [text_block(f"Resource link: {content.name} <{content.uri}>")]
     kind = getattr(content, "type", type(content).__name__)
     return [text_block(f"[{kind} content of the prompt is not shown to the model]")]
 
 
-def prompt_content(server: str, prompt: str, result: types.GetPromptResult, extra: str = "") -> list[dict[str, Any]]:
+def prompt_content(server: str, prompt: str, result: types.GetPromptResult, extra: str = "") -> list[ContentBlockParam]:
     """The prompt's messages as the content of one user message.
 
     A prompt may hold several messages, some in the assistant's voice; a user turn is one
     message, so those are marked as such rather than silently merged into the person's words.
     """
-    blocks: list[dict[str, Any]] = []
+    blocks: list[ContentBlockParam] = []
     for message in result.messages:
         if message.role != "user":
             blocks.append(text_block(f"[the prompt /{server}:{prompt} continues in the {message.role}'s voice:]"))

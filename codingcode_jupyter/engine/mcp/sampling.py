@@ -9,6 +9,7 @@ gets an error saying it was declined, never a message nobody approved.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,16 @@ from ..approval.audit import AuditLog
 from ..approval.audit_records import DecisionRecord
 from ..approval.types import ApprovalRequest, Reply
 from ..events import ApprovalAnswered, ApprovalRequested, ToolCallFinished, ToolCallStarted, Usage
+from ..messages import (
+    ContentBlockParam,
+    MessageParam,
+    assistant_blocks,
+    blocks,
+    image_block,
+    own_blocks,
+    text_block,
+    user_blocks,
+)
 from ..models.base import ModelError, ModelRequest
 from ..models.pricing import cost_usd
 from .origin import CallOrigin
@@ -46,7 +57,7 @@ class SamplingRequest:
     """What a server asked for, in the Messages API's shape, and the call it came during."""
 
     server: str
-    messages: tuple[dict[str, Any], ...]
+    messages: tuple[MessageParam, ...]
     max_tokens: int
     system_prompt: str | None = None
     temperature: float | None = None
@@ -66,26 +77,26 @@ class SamplingResult:
 Sampler = Callable[[SamplingRequest], Awaitable[SamplingResult]]
 
 
-def _block(item: Any) -> dict[str, Any]:
+def _block(item: Any) -> ContentBlockParam:
     import mcp_types as types
 
     if isinstance(item, types.TextContent):
-        return {"type": "text", "text": item.text}
+        return text_block(item.text)
     if isinstance(item, types.ImageContent) and item.mime_type in MODEL_IMAGE_TYPES:
-        return {"type": "image", "source": {"type": "base64", "media_type": item.mime_type, "data": item.data}}
+        return image_block(item.mime_type, item.data)
     kind = getattr(item, "type", type(item).__name__)
-    return {"type": "text", "text": f"[{kind} content the server sent is not passed to the model]"}
+    return text_block(f"[{kind} content the server sent is not passed to the model]")
 
 
 def sampling_request(server: str, params: types.CreateMessageRequestParams, origin: CallOrigin | None) -> SamplingRequest:
     """The SDK's request parameters as a :class:`SamplingRequest`."""
-    messages: list[dict[str, Any]] = []
+    messages: list[MessageParam] = []
     for message in params.messages:
-        blocks = [_block(item) for item in message.content_as_list]
+        content = [_block(item) for item in message.content_as_list]
         if messages and messages[-1]["role"] == message.role:
-            messages[-1]["content"].extend(blocks)  # the API wants roles to alternate
+            own_blocks(messages[-1]).extend(content)  # the API wants roles to alternate
         else:
-            messages.append({"role": message.role, "content": blocks})
+            messages.append(user_blocks(content) if message.role == "user" else assistant_blocks(content))
     hints = tuple(h.name for h in (params.model_preferences.hints or []) if h.name) if params.model_preferences else ()
     return SamplingRequest(
         server=server,
@@ -106,7 +117,7 @@ def _preview(request: SamplingRequest, model: str, max_tokens: int) -> str:
     if request.system_prompt:
         lines.append(f"\nsystem: {request.system_prompt}")
     for message in request.messages:
-        text = " ".join(b.get("text", f"[{b['type']}]") for b in message["content"])
+        text = " ".join(b["text"] if b["type"] == "text" else f"[{b['type']}]" for b in blocks(message))
         lines.append(f"\n{message['role']}: {text}")
     return "\n".join(lines)
 
@@ -177,14 +188,14 @@ class TurnSampler:
         return "allow" if answer in ("allow", "always") else "deny"
 
     async def _sample(self, request: SamplingRequest, model: Any, max_tokens: int) -> SamplingResult:
-        system = [{"type": "text", "text": request.system_prompt}] if request.system_prompt else []
-        asked = ModelRequest(model=model.name, system=system, messages=[dict(m) for m in request.messages],
+        system = [text_block(request.system_prompt)] if request.system_prompt else []
+        asked = ModelRequest(model=model.name, system=system, messages=[copy.copy(m) for m in request.messages],
                              max_tokens=max_tokens)
         try:
             response = await model.stream(asked, lambda _text: None)
         except ModelError as error:
             raise SamplingDeclined(f"the model failed: {error}") from None
-        text = "".join(block.get("text", "") for block in response.content if block.get("type") == "text")
+        text = "".join(block.get("text", "") for block in response.content if block["type"] == "text")
         return SamplingResult(text=text, model=model.name, stop_reason=_STOP.get(response.stop_reason or "", response.stop_reason),
                               usage=response.usage)
 

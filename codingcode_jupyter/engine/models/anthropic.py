@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from ..events import Usage
+from ..messages import wire_blocks
 from .base import ModelError, ModelRequest, ModelResponse, TextCallback
 
 __all__ = ["AnthropicModel", "DEFAULT_MODEL", "warm_up"]
@@ -63,7 +64,7 @@ class AnthropicModel:
         except Exception as error:  # mapped below; CancelledError is BaseException and passes
             raise _map_error(error) from error
         return ModelResponse(
-            content=[block.model_dump(mode="json", exclude_none=True) for block in message.content],
+            content=wire_blocks(block.model_dump(mode="json", exclude_none=True) for block in message.content),
             stop_reason=message.stop_reason,
             usage=_usage(message.usage),
         )

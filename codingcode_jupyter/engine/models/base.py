@@ -12,20 +12,21 @@ from typing import Any, Callable, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from ..events import Usage
+from ..messages import ContentBlockParam, MessageParam, TextBlockParam
 
 __all__ = ["ModelRequest", "ModelResponse", "Model", "ModelError", "TextCallback"]
 
 
 class ModelRequest(BaseModel):
     model: str
-    system: list[dict[str, Any]] = Field(default_factory=list)
-    messages: list[dict[str, Any]]
+    system: list[TextBlockParam] = Field(default_factory=list)
+    messages: list[MessageParam]
     tools: list[dict[str, Any]] = Field(default_factory=list)
     max_tokens: int = 8192
 
 
 class ModelResponse(BaseModel):
-    content: list[dict[str, Any]]
+    content: list[ContentBlockParam]
     stop_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
 

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..events import Usage
+from ..messages import ContentBlockParam, MessageParam, blocks, result_text, text_block
 from .base import ModelRequest, ModelResponse, TextCallback
 
 __all__ = ["DemoModel", "DEMO_FILE"]
@@ -38,31 +39,29 @@ else:
 '''
 
 
-def _turn_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _turn_calls(messages: list[MessageParam]) -> list[dict[str, Any]]:
     """Tool calls of the current turn, each with its result text and error flag."""
     start = 0
     for index, message in enumerate(messages):
-        if message["role"] == "user" and any(b.get("type") == "text" for b in message["content"]):
+        if message["role"] == "user" and any(b["type"] == "text" for b in blocks(message)):
             start = index
     calls: list[dict[str, Any]] = []
     results: dict[str, dict[str, Any]] = {}
     for message in messages[start:]:
-        for block in message["content"]:
-            if block.get("type") == "tool_use":
+        for block in blocks(message):
+            if block["type"] == "tool_use":
                 calls.append({"id": block["id"], "name": block["name"], "input": block["input"]})
-            elif block.get("type") == "tool_result":
-                content = block.get("content")
-                text = content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content or [])
-                results[block["tool_use_id"]] = {"text": text, "is_error": bool(block.get("is_error"))}
+            elif block["type"] == "tool_result":
+                results[block["tool_use_id"]] = {"text": result_text(block), "is_error": bool(block.get("is_error"))}
     for call in calls:
         call.update(results.get(call["id"], {"text": "", "is_error": True}))
     return calls
 
 
-def _prompt(messages: list[dict[str, Any]]) -> str:
+def _prompt(messages: list[MessageParam]) -> str:
     for message in reversed(messages):
         if message["role"] == "user":
-            texts: list[str] = [b["text"] for b in message["content"] if b.get("type") == "text"]
+            texts: list[str] = [b["text"] for b in blocks(message) if b["type"] == "text"]
             if texts:
                 return texts[-1].strip()
     return ""
@@ -85,7 +84,7 @@ class DemoModel:
         for i in range(0, len(text), 6):
             on_text(text[i : i + 6])
             await asyncio.sleep(self._delay)
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content: list[ContentBlockParam] = [text_block(text)] if text else []
         if call is not None:
             self._ids += 1
             content.append({"type": "tool_use", "id": f"toolu_demo_{self._ids:03d}_{len(request.messages)}", "name": call[0], "input": call[1]})

@@ -14,10 +14,12 @@ import json
 from typing import Any, Awaitable, Callable, Union
 
 from ..events import Usage
+from ..messages import ContentBlockParam, wire_blocks
 from .base import ModelRequest, ModelResponse, TextCallback
 
 __all__ = ["FunctionModel", "ModelFunction"]
 
+# What the function writes: the assistant message's blocks as the wire has them (dicts).
 Content = list[dict[str, Any]]
 ModelFunction = Callable[[ModelRequest], Union[Content, ModelResponse, Awaitable[Union[Content, ModelResponse]]]]
 
@@ -41,12 +43,12 @@ class FunctionModel:
             answer = await answer
         response = answer if isinstance(answer, ModelResponse) else self._response(list(answer), request)
         for block in response.content:
-            if block.get("type") == "text" and block.get("text"):
+            if block["type"] == "text" and block.get("text"):
                 on_text(block["text"])
         return response
 
     def _response(self, content: Content, request: ModelRequest) -> ModelResponse:
-        blocks = []
+        blocks: list[dict[str, Any]] = []
         for block in content:
             if block.get("type") == "tool_use" and not block.get("id"):
                 self._ids += 1
@@ -54,4 +56,5 @@ class FunctionModel:
             blocks.append(block)
         calls = any(block.get("type") == "tool_use" for block in blocks)
         usage = Usage(input_tokens=len(json.dumps(request.messages)) // 4, output_tokens=1)
-        return ModelResponse(content=blocks, stop_reason="tool_use" if calls else "end_turn", usage=usage)
+        typed: list[ContentBlockParam] = wire_blocks(blocks)
+        return ModelResponse(content=typed, stop_reason="tool_use" if calls else "end_turn", usage=usage)

@@ -26,6 +26,7 @@ from .access import Origin, ToolAccess
 if TYPE_CHECKING:
     from ..approval.types import Approver, Asker
     from ..deps import SessionDeps
+    from ..messages import MessageParam
     from ..models.base import Model
     from ..settings import PermissionMode
     from ..state import SessionState
@@ -104,7 +105,7 @@ class AgentRun(Protocol):
     def session_id(self) -> str: ...
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[MessageParam]:
         """The conversation as it stands (auto mode's reviewer reads the turn so far)."""
         ...
 
