@@ -155,15 +155,19 @@ def _images(result: ToolResult) -> list[dict[str, str]]:
     """The result's base64 images a front may show (raster types only, bounded in size)."""
     shown, total = [], 0
     for block in result.content:
-        source = block.get("source") or {}
-        if block.get("type") != "image" or source.get("type") != "base64":
+        # A tool's output is not validated: a block without a type is passed over, not an error.
+        if "type" not in block or block["type"] != "image":
             continue
-        if source.get("media_type") not in IMAGE_MIME_TYPES:
+        source = block.get("source")
+        if source is None or source["type"] != "base64" or source["media_type"] not in IMAGE_MIME_TYPES:
             continue
-        total += len(source.get("data", ""))
+        data = source["data"]
+        if not isinstance(data, str):  # base64 text on the wire; the SDK's type also allows a file
+            continue
+        total += len(data)
         if total > _SHOWN_IMAGE_BYTES:
             break
-        shown.append({"media_type": source["media_type"], "data": source["data"]})
+        shown.append({"media_type": source["media_type"], "data": data})
     return shown
 
 

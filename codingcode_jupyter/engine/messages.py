@@ -128,13 +128,9 @@ def assistant_blocks(content: list[ContentBlockParam]) -> MessageParam:
     return {"role": "assistant", "content": content}
 
 
-def tool_result(tool_use_id: str, content: Iterable[Mapping[str, Any]], *, is_error: bool = False) -> ToolResultBlockParam:
+def tool_result(tool_use_id: str, content: list[ResultPartParam], *, is_error: bool = False) -> ToolResultBlockParam:
     """The answer to one tool call. ``content`` is the tool's output blocks (text, image, ...), sent as they are."""
-    block: ToolResultBlockParam = {
-        "type": "tool_result",
-        "tool_use_id": tool_use_id,
-        "content": cast("list[ResultPartParam]", content),
-    }
+    block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True
     return block

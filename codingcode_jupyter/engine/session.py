@@ -22,7 +22,7 @@ from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_mes
 from .approval.types import Approver, Asker
 from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoUpdated, ToolCallStarted, TurnDone, Usage
 from .front import Front
-from .messages import ContentBlockParam, MessageParam, blocks, text_block, tool_result, user_blocks
+from .messages import ContentBlockParam, MessageParam, ResultPartParam, blocks, text_block, tool_result, user_blocks
 from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
@@ -503,5 +503,5 @@ def _drop_unanswered_tool_use(messages: list[MessageParam]) -> None:
     if messages and messages[-1]["role"] == "assistant":
         uses = [b for b in blocks(messages[-1]) if b["type"] == "tool_use"]
         if uses:
-            unanswered = [text_block("The session ended before this tool call finished.")]
+            unanswered: list[ResultPartParam] = [text_block("The session ended before this tool call finished.")]
             messages.append(user_blocks([tool_result(b["id"], unanswered, is_error=True) for b in uses]))

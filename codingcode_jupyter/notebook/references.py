@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..engine.messages import ContentBlockParam, text_block, wire_blocks
-from ..engine.tools.base import ToolError
+from ..engine.tools.base import ContentBlock, ToolError
 from .kernel.errors import LastError, last_error
 from .kernel.namespace import KernelAccess
 from .kernel.values import describe_value, lookup
@@ -57,7 +57,7 @@ class ExpandedPrompt:
     references: list[str] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     # Image content blocks, in the order the prompt's text numbers them.
-    images: list[dict[str, Any]] = field(default_factory=list)
+    images: list[ContentBlock] = field(default_factory=list)
 
     def content(self, text: str | None = None) -> str | list[ContentBlockParam]:
         """What to send as the user's message: ``text`` (default: the expanded text) and the images."""

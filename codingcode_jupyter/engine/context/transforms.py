@@ -143,7 +143,7 @@ def shorten(messages: list[MessageParam], ids: set[str], arg_limit: int, key_of:
         new_blocks: list[ContentBlockParam] = []
         for block in old_blocks:
             if block["type"] == "tool_result" and block["tool_use_id"] in ids and not is_shortened(block):
-                trace = [text_block(shortened_trace(uses.get(block["tool_use_id"]), block, key_of))]
+                trace: list[ResultPartParam] = [text_block(shortened_trace(uses.get(block["tool_use_id"]), block, key_of))]
                 new_blocks.append(tool_result(block["tool_use_id"], trace, is_error=bool(block.get("is_error"))))
             elif block["type"] == "tool_use" and block["id"] in ids:
                 new_blocks.append({**block, "input": shorten_args(block.get("input") or {}, arg_limit)})

@@ -13,7 +13,8 @@ import binascii
 import json
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..tools.base import ToolResult, text_block
+from ..messages import image_block
+from ..tools.base import ContentBlock, ToolResult, text_block
 
 if TYPE_CHECKING:
     # The SDK's types are imported where content is converted (a server is running by then).
@@ -41,8 +42,8 @@ def is_textual(mime: str | None) -> bool:
     return base.startswith("text/") or base in _TEXTUAL_APPLICATION or base.endswith(("+json", "+xml"))
 
 
-def _image_block(data: str, mime: str) -> dict[str, Any]:
-    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+def _image_block(data: str, mime: str) -> ContentBlock:
+    return image_block(mime, data)
 
 
 def _decoded(data: str) -> bytes | None:
@@ -78,11 +79,11 @@ def decode_text_blob(blob: str, mime: str | None) -> str | None:
 
 def resource_blocks(
     contents: Iterable[types.TextResourceContents | types.BlobResourceContents],
-) -> list[dict[str, Any]]:
+) -> list[ContentBlock]:
     """The contents of a resource (read, or embedded in a result) as content blocks."""
     import mcp_types as types
 
-    blocks: list[dict[str, Any]] = []
+    blocks: list[ContentBlock] = []
     for item in contents:
         mime = item.mime_type or "unknown type"
         if isinstance(item, types.TextResourceContents):
@@ -111,7 +112,7 @@ def _link_text(item: types.ResourceLink, server: str | None) -> str:
     return " ".join(parts)
 
 
-def _content_blocks(item: Any, server: str | None) -> list[dict[str, Any]]:
+def _content_blocks(item: Any, server: str | None) -> list[ContentBlock]:
     import mcp_types as types
 
     if isinstance(item, types.TextContent):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..events import Usage
@@ -39,23 +40,30 @@ else:
 '''
 
 
-def _turn_calls(messages: list[MessageParam]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _Call:
+    """One tool call of the turn, with what came of it (a call not answered yet reads as an error)."""
+
+    name: str
+    text: str = ""
+    is_error: bool = True
+
+
+def _turn_calls(messages: list[MessageParam]) -> list[_Call]:
     """Tool calls of the current turn, each with its result text and error flag."""
     start = 0
     for index, message in enumerate(messages):
         if message["role"] == "user" and any(b["type"] == "text" for b in blocks(message)):
             start = index
-    calls: list[dict[str, Any]] = []
-    results: dict[str, dict[str, Any]] = {}
+    uses: list[tuple[str, str]] = []
+    results: dict[str, _Call] = {}
     for message in messages[start:]:
         for block in blocks(message):
             if block["type"] == "tool_use":
-                calls.append({"id": block["id"], "name": block["name"], "input": block["input"]})
+                uses.append((block["id"], block["name"]))
             elif block["type"] == "tool_result":
-                results[block["tool_use_id"]] = {"text": result_text(block), "is_error": bool(block.get("is_error"))}
-    for call in calls:
-        call.update(results.get(call["id"], {"text": "", "is_error": True}))
-    return calls
+                results[block["tool_use_id"]] = _Call("", result_text(block), bool(block.get("is_error")))
+    return [replace(results.get(id_, _Call(name)), name=name) for id_, name in uses]
 
 
 def _prompt(messages: list[MessageParam]) -> str:
@@ -110,27 +118,27 @@ class DemoModel:
 
     # -- the scripts: each step decided from what the turn holds so far (a denial changes what comes next) --
 
-    def _look(self, calls: list[dict[str, Any]], prompt: str, offered: set[str]) -> _Step:
-        done = [c["name"] for c in calls]
+    def _look(self, calls: list[_Call], prompt: str, offered: set[str]) -> _Step:
+        done = [c.name for c in calls]
         if not calls:
             return "First, the Python files of the project.\n\n", ("search_files", {"pattern": "**/*.py", "max_results": 20})
         target = _named_file(prompt, calls) or self._target(calls)
         if "read_file" not in done and target and "read_file" in offered:
             return f"Let me read `{target}`.\n\n", ("read_file", {"path": target, "limit": 200})
         files = _listed(calls)
-        read = next((c for c in calls if c["name"] == "read_file"), None)
+        read = next((c for c in calls if c.name == "read_file"), None)
         if not files:
             return "I found no Python files here (`**/*.py`)." + _LAST, None
         answer = f"The project has {len(files)} Python file{'s' if len(files) != 1 else ''}: " + \
             ", ".join(f"`{f}`" for f in files[:10]) + (", ..." if len(files) > 10 else "") + "."
-        if read is not None and not read["is_error"]:
-            lines, names = _outline(read["text"])
+        if read is not None and not read.is_error:
+            lines, names = _outline(read.text)
             answer += f"\n\n`{target}` has {lines} lines" + (
                 f" and defines {', '.join(f'`{n}`' for n in names)}." if names else " and defines no function or class.")
         return answer + _LAST, None
 
-    def _edit(self, calls: list[dict[str, Any]], prompt: str, offered: set[str]) -> _Step:
-        done = [c["name"] for c in calls]
+    def _edit(self, calls: list[_Call], prompt: str, offered: set[str]) -> _Step:
+        done = [c.name for c in calls]
         if not calls:
             return "I'll look around, then write a new file; writing needs your approval.\n\n", (
                 "search_files", {"pattern": "**/*.py", "max_results": 20})
@@ -147,26 +155,26 @@ class DemoModel:
                 f"I'll add `{DEMO_FILE}`. You see the exact file and decide before anything is written.\n\n",
                 ("write_file", {"path": DEMO_FILE, "content": script}),
             )
-        write = next(c for c in calls if c["name"] == "write_file")
-        if write["is_error"]:
+        write = next(c for c in calls if c.name == "write_file")
+        if write.is_error:
             if done.count("todo_write") == 1:  # the write step did not happen: it is not in progress any more
                 return "", _todo([plan[0], (plan[1][0], "pending"), plan[2]])
-            why = "you did not allow it" if write["text"].startswith("Denied") else _first_line(write["text"])
+            why = "you did not allow it" if write.text.startswith("Denied") else _first_line(write.text)
             return f"The file was not written ({why}), so I won't run anything." + _LAST, None
         if "execute_command" not in done:
             return "Now let me run it; commands need approval too.\n\n", (
                 "execute_command", {"command": f"python3 {DEMO_FILE}", "timeout_ms": 30000})
-        run = next(c for c in calls if c["name"] == "execute_command")
-        ran = not run["is_error"] and run["text"].startswith("exit code 0")
+        run = next(c for c in calls if c.name == "execute_command")
+        ran = not run.is_error and run.text.startswith("exit code 0")
         if done.count("todo_write") == 1:
             return "", _todo([plan[0], (plan[1][0], "completed"), (plan[2][0], "completed" if ran else "pending")])
         if not ran:
-            why = "you did not allow it" if run["text"].startswith("Denied") else _first_line(run["text"])
+            why = "you did not allow it" if run.text.startswith("Denied") else _first_line(run.text)
             return f"The command did not run as hoped ({why}). `{DEMO_FILE}` is there for you to try." + _LAST, None
-        return f"Done. I wrote `{DEMO_FILE}` and ran it:\n\n```\n{_stdout(run['text'])}\n```" + _LAST, None
+        return f"Done. I wrote `{DEMO_FILE}` and ran it:\n\n```\n{_stdout(run.text)}\n```" + _LAST, None
 
-    def _test(self, calls: list[dict[str, Any]], prompt: str, offered: set[str]) -> _Step:
-        done = [c["name"] for c in calls]
+    def _test(self, calls: list[_Call], prompt: str, offered: set[str]) -> _Step:
+        done = [c.name for c in calls]
         if not calls:
             return "First, the test files.\n\n", ("search_files", {"pattern": "**/test*.py", "max_results": 20})
         tests = _listed(calls)
@@ -178,22 +186,22 @@ class DemoModel:
         if "execute_command" not in done:
             return "Running them; a command needs your approval.\n\n", (
                 "execute_command", {"command": "python3 -m pytest -q", "timeout_ms": 120000})
-        run = next(c for c in calls if c["name"] == "execute_command")
-        ran = not run["is_error"] and run["text"].startswith("exit code 0")
+        run = next(c for c in calls if c.name == "execute_command")
+        ran = not run.is_error and run.text.startswith("exit code 0")
         if done.count("todo_write") == 1:
             return "", _todo([plan[0], (plan[1][0], "completed" if ran else "pending"), (plan[2][0], "completed")])
-        if run["is_error"]:
-            why = "you did not allow it" if run["text"].startswith("Denied") else _first_line(run["text"])
+        if run.is_error:
+            why = "you did not allow it" if run.text.startswith("Denied") else _first_line(run.text)
             return f"The tests did not run ({why})." + _LAST, None
-        verdict = "They pass" if ran else f"They did not all pass ({_first_line(run['text'])})"
-        return f"{verdict}:\n\n```\n{_stdout(run['text'])}\n```" + _LAST, None
+        verdict = "They pass" if ran else f"They did not all pass ({_first_line(run.text)})"
+        return f"{verdict}:\n\n```\n{_stdout(run.text)}\n```" + _LAST, None
 
     @staticmethod
-    def _target(calls: list[dict[str, Any]]) -> str | None:
-        found = next((c for c in calls if c["name"] == "search_files"), None)
-        if not found or found["is_error"]:
+    def _target(calls: list[_Call]) -> str | None:
+        found = next((c for c in calls if c.name == "search_files"), None)
+        if not found or found.is_error:
             return None
-        for line in found["text"].splitlines():
+        for line in found.text.splitlines():
             match = re.search(r"([\w./-]+\.py)\b", line)
             if match and not match.group(1).endswith(DEMO_FILE):
                 return match.group(1)
@@ -230,16 +238,16 @@ def _todo(plan: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
     return "todo_write", {"plan": [{"step": step, "status": status} for step, status in plan]}
 
 
-def _listed(calls: list[dict[str, Any]]) -> list[str]:
+def _listed(calls: list[_Call]) -> list[str]:
     """The files the turn's search found (the lines after its heading)."""
-    found = next((c for c in calls if c["name"] == "search_files"), None)
-    if not found or found["is_error"]:
+    found = next((c for c in calls if c.name == "search_files"), None)
+    if not found or found.is_error:
         return []
-    return [line.strip() for line in found["text"].splitlines()[1:]
+    return [line.strip() for line in found.text.splitlines()[1:]
             if line.strip() and not line.startswith(("(", " ")) and not line.strip().endswith(DEMO_FILE)]
 
 
-def _named_file(prompt: str, calls: list[dict[str, Any]]) -> str | None:
+def _named_file(prompt: str, calls: list[_Call]) -> str | None:
     """A file the request names that the search found (``explain cli.py``)."""
     files = _listed(calls)
     for word in re.findall(r"[\w./-]+\.py\b", prompt):

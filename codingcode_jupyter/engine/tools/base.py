@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .. import messages
 from ..events import EventSink, ToolProgress, Usage
+from ..messages import ResultPartParam
 from ..paths import resolve_path
 from .access import Origin, ToolAccess
 
@@ -45,7 +47,8 @@ __all__ = [
     "text_block",
 ]
 
-ContentBlock = dict[str, Any]
+# One block of a tool's result (text, image, document...): the SDK's own tool_result content type.
+ContentBlock = ResultPartParam
 
 
 class ToolError(Exception):
@@ -58,7 +61,7 @@ class NoChange(ToolError):
 
 
 def text_block(text: str) -> ContentBlock:
-    return {"type": "text", "text": text}
+    return messages.text_block(text)
 
 
 @dataclass
@@ -78,7 +81,8 @@ class ToolResult:
     def text_content(self) -> str:
         parts = []
         for block in self.content:
-            if block.get("type") == "text":
+            # A tool's output is not validated: a block without a type is named "[None]", not an error.
+            if "type" in block and block["type"] == "text":
                 parts.append(block["text"])
             else:
                 parts.append(f"[{block.get('type')}]")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 
+from .. import messages
 from .base import ContentBlock, ToolError
 
 __all__ = ["IMAGE_MIME_TYPES", "MAX_IMAGE_BYTES", "image_block", "sniff_image"]
@@ -42,4 +43,4 @@ def image_block(data: bytes, mime: str) -> ContentBlock:
             f"The tool returned an image of {len(data) / 1e6:.1f} MB; the API accepts at most "
             f"{MAX_IMAGE_BYTES / 1e6:.0f} MB per image."
         )
-    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()}}
+    return messages.image_block(mime, base64.b64encode(data).decode())

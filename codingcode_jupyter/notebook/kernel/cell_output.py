@@ -206,6 +206,6 @@ def read_cell_output(shell: Any, args: ReadCellOutputArgs) -> ToolResult:
     if record is None:
         raise ToolError(missing)
     blocks = render_record(record, max_images=args.max_images, skip_images=args.skip_images, max_chars=args.max_chars)
-    text = "\n".join(block["text"] for block in blocks if block.get("type") == "text")
-    images = sum(1 for block in blocks if block.get("type") == "image")
+    text = "\n".join(block["text"] for block in blocks if block["type"] == "text")
+    images = sum(1 for block in blocks if block["type"] == "image")
     return ToolResult(blocks, display=text + (f"\n[{images} image(s)]" if images else ""))

@@ -15,6 +15,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from ...engine.tools.base import ContentBlock
 from ...engine.tools.images import IMAGE_MIME_TYPES, MAX_IMAGE_BYTES, image_block, sniff_image
 
 __all__ = ["Picture", "LONG_SIDE", "image_size", "prepare_image", "prepare_svg"]
@@ -28,7 +29,7 @@ API_MAX_SIDE = 8000
 class Picture:
     """What became of one image: a block for the model (or None) and a line describing it."""
 
-    block: dict[str, Any] | None
+    block: ContentBlock | None
     description: str
 
 
