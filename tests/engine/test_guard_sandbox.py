@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -104,12 +105,14 @@ def _planted(path: Path) -> bool:
     return path.is_file() and PAYLOAD in path.read_text(errors="replace")
 
 
-def _attempt(place, command: str, target: str) -> bool:
-    """Run ``command``; whether ``target`` then holds the payload. The target is put back as it was."""
+def _attempt(place, command: str, target: str, wait: float = 0.0) -> bool:
+    """Run ``command``; whether ``target`` then holds the payload (looked at ``wait`` seconds after the
+    command: a process it left running may write later). The target is put back as it was."""
     project, home, sandbox = place
     path = _path(target, project, home)
     before = path.read_bytes() if path.is_file() else None
     _run(sandbox, _fill(command, home))
+    time.sleep(wait)
     planted = _planted(path)
     if before is not None:
         path.write_bytes(before)
@@ -121,10 +124,10 @@ def _attempt(place, command: str, target: str) -> bool:
 @needs_sandbox
 @pytest.mark.parametrize("row", [_param(row, row.gap) for row in ROWS if row.sandbox == "write"])
 def test_no_write_plants(place, row: GuardRow) -> None:
-    assert not _attempt(place, row.input["command"], row.target), f"{row.why}: {row.target} was written"
+    assert not _attempt(place, row.input["command"], row.target, row.wait), f"{row.why}: {row.target} was written"
 
 
 @needs_sandbox
 @pytest.mark.parametrize("row", [_param(row, row.control_gap) for row in ROWS if row.sandbox == "write"])
 def test_write_control_is_written(place, row: GuardRow) -> None:
-    assert _attempt(place, row.control_input["command"], row.control_target), f"control of {row.why}"
+    assert _attempt(place, row.control_input["command"], row.control_target, row.wait), f"control of {row.why}"

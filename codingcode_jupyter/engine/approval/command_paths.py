@@ -50,9 +50,31 @@ def _is_tree(name: str, args: list[str]) -> bool:
     if name in _TREE_ALWAYS:
         return True
     if name in ("grep", "egrep", "fgrep"):
-        return _short_flag(args, "rR", ("--recursive", "--dereference-recursive", "--directories=recurse"))
+        return _short_flag(args, "rR", ("--recursive", "--dereference-recursive", "--directories=recurse")) \
+            or _grep_recurses(args)
     if name in ("cp", "scp", "zip", "chmod", "chown", "chgrp", "diff"):
         return _short_flag(args, "rRa", ("--recursive", "--archive"))
+    return False
+
+
+def _grep_recurses(args: list[str]) -> bool:
+    """grep told to recurse in a form :func:`_short_flag` does not see: ``-d recurse``, ``-drecurse``,
+    ``-id rec``, or a long option abbreviated (``--rec``, ``--dir=rec``); GNU grep takes each."""
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return False
+        following = args[index + 1] if index + 1 < len(args) else ""
+        if arg.startswith("--"):
+            option, equals, value = arg[2:].partition("=")
+            if len(option) >= 3 and ("recursive".startswith(option) or "dereference-recursive".startswith(option)):
+                return True
+            if len(option) >= 3 and "directories".startswith(option) and (value if equals else following).startswith("rec"):
+                return True
+        elif arg.startswith("-") and "d" in arg[1:]:
+            # In a cluster of short options, -d takes the rest of the word (or the next word) as its value.
+            value = arg[arg.index("d", 1) + 1:] or following
+            if value.startswith("rec"):
+                return True
     return False
 
 

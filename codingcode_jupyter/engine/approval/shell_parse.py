@@ -125,8 +125,43 @@ def _is_code_runner(name: str) -> bool:
     return name in INTERPRETERS or bool(_PYTHONS.fullmatch(name)) or name in _INTERPRETER_FAMILY or name == "sed"
 
 
+# Upstream commands whose printed names are known from their own words (_named_paths): any other
+# upstream (cat of a list, git ls-files, sort) prints names only known when it runs.
+_NAME_PRINTERS = frozenset({"find", "ls", "echo", "printf"})
+
+
+def _reads_names(name: str, args: list[str]) -> bool:
+    """Whether a program takes the names of the files it reads from a list (its input, a file):
+    cpio copy-out and pass-through, tar/rsync ``-T``/``--files-from``, zip ``-@``."""
+    if name == "cpio":
+        return any(a in ("--create", "--pass-through") or (a.startswith("-") and not a.startswith("--")
+                                                           and ("o" in a[1:] or "p" in a[1:])) for a in args)
+    if name in ("tar", "bsdtar", "rsync"):
+        return any(a in ("-T", "--files-from") or a.startswith("--files-from=")
+                   or (a.startswith("-T") and not a.startswith("--")) for a in args)
+    if name == "zip":
+        return any(a in ("-@", "--names-stdin") for a in args)
+    return False
+
+
+def _names_file(name: str, args: list[str]) -> bool:
+    """``tar -T FILE`` / ``--files-from=FILE`` / ``xargs -a FILE``: the list is a file, whatever is piped in."""
+    flags = {"tar": ("-T", "--files-from"), "bsdtar": ("-T", "--files-from"), "rsync": ("--files-from",),
+             "xargs": ("-a", "--arg-file")}.get(name, ())
+    for index, arg in enumerate(args):
+        for flag in flags:
+            value = arg[len(flag) + 1:] if arg.startswith(flag + "=") else (
+                args[index + 1] if arg == flag and index + 1 < len(args) else None)
+            if value is not None and value != "-":
+                return True
+    return False
+
+
 def _named_paths(command: SimpleCommand) -> list[str]:
-    """What an upstream command prints as file names for xargs: its path-like words, find's roots."""
+    """What an upstream command prints as file names for xargs: its path-like words, find's roots
+    (ls with no operand lists the working directory)."""
+    if command.name == "ls":
+        return [w for w in command.argv[1:] if not w.startswith("-")] or ["."]
     if command.name == "find":
         roots = []
         for word in command.argv[1:]:
@@ -287,8 +322,13 @@ class _Walker:
             if part.kind == "parameter" and known is not None:
                 value = value.replace("${%s}" % name, known).replace(f"${name}", known)
         if any(p.kind == "tilde" for p in parts):
-            if value == "~" or value.startswith("~/"):
+            head = value.split("/", 1)[0]
+            if head == "~":
                 value = self.home + value[1:]
+            elif head == "~+" and self.cwd is not None:
+                value = self.cwd + value[2:]  # bash's ~+ is $PWD
+            elif head[1:2] in ("+", "-") or head[1:].isdigit():
+                dynamic = True  # ~-, ~+N, ~N: $OLDPWD and the directory stack, known only when it runs
             elif value.startswith("~"):
                 value = os.path.expanduser(value)  # ~user
         return value, dynamic, found
@@ -565,6 +605,13 @@ class _Walker:
             self._stdin_script(command, name, f"{via} {name}".strip(), depth)
         if command.dynamic_tail or (command.piped_stdin and name in ("cpio", "tar", "zip", "rsync")):
             command.stdin_names = [w for up in command.upstream[-1:] for w in _named_paths(up)]
+        if (command.dynamic_tail or _reads_names(name, words[1:])) and name not in PRINTERS:
+            upstream = command.upstream[-1] if command.piped_stdin and command.upstream else None
+            if upstream is None or upstream.name not in _NAME_PRINTERS or _names_file(name, words[1:]):
+                # The names come from a file or a program's output (`xargs cat < list`, `git ls-files |
+                # xargs cat`, `tar -T list`): which files it reads is known only when it runs.
+                where = f"`{upstream.name}`" if upstream is not None else "a file or its input"
+                self.unresolved.append(f"`{name}` works on names read from {where}, known only when it runs")
 
     def _apply(self, command: SimpleCommand, found: programs.Effects, *, via: str, depth: int) -> None:
         label = f"{via} {command.name}".strip()

@@ -219,7 +219,7 @@ class CommandSandbox:
         # runs stays writable and is not asked about (see sandbox/host_watch.py).
         self.agent_venvs: set[Path] = set()
         # Host-executed files a person kept after a command, as they were then (inode, size, mtime, mode).
-        self.host_accepted: dict[Path, tuple[int, int, int, int]] = {}
+        self.host_accepted: dict[Path, tuple[int, int, int, int, int]] = {}
         # Sandboxed commands running now; their placeholders go once none runs (see command()).
         self._running = 0
         # A long-lived process (an MCP server) was confined: its mounts keep the placeholders until aclose.

@@ -58,16 +58,18 @@ class HostChange:
 class _Seen:
     """What a host-executed entry was before the command: its identity, and a file's content."""
 
-    identity: tuple[int, int, int, int]
+    identity: tuple[int, int, int, int, int]
     content: bytes | None
 
 
-def _identity(path: Path) -> tuple[int, int, int, int] | None:
+def _identity(path: Path) -> tuple[int, int, int, int, int] | None:
+    # The ctime too: a command can write a file and put its size and mtime back (``touch -r``),
+    # but not its ctime.
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
 
 
 def _seen(path: Path) -> _Seen | None:
@@ -75,7 +77,7 @@ def _seen(path: Path) -> _Seen | None:
     if identity is None:
         return None
     content = None
-    if stat.S_ISREG(identity[3]) and identity[1] <= _KEEP_BYTES:
+    if stat.S_ISREG(identity[4]) and identity[1] <= _KEEP_BYTES:
         try:
             content = path.read_bytes()
         except OSError:
@@ -142,7 +144,7 @@ class HostWatch:
             rel = path.relative_to(self.project).as_posix()
             if before is None:
                 changed.append(HostChange(path, rel, hit.what, "new"))
-            elif stat.S_ISREG(before.identity[3]) and _identity(path) != before.identity:
+            elif stat.S_ISREG(before.identity[4]) and _identity(path) != before.identity:
                 changed.append(HostChange(path, rel, hit.what, "changed"))
         return changed
 
@@ -185,7 +187,7 @@ class HostWatch:
             if change.change == "changed" and before is not None and before.content is not None:
                 try:
                     change.path.write_bytes(before.content)
-                    os.chmod(change.path, stat.S_IMODE(before.identity[3]))
+                    os.chmod(change.path, stat.S_IMODE(before.identity[4]))
                     lines.append(f"{change.rel}: moved to {target}; its previous content is back")
                     continue
                 except OSError as error:

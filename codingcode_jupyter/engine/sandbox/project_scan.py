@@ -3,6 +3,9 @@ host may execute (kept read-only), listing again only the directories that chang
 
 An entry added, removed or renamed changes its directory's mtime, so a directory whose mtime
 is unchanged since the last walk is taken from the cache: one stat per directory on a warm walk.
+The mtime alone is not proof: a command can put it back (``touch -r``) after adding an entry,
+so the cache is keyed on the directory's ctime and inode too, which no unprivileged process
+can set back (any change to the directory, ``utimes`` included, moves its ctime to now).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ __all__ = ["ProjectScan"]
 
 @dataclass
 class _DirCache:
-    mtime_ns: int
+    # (inode, mtime, ctime): see the module's docstring.
+    stamp: tuple[int, int, int]
     env_files: list[str]
     subdirs: list[str]
     # Entries whose name may match a row of the host-executed table (engine/host_paths.py).
@@ -77,12 +81,13 @@ class ProjectScan:
     def _listing(self, directory: str) -> _DirCache | None:
         """The dotenv files and subdirectories of ``directory``, listed again only if it changed."""
         try:
-            mtime = os.stat(directory).st_mtime_ns
+            st = os.stat(directory)
         except OSError:
             return None
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
         cached = self._cache.get(directory)
-        if cached is not None and cached.mtime_ns == mtime:
-            # Adding, removing or renaming an entry changes its directory's mtime.
+        if cached is not None and cached.stamp == stamp:
+            # Adding, removing or renaming an entry changes its directory's mtime and ctime.
             return cached
         env_files: list[str] = []
         subdirs: list[str] = []
@@ -94,10 +99,12 @@ class ProjectScan:
                         host_files.append(entry.path)
                     if is_env_file(entry.name):
                         env_files.append(entry.path)
-                    elif entry.is_dir(follow_symlinks=False):
+                    # A directory named like a dotenv file (``deploy.env/``) is walked too: what it
+                    # holds may be host-executed (a nested ``.git``, an ``.envrc``).
+                    if entry.is_dir(follow_symlinks=False):
                         subdirs.append(entry.path)
         except OSError:
             return None
-        cached = _DirCache(mtime, env_files, subdirs, host_files)
+        cached = _DirCache(stamp, env_files, subdirs, host_files)
         self._cache[directory] = cached
         return cached

@@ -106,6 +106,9 @@ class GuardRow:
     control_target: str | None = None
     gap: str | None = None
     control_gap: str | None = None
+    # Sandbox write rows: seconds the runner waits after the command before it looks at the target,
+    # for an attack that writes later (a background process left running after the command).
+    wait: float = 0.0
 
     @property
     def id(self) -> str:
@@ -130,7 +133,7 @@ def guard_rows(home: str) -> list[GuardRow]:
     for cls, items in data.items():
         for row in items:
             unknown = set(row) - {"mode", "tool", "input", "expect", "control", "control_mode", "control_tool", "why",
-                                  "sandbox", "target", "control_target", "gap", "control_gap"}
+                                  "sandbox", "target", "control_target", "gap", "control_gap", "wait"}
             if unknown:
                 raise ValueError(f"guard.yaml [{cls}] {row.get('input')}: unknown keys {sorted(unknown)}")
             rows.append(GuardRow(
@@ -138,7 +141,7 @@ def guard_rows(home: str) -> list[GuardRow]:
                 control_tool=row.get("control_tool", row["tool"]), control_mode=row.get("control_mode", row["mode"]),
                 control_input=_fill_any(row["control"], home), why=row["why"], sandbox=row.get("sandbox"),
                 target=row.get("target"), control_target=row.get("control_target"), gap=row.get("gap"),
-                control_gap=row.get("control_gap")))
+                control_gap=row.get("control_gap"), wait=float(row.get("wait", 0.0))))
     return rows
 
 
