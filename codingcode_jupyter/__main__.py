@@ -163,7 +163,14 @@ async def sandbox_run(project: Path, command: list[str]) -> int:
 
 async def _reviewer_check(call: Any, ctx: Any, evaluation: Any, effective: Any, review: bool) -> dict[str, Any]:
     """In auto mode: whether the reviewer would be asked, what it would be sent, and (``review``) its answer."""
-    from .engine.approval.reviewer import REVIEWABLE, ask_reviewer, build_params, review_input, reviewer_settings
+    from .engine.approval.reviewer import (
+        REVIEWABLE,
+        ask_reviewer,
+        build_params,
+        review_input,
+        review_prompt,
+        reviewer_settings,
+    )
     from .engine.approval.types import Decision
 
     if evaluation.kind is not Decision.ASK:
@@ -171,9 +178,9 @@ async def _reviewer_check(call: Any, ctx: Any, evaluation: Any, effective: Any, 
     if evaluation.forced or evaluation.layer not in REVIEWABLE:
         return {"asked": False, "why": f"the {evaluation.layer} layer's ask is the person's to answer"}
     model, timeout, guidance = reviewer_settings(effective)
-    params = build_params(await review_input(call, ctx, evaluation, guidance), model)
-    out: dict[str, Any] = {"asked": True, "model": model, "timeout": timeout,
-                           "sent": params["messages"][0]["content"]}
+    shown = await review_input(call, ctx, evaluation, guidance)
+    params = build_params(shown, model)
+    out: dict[str, Any] = {"asked": True, "model": model, "timeout": timeout, "sent": review_prompt(shown)}
     if guidance.ignored:
         out["ignored_guidance"] = list(guidance.ignored)
     if review:

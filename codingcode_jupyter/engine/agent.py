@@ -40,6 +40,7 @@ from .messages import (
     assistant_blocks,
     blocks,
     cache_last,
+    cached_tool,
     own_blocks,
     tool_result,
     user_blocks,
@@ -397,7 +398,7 @@ class AgentLoop:
         server = server_side_tools(settings, self.model.name)
         tools = [server.get(tool.name) or tool.to_api() for tool in self.tools.offered()]
         if tools:
-            tools[-1] = {**tools[-1], "cache_control": CACHE}
+            tools[-1] = cached_tool(tools[-1])
         system: list[TextBlockParam] = [{"type": "text", "text": self.system, "cache_control": CACHE}] if self.system else []
         request = ModelRequest(
             model=self.model.name,

@@ -24,14 +24,18 @@ if TYPE_CHECKING:
         ImageBlockParam,
         MessageParam,
         TextBlockParam,
+        ToolParam,
         ToolResultBlockParam,
+        ToolUnionParam,
         ToolUseBlockParam,
+        WebSearchTool20250305Param,
     )
     from anthropic.types.tool_result_block_param import Content as ResultPartParam
 else:
     # No SDK at runtime (see the module docstring): the types are the dicts themselves.
     CacheControlEphemeralParam = ContentBlockParam = ImageBlockParam = MessageParam = TextBlockParam = dict
     ToolResultBlockParam = ToolUseBlockParam = ResultPartParam = dict
+    ToolParam = ToolUnionParam = WebSearchTool20250305Param = dict
 
 __all__ = [
     "CACHE",
@@ -41,7 +45,12 @@ __all__ = [
     "MessageParam",
     "ResultPartParam",
     "TextBlockParam",
+    "ToolParam",
     "ToolResultBlockParam",
+    "ToolUnionParam",
+    "WebSearchTool20250305Param",
+    "cached_tool",
+    "tool_name",
     "ToolUseBlockParam",
     "blocks",
     "own_blocks",
@@ -85,6 +94,17 @@ def cache_last(message: MessageParam) -> None:
         # The API takes cache_control on any block it can cache; the SDK's union also holds
         # thinking blocks, which cannot be, and a turn never ends its message on one.
         cast("dict[str, object]", content[-1])["cache_control"] = CACHE
+
+
+def cached_tool(tool: ToolUnionParam) -> ToolUnionParam:
+    """A copy of ``tool`` that is a cache breakpoint (the last tool: the tools block is cached)."""
+    return cast("ToolUnionParam", {**tool, "cache_control": CACHE})
+
+
+def tool_name(tool: ToolUnionParam) -> str | None:
+    """The name the model calls a tool by (the SDK's toolsets have none)."""
+    name = cast("Mapping[str, object]", tool).get("name")
+    return name if isinstance(name, str) else None
 
 
 def result_parts(block: ToolResultBlockParam) -> list[ResultPartParam]:

@@ -7,12 +7,12 @@ same response, so the loop, the tools and the approval pipeline are exercised al
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Protocol
+from typing import Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from ..events import Usage
-from ..messages import ContentBlockParam, MessageParam, TextBlockParam
+from ..messages import ContentBlockParam, MessageParam, TextBlockParam, ToolUnionParam
 
 __all__ = ["ModelRequest", "ModelResponse", "Model", "ModelError", "TextCallback"]
 
@@ -21,7 +21,7 @@ class ModelRequest(BaseModel):
     model: str
     system: list[TextBlockParam] = Field(default_factory=list)
     messages: list[MessageParam]
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[ToolUnionParam] = Field(default_factory=list)
     max_tokens: int = 8192
 
 

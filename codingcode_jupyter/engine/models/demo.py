@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..events import Usage
-from ..messages import ContentBlockParam, MessageParam, blocks, result_text, text_block
+from ..messages import ContentBlockParam, MessageParam, blocks, result_text, text_block, tool_name
 from .base import ModelRequest, ModelResponse, TextCallback
 
 __all__ = ["DemoModel", "DEMO_FILE"]
@@ -113,7 +113,7 @@ class DemoModel:
                 return intro + _CANNOT, None
         else:
             intro = ""
-        step = getattr(self, f"_{script}")(calls, prompt, {tool["name"] for tool in request.tools})
+        step = getattr(self, f"_{script}")(calls, prompt, {name for tool in request.tools if (name := tool_name(tool))})
         return intro + step[0], step[1]
 
     # -- the scripts: each step decided from what the turn holds so far (a denial changes what comes next) --

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .. import messages
 from ..events import EventSink, ToolProgress, Usage
-from ..messages import ResultPartParam
+from ..messages import ResultPartParam, ToolParam
 from ..paths import resolve_path
 from .access import Origin, ToolAccess
 
@@ -360,7 +360,7 @@ class ToolDefinition:
     def input_schema(self) -> dict[str, Any]:
         return self._schema
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> ToolParam:
         return {"name": self.name, "description": self.description, "input_schema": self._schema}
 
     def validate(self, raw_input: dict[str, Any]) -> BaseModel:

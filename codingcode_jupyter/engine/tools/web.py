@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
+from ..messages import ToolUnionParam, WebSearchTool20250305Param
 from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
 
@@ -334,10 +335,10 @@ NOT_CONFIGURED = (
 
 # The Messages API's server-side web search: the API runs the searches itself and
 # returns server_tool_use / web_search_tool_result blocks; nothing runs on our side.
-ANTHROPIC_WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+ANTHROPIC_WEB_SEARCH: WebSearchTool20250305Param = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
 
 
-def server_side_tools(settings: "Settings | None", model: str) -> dict[str, dict[str, Any]]:
+def server_side_tools(settings: "Settings | None", model: str) -> dict[str, ToolUnionParam]:
     """Client tools the request should replace with a server-side tool, by name.
 
     With ``webSearch.backend == "anthropic"`` and a Claude model, ``web_search`` is sent as the
