@@ -72,8 +72,17 @@ HOST_PATHS: tuple[HostPath, ...] = (
            "**/.ipython", "**/.jupyter", "**/profile_*/startup"),
     *_rows("project", "file", "the pre-commit configuration (the hooks it names run on every commit)",
            "**/.pre-commit-config.yaml", "**/.pre-commit-hooks.yaml"),
+    # lefthook's hooks (installed once in .git/hooks) read this configuration at every commit, as
+    # pre-commit's do: what it names runs then.
+    *_rows("project", "file", "lefthook's configuration (the commands it names run on every commit)",
+           *(f"**/{base}.{ext}" for base in ("lefthook", ".lefthook", "lefthook-local", ".lefthook-local")
+             for ext in ("yml", "yaml", "json", "jsonc", "toml"))),
     *_rows("project", "file", "direnv's script, run by the shell on entering the directory", "**/.envrc"),
     *_rows("project", "dir", "editor settings and tasks (run by the editor)", "**/.vscode", "**/.idea"),
+    # A dev container's initializeCommand runs on the host when the editor opens the container.
+    *_rows("project", "dir", "a dev container definition (its initializeCommand runs on the host)", "**/.devcontainer"),
+    *_rows("project", "file", "a dev container definition (its initializeCommand runs on the host)",
+           "**/.devcontainer.json"),
     *_rows("project", "file", "an editor workspace with tasks (run by the editor)", "**/*.code-workspace"),
     # The person's home: what every shell, login or desktop session runs.
     *_rows("home", "file", "a shell start-up file, run by every new shell",

@@ -155,7 +155,7 @@ def make_guard_project(root: Path) -> Path:
     project = make_target_project(root)
     files = {
         ".venv/pyvenv.cfg": "home = /usr/bin\n", ".venv/bin/activate": "# activate\n",
-        ".venv/lib/python3.11/site-packages/numpy/__init__.py": "", "sub/.git/config": "[core]\n",
+        ".venv/lib/python3.11/site-packages/numpy/__init__.py": "", "sub/.git/config": "[core]\n\thooksPath = .githooks\n",
         "sub/.git/hooks/.keep": "", ".git/modules/x/hooks/.keep": "", ".git/modules/x/config": "[core]\n",
         "sub/notes.md": "x\n", ".envrc": "export X=1\n", ".pre-commit-config.yaml": "repos: []\n",
         ".vscode/tasks.json": "{}\n", "config/prod.env": "K=MARK-PRODENV-1c2d\n", "secrets.env": "K=1\n",
