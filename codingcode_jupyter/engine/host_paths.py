@@ -179,11 +179,83 @@ def host_executed(path: Path, project: Path, home: Path | None = None) -> HostHi
             if venv is not None:
                 return HostHit("a virtualenv inside the project (its Python runs what is in it)",
                                str(venv.relative_to(project)) + "/**", venv)
+        if root_kind == "project":
+            hooks = _named_hooks_dir(path, project)
+            if hooks is not None:
+                return HostHit("a hook in the directory a repository's core.hooksPath names (git runs it)",
+                               str(hooks.relative_to(project)) + "/**" if project in hooks.parents else str(hooks), hooks)
     directory = path.parent
     if directory in import_path_dirs() and (
             path.name in ("sitecustomize.py", "usercustomize.py") or path.suffix == ".pth"):
         return HostHit("a file Python runs at start-up from a directory on the kernel's import path",
                        f"{directory}/{path.name}", directory)
+    return None
+
+
+def _config_hooks_path(config: Path) -> str | None:
+    """``core.hooksPath`` as one git config file sets it (the last value wins), or None.
+
+    A small reader of git's syntax (sections, ``key = value``, quotes, comments); ``include.path``
+    is not followed and the person's global configuration is not read.
+    """
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    section = ""
+    found: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            end = line.find("]")
+            section = (line[1:end] if end > 0 else line[1:]).strip().lower()
+            line = line[end + 1:].strip() if end > 0 else ""
+        if not line or line[0] in "#;" or section != "core":
+            continue
+        key, _, value = line.partition("=")
+        if key.strip().lower() != "hookspath":
+            continue
+        out: list[str] = []
+        quoted, index = False, 0
+        while index < len(value):
+            char = value[index]
+            if char == "\\" and index + 1 < len(value):
+                out.append(value[index + 1])
+                index += 2
+                continue
+            if char == '"':
+                quoted = not quoted
+            elif char in "#;" and not quoted:
+                break
+            else:
+                out.append(char)
+            index += 1
+        found = "".join(out).strip()
+    return found or None
+
+
+def hooks_dir(git_dir: Path) -> Path | None:
+    """The directory (resolved) that ``core.hooksPath`` in the configuration of the repository whose
+    git directory is ``git_dir`` names, or None; relative to the working tree, as git reads it."""
+    value = _config_hooks_path(git_dir / "config")
+    if value is None:
+        return None
+    return Path(os.path.realpath(os.path.join(git_dir.parent, os.path.expanduser(value))))
+
+
+def _named_hooks_dir(path: Path, project: Path) -> Path | None:
+    """The hooks directory, named by the ``core.hooksPath`` of a repository above ``path`` in the
+    project, that ``path`` is in (or is), or None."""
+    current = path.parent
+    while current == project or project in current.parents:
+        git_dir = current / ".git"
+        if git_dir.is_dir():
+            hooks = hooks_dir(git_dir)
+            if hooks is not None and (hooks == path or hooks in path.parents):
+                return hooks
+        if current == project:
+            break
+        current = current.parent
     return None
 
 
@@ -232,6 +304,12 @@ def sandbox_targets(project: Path, home: Path, found: Iterable[Path] = ()) -> li
         if path.name == "pyvenv.cfg":
             targets.append((path.parent, "dir"))
             continue
+        if path.name == ".git" and path.is_dir():
+            # The hooks directory its core.hooksPath names (often a tracked `.githooks/`), made if
+            # absent so that no command creates one: git runs what is in it at every commit.
+            hooks = hooks_dir(path)
+            if hooks is not None and project in hooks.parents:
+                targets.append((hooks, "dir"))
         hit = host_executed(path, project, home)
         if hit is not None:
             targets.append((path, "dir" if path.is_dir() else "file"))

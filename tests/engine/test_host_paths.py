@@ -148,3 +148,27 @@ async def test_sandboxed_command_cannot_plant_what_the_host_runs(tmp_path: Path)
     (site / "zz_evil.pth").write_text(f'import os; open("{marker}", "w")\n')
     subprocess.run([str(project / ".venv" / "bin" / "python"), "-c", "pass"], timeout=60)
     assert marker.exists()
+
+
+# ----- the hooks directory a repository's core.hooksPath names (found by attack33d) ----------------
+
+@pytest.mark.parametrize("config, hooks", [
+    ("[core]\n\thooksPath = .githooks\n", ".githooks"),
+    ("[Core]\n\tHOOKSPATH = \"tools/git hooks\" # shared\n", "tools/git hooks"),
+    ("[core] hooksPath = a\n[core]\n\thookspath = b ; the last wins\n", "b"),
+])
+def test_a_hooks_path_makes_its_directory_host_executed(tmp_path, config: str, hooks: str) -> None:
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "config").write_text(config)
+    assert host_executed(project / hooks / "pre-commit", project, tmp_path / "home") is not None
+    assert host_executed(project / "src" / "pre-commit", project, tmp_path / "home") is None  # control
+
+
+@pytest.mark.parametrize("config", ["[core]\n\tbare = false\n", "[alias]\n\thooksPath = .githooks\n",
+                                    "[core]\n\t# hooksPath = .githooks\n", ""])
+def test_no_hooks_path_leaves_the_directory_ordinary(tmp_path, config: str) -> None:
+    project = tmp_path / "p"
+    (project / "sub" / ".git").mkdir(parents=True)
+    (project / "sub" / ".git" / "config").write_text(config)
+    assert host_executed(project / "sub" / ".githooks" / "pre-commit", project, tmp_path / "home") is None
