@@ -6,8 +6,10 @@ bubblewrap fails there; Landlock needs none. The kernel-side process stays uncon
 environment), keeps only the allowlisted variables, drops every capability (a kernel run as
 root would otherwise keep them: CAP_SYS_MODULE alone is a way out), sets no_new_privs, puts
 itself in a Landlock domain built from :class:`Plan`, loads the seccomp filter of
-:mod:`.seccomp` and execs the command in place, so the caller still waits on, and kills,
-the same process.
+:mod:`.seccomp` and execs the command. Before the Landlock domain it forks: the launcher stays
+outside it as the command's parent and subreaper, passes its exit status on, and kills whatever
+the command left running when it ends (or when the caller stops it), as bubblewrap's PID namespace
+does, so nothing writes into the project after the compare that follows each command.
 
 The policy comes from the same tables as bubblewrap's (see :meth:`CommandSandbox.policy`):
 the writable roots, the protected paths, the secrets to hide, the home allowlist. Landlock
@@ -164,7 +166,8 @@ LIMITS = [
     "/tmp is the sandbox's own directory (TMPDIR): a program writing to /tmp by name fails; /dev/shm is closed "
     "(POSIX semaphores, multiprocessing locks)",
     "there is no network namespace: with the network off, no TCP connection at all (loopback included); "
-    "processes a command leaves running in the background stay confined but are not killed when it returns",
+    "there is no PID namespace: processes a command leaves running are killed when it returns (by the launcher, "
+    "their subreaper)",
     "/etc/passwd lists every account of the machine (bubblewrap shows only root, the caller and nobody)",
 ]
 NETWORK_LIMIT = [
@@ -245,6 +248,59 @@ for cap in range(64):
     if prctl(L(24), L(cap)) < 0 and _ctypes.get_errno() == 22: break
 prctl(L(47), L(4), L(0), L(0), L(0))
 if prctl(L(38), L(1), L(0), L(0), L(0)) < 0: die("PR_SET_NO_NEW_PRIVS")
+# The command runs in a child; this process stays outside its Landlock domain, as its subreaper:
+# what the command leaves running (a background job, a setsid'd daemon) is killed when it ends, as
+# bubblewrap's PID namespace does, so nothing writes into the project after the host's compare
+# that follows the command. Outside the domain, the command can neither read this process's
+# environment (Landlock refuses ptrace-style access out of a domain) nor, with ABI 6, signal it.
+import signal, time
+def descendants():
+    found, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir("/proc/%d/task" % pid)
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                    kids = [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            todo += kids
+    return found
+def finish():
+    while True:
+        for pid in descendants():
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.005)
+def stop(signum, frame):
+    finish()
+    os._exit(128 + signum)
+if prctl(L(36), L(1), L(0), L(0), L(0)) < 0: die("PR_SET_CHILD_SUBREAPER")
+child = os.fork()
+if child:
+    for fd in keep: os.close(fd)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP): signal.signal(signum, stop)
+    status = os.waitpid(child, 0)[1]
+    finish()
+    if os.WIFSIGNALED(status):
+        # Killed by a signal: this process ends by the same one, so the caller reads the same status.
+        if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+if prctl(L(1), L(9)) < 0: die("PR_SET_PDEATHSIG")
 fs, net, scoped = handled
 attr = struct.pack("=QQQ", fs, net, scoped)
 size = 24 if scoped else 16 if net else 8
