@@ -17,6 +17,7 @@ import functools
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
@@ -82,9 +83,14 @@ def _editor_original(name: str) -> str:
     return name
 
 
-def find_env_files(root: Path, limit: int = 20_000) -> tuple[list[Path], bool]:
-    """Dotenv files under ``root`` (symlinks not followed) and whether the walk stopped at ``limit`` entries."""
-    found: list[Path] = []
+class _TooLarge(Exception):
+    """A walk went past its limit of entries."""
+
+
+def _files_under(root: Path, limit: int, *, dotfiles: bool = True) -> Iterator["os.DirEntry[str]"]:
+    """Every entry under ``root`` that is not a directory (symlinks not followed, directories of
+    :data:`ENV_SCAN_SKIP` not entered; ``dotfiles`` False: dot-names skipped, as rg and ag do);
+    raises :class:`_TooLarge` past ``limit`` entries seen."""
     seen = 0
     stack = [str(root)]
     while stack:
@@ -94,14 +100,27 @@ def find_env_files(root: Path, limit: int = 20_000) -> tuple[list[Path], bool]:
                 for entry in entries:
                     seen += 1
                     if seen > limit:
-                        return found, True
+                        raise _TooLarge
+                    if not dotfiles and entry.name.startswith("."):
+                        continue
                     if entry.is_dir(follow_symlinks=False):
                         if entry.name not in ENV_SCAN_SKIP:
                             stack.append(entry.path)
-                    elif is_env_file(entry.name):
-                        found.append(Path(entry.path))
+                        continue
+                    yield entry
         except OSError:
             continue
+
+
+def find_env_files(root: Path, limit: int = 20_000) -> tuple[list[Path], bool]:
+    """Dotenv files under ``root`` (symlinks not followed) and whether the walk stopped at ``limit`` entries."""
+    found: list[Path] = []
+    try:
+        for entry in _files_under(root, limit):
+            if is_env_file(entry.name):
+                found.append(Path(entry.path))
+    except _TooLarge:
+        return found, True
     return found, False
 
 
@@ -163,31 +182,17 @@ def find_secret_named(root: Path, *, dotfiles: bool = True, limit: int = 20_000)
     opened, not every file). ``dotfiles`` False: the reader skips dot-names (rg, ag). A walk that
     stops at ``limit`` entries gives ``root`` itself: what it did not see is not proven harmless.
     Directories of :data:`ENV_SCAN_SKIP` are not searched, as for dotenv files."""
-    seen = 0
-    stack = [str(root)]
-    while stack:
-        directory = stack.pop()
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    seen += 1
-                    if seen > limit:
-                        return root, "a directory too large to search for files named for secrets"
-                    if not dotfiles and entry.name.startswith("."):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in ENV_SCAN_SKIP:
-                            stack.append(entry.path)
-                        continue
-                    why = secret_name(entry.name)
-                    if why is None and is_env_file(entry.name):
-                        why = "a .env file"
-                    if why is None and entry.name.lower().endswith(".pem") and holds_private_key(Path(entry.path)):
-                        why = "a private key (it holds a `-----BEGIN ... PRIVATE KEY-----` header)"
-                    if why is not None:
-                        return Path(entry.path), why
-        except OSError:
-            continue
+    try:
+        for entry in _files_under(root, limit, dotfiles=dotfiles):
+            why = secret_name(entry.name)
+            if why is None and is_env_file(entry.name):
+                why = "a .env file"
+            if why is None and entry.name.lower().endswith(".pem") and holds_private_key(Path(entry.path)):
+                why = "a private key (it holds a `-----BEGIN ... PRIVATE KEY-----` header)"
+            if why is not None:
+                return Path(entry.path), why
+    except _TooLarge:
+        return root, "a directory too large to search for files named for secrets"
     return None
 
 

@@ -67,10 +67,7 @@ class Confirm(WhenUndecided):
         request = await request_for(call, ctx, asked)
         ctx.emit(ApprovalRequested.carrying(request))
         try:
-            if ctx.approval_timeout is not None:
-                reply = await within(ask(request), ctx.approval_timeout)
-            else:
-                reply = await ask(request)
+            reply = await within(ask(request), ctx.approval_timeout)  # None: as long as it takes
         except asyncio.TimeoutError:
             ctx.emit(answered("timeout", "timeout"))
             # The front may time the wait itself (no frontend, no stdin), with no approval_timeout set.

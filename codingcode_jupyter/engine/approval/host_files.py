@@ -48,10 +48,7 @@ async def _ask(changes: "list[HostChange]", command: str, ctx: "ToolContext") ->
     )
     ctx.emit(ApprovalRequested.carrying(request))
     try:
-        if ctx.approval_timeout is not None:
-            reply = await within(ask(request), ctx.approval_timeout)
-        else:
-            reply = await ask(request)
+        reply = await within(ask(request), ctx.approval_timeout)  # None: as long as it takes
     except asyncio.TimeoutError:
         ctx.emit(ApprovalAnswered(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
                                   tool_use_id=request.tool_use_id, answer="timeout", by="timeout"))
