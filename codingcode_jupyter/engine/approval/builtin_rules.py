@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from ..git_index import tracked_files
 from ..host_paths import git_config_program
 from ..secret_files import find_env_files, find_secret_named, is_env_file, secret_file
 from .examples import CheckedOnce
@@ -576,9 +577,20 @@ def _tree_env_file(ref: PathRef) -> Path | None:
     if not ref.resolved.is_dir():
         return None
     found, truncated = find_env_files(ref.resolved)
+    keep = _read_by(ref)
+    found = [path for path in found if keep(path)]
     if found:
         return found[0]
     return ref.resolved if truncated else None
+
+
+def _read_by(ref: PathRef) -> Callable[[Path], bool]:
+    """Which files under a tree ``ref`` reads: all of them, or what git tracks for `git grep` (when
+    the index cannot be read for certain, all of them)."""
+    tracked = tracked_files(ref.resolved) if ref.tracked_only and ref.resolved is not None else None
+    if tracked is None:
+        return lambda _path: True
+    return tracked.tracks
 
 
 def _check_env(subject: Subject) -> list[Hit]:
@@ -610,7 +622,7 @@ def _check_secret_file(subject: Subject) -> list[Hit]:
         # named for secrets there is read as surely as if named (by name; only `.pem` files are opened).
         if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.resolved.is_dir():
             continue
-        found = find_secret_named(ref.resolved, dotfiles=ref.hidden)
+        found = find_secret_named(ref.resolved, dotfiles=ref.hidden, keep=_read_by(ref))
         if found is not None:
             path, why = found
             shown = path.name if path == ref.resolved else os.path.relpath(path, ref.resolved)

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from ..git_index import repository_top
 from .path_refs import Access, PathRef, candidates, resolve_all
 from .program_traits import PRINTERS
 from .shell_parse import ParsedCommand, SimpleCommand
@@ -119,6 +120,66 @@ def _git_config_target(project: Path, command: SimpleCommand) -> list[PathRef]:
     return [PathRef(str(target), target, "write", "`git config`")]
 
 
+# git grep's and git archive's options that take the next word as their value.
+_GIT_GREP_VALUED = frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--max-depth", "--threads",
+                              "--context", "--after-context", "--before-context", "--open-files-in-pager"})
+_GIT_ARCHIVE_VALUED = frozenset({"--format", "-o", "--output", "--prefix", "--remote", "--exec", "--add-file",
+                                 "--add-virtual-file", "--mtime"})
+_PATHSPEC_MAGIC = re.compile(r"[*?\[]|^:")
+
+
+def _git_tree_reads(project: Path, command: SimpleCommand, links: list[tuple[str, str]]) -> list[PathRef]:
+    """`git grep` and `git archive` print every file of the trees they are given (the working
+    directory when none is): recursive reads. Without a
+    revision, `git grep` reads only what the index tracks; a revision's tree is not read here, so
+    then every file under the trees counts."""
+    words = command.argv[1:]
+    base = command.cwd if command.cwd is not None else str(project)
+    index = 0
+    # The parser has already moved the command's cwd by `git -C`.
+    while index < len(words) and words[index].startswith("-"):
+        index += 2 if words[index] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+    sub, rest = (words[index], words[index + 1:]) if index < len(words) else ("", [])
+    if sub not in ("grep", "archive"):
+        return []
+    valued = _GIT_GREP_VALUED if sub == "grep" else _GIT_ARCHIVE_VALUED
+    before, after = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
+    positional: list[str] = []
+    skip = False
+    for word in before:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in valued
+        else:
+            positional.append(word)
+    if sub == "grep" and not any(w in ("-e", "-f") or w.startswith(("-e", "-f")) for w in before
+                                 if not w.startswith("--")):
+        positional = positional[1:]  # the pattern
+    revision = sub == "archive"
+    if sub == "archive":
+        positional = positional[1:]  # the tree-ish
+    pathspecs = list(after)
+    for word in positional:
+        if os.path.lexists(os.path.join(base, os.path.expanduser(word))):
+            pathspecs.append(word)
+        else:
+            revision = True
+    tracked = sub == "grep" and not revision and not any(w in ("--no-index", "--untracked") for w in before)
+    if not pathspecs or any(_PATHSPEC_MAGIC.search(p) for p in pathspecs):
+        # No pathspec reads the working directory; a glob or magic pathspec matches at any depth
+        # under it (`:/` from the repository's top).
+        top = repository_top(Path(os.path.realpath(base))) if any(p.startswith(":") for p in pathspecs) else None
+        pathspecs = [str(top) if top is not None else "."]
+    refs: list[PathRef] = []
+    for spec in pathspecs:
+        for ref in resolve_all(project, spec, base, "tree", f"`git {sub}`", links):
+            ref.recursive = True
+            ref.tracked_only = tracked
+            refs.append(ref)
+    return refs
+
+
 def _default_operand(name: str, args: list[str]) -> str | None:
     """The directory a recursive search walks when it names none: the working directory."""
     operands = [a for a in args if not a.startswith("-")]
@@ -163,6 +224,7 @@ def command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
         if name == "git":
             access = _git_access(args)
             refs.extend(_git_config_target(project, command))
+            refs.extend(_git_tree_reads(project, command, list(links)))
         start = len(refs)
         if name not in PRINTERS and command.argv:
             deep = name not in _READERS and name not in _LISTERS

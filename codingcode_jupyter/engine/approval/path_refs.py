@@ -32,6 +32,9 @@ class PathRef:
     speculative: bool = False
     # A tree walk that reads dotfiles (`rg` without `--hidden` does not).
     hidden: bool = True
+    # A tree walk over what git tracks (`git grep`): a file the repository's index does not hold
+    # (an ignored `.env`) is not read.
+    tracked_only: bool = False
 
 
 _GLOB = re.compile(r"[*?\[]")

@@ -1,0 +1,183 @@
+"""Which files a git repository tracks, read from its index file without running git.
+
+`git grep` reads only tracked files, so whether it reaches a file named for secrets depends on
+the index, not on the directory: an ignored `.env` is not read, a committed `config/secrets.yaml`
+is. Running `git ls-files` to learn that would run git on the host in a repository the agent may
+have written to (a planted `core.fsmonitor` is a program git starts), so the index is parsed
+here instead: versions 2 to 4, SHA-1 and SHA-256 object names. What cannot be read for certain
+(no index, a split index, a format not known here) is None, and the caller treats every file as
+tracked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["TrackedFiles", "tracked_files", "parse_index", "repository_top"]
+
+_SIGNATURE = b"DIRC"
+# ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each): before the object name.
+_STAT_BYTES = 40
+_EXTENDED = 0x4000
+_NAME_MASK = 0x0FFF
+_SPARSE_DIR_MODE = 0o040000
+_SHA256 = re.compile(r"^\s*objectformat\s*=\s*sha256\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class TrackedFiles:
+    """The paths the index of the repository at ``top`` holds, relative to ``top``; ``directories``
+    are a sparse index's collapsed directories, everything under which is tracked."""
+
+    top: Path
+    paths: frozenset[str]
+    directories: tuple[str, ...] = ()
+
+    def tracks(self, path: Path) -> bool:
+        """Whether ``path`` (absolute, real) is a file the index holds."""
+        try:
+            rel = path.relative_to(self.top).as_posix()
+        except ValueError:
+            return False
+        return rel in self.paths or any(rel.startswith(d) for d in self.directories)
+
+
+def _git_dir(top: Path) -> Path | None:
+    """The git directory of the working tree ``top``: ``top/.git``, or where a `.git` file points."""
+    marker = top / ".git"
+    if marker.is_dir():
+        return marker
+    try:
+        text = marker.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:"):].strip())
+    return target if target.is_absolute() else (top / target)
+
+
+def repository_top(path: Path) -> Path | None:
+    """The nearest directory at or above ``path`` holding a `.git` (directory or file)."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
+def _hash_size(git_dir: Path) -> int:
+    # A linked worktree's git directory has no config of its own: its `commondir` names the shared one.
+    config = git_dir / "config"
+    common = git_dir / "commondir"
+    if not config.exists() and common.exists():
+        try:
+            config = (git_dir / common.read_text(encoding="utf-8").strip()) / "config"
+        except OSError:
+            pass
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 20
+    return 32 if _SHA256.search(text) else 20
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """git's offset encoding (each continuation adds one before shifting), as index version 4 uses it."""
+    byte = data[at]
+    at += 1
+    value = byte & 0x7F
+    while byte & 0x80:
+        byte = data[at]
+        at += 1
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, at
+
+
+def parse_index(data: bytes, hash_size: int = 20) -> tuple[list[str], list[str]] | None:
+    """(file paths, sparse directories) of an index file's content, or None when it cannot be read
+    for certain (unknown signature or version, truncated, or a split index whose entries live in
+    another file)."""
+    if len(data) < 12 or data[:4] != _SIGNATURE:
+        return None
+    version = int.from_bytes(data[4:8], "big")
+    count = int.from_bytes(data[8:12], "big")
+    if version not in (2, 3, 4):
+        return None
+    files: list[str] = []
+    directories: list[str] = []
+    at = 12
+    previous = b""
+    try:
+        for _ in range(count):
+            start = at
+            mode = int.from_bytes(data[at + 24:at + 28], "big")
+            at += _STAT_BYTES + hash_size
+            flags = int.from_bytes(data[at:at + 2], "big")
+            at += 2
+            if flags & _EXTENDED:
+                if version < 3:
+                    return None
+                at += 2
+            if version == 4:
+                strip, at = _varint(data, at)
+                end = data.index(b"\0", at)
+                if strip > len(previous):
+                    return None
+                name = previous[:len(previous) - strip] + data[at:end]
+                at = end + 1
+            else:
+                end = data.index(b"\0", at)
+                name = data[at:end]
+                if (flags & _NAME_MASK) != _NAME_MASK and len(name) != flags & _NAME_MASK:
+                    return None
+                # Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+                at = start + ((end - start) // 8 + 1) * 8
+            previous = name
+            text = name.decode("utf-8", "surrogateescape")
+            if mode & 0o170000 == _SPARSE_DIR_MODE:
+                directories.append(text if text.endswith("/") else text + "/")
+            else:
+                files.append(text)
+    except (ValueError, IndexError):
+        return None
+    # Extensions follow the entries: a split index ("link") keeps most entries in a shared file.
+    while at + 8 <= len(data) - hash_size:
+        signature = data[at:at + 4]
+        size = int.from_bytes(data[at + 4:at + 8], "big")
+        if signature == b"link":
+            return None
+        at += 8 + size
+    return files, directories
+
+
+# The last index read per file, keyed by its stat: a call judged again reads it again only if it changed.
+_READ: dict[Path, tuple[tuple[int, int, int], TrackedFiles | None]] = {}
+
+
+def tracked_files(path: Path) -> TrackedFiles | None:
+    """What the repository holding ``path`` tracks, or None when that cannot be read for certain."""
+    top = repository_top(path)
+    if top is None:
+        return None
+    git_dir = _git_dir(top)
+    if git_dir is None:
+        return None
+    index = git_dir / "index"
+    try:
+        info = index.stat()
+        key = (info.st_ino, info.st_size, info.st_mtime_ns)
+        cached = _READ.get(index)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        data = index.read_bytes()
+    except OSError:
+        return None
+    parsed = parse_index(data, _hash_size(git_dir))
+    found = None if parsed is None else TrackedFiles(top, frozenset(parsed[0]), tuple(parsed[1]))
+    if len(_READ) > 16:
+        _READ.clear()
+    _READ[index] = (key, found)
+    return found
