@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal
 
+from .may_run import EMBEDDED_PATH
 from .paths import canonical
-from .shell_parse import EMBEDDED_PATH, expand_braces
+from .shell_words import expand_braces
 
 __all__ = ["Access", "PathRef", "resolve_all", "candidates"]
 

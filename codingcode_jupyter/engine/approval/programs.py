@@ -6,6 +6,8 @@ Many programs that look like readers or archivers run a command given in an opti
 `xxd -r IN OUT`, sed's `w F`, `git log --output=F`) or change directory before touching
 their operands (`tar -C D`, `make -C D`, `git -C D`). :func:`effects` says so for one
 command's words, so the shell walker can judge the commands and the rules the paths.
+:func:`find_exec`, :func:`script_commands` and :func:`symlink_made` read the options the walker
+acts on itself (find's clauses run per root, `script -c`, the links `ln -s` makes).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Effects", "effects", "sed_effects"]
+__all__ = ["Effects", "effects", "find_exec", "script_commands", "sed_effects", "symlink_made"]
 
 
 @dataclass
@@ -402,6 +404,64 @@ def effects(name: str, argv: list[str], cwd: str | None) -> Effects:
         for value in _values(args, (), ("--pipe",)):
             out.commands.append((value, f"{name} --pipe"))
     return out
+
+
+def find_exec(args: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """`find ROOTS ... -exec CMD {} ;`: find's roots and, in order, each non-empty -exec / -execdir /
+    -ok / -okdir clause with its action (`{}` left in: it stands for each file under a root)."""
+    i = 0
+    while i < len(args) and args[i] in ("-H", "-L", "-P", "-D", "-O") or (i < len(args) and args[i].startswith("-O")):
+        i += 2 if args[i] == "-D" else 1
+    roots = []
+    while i < len(args) and not (args[i].startswith("-") or args[i] in ("(", "!", ")")):
+        roots.append(args[i])
+        i += 1
+    clauses = []
+    while i < len(args):
+        if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j] not in (";", "+"):
+                j += 1
+            if args[i + 1:j]:
+                clauses.append((args[i], args[i + 1:j]))
+            i = j + 1
+        else:
+            i += 1
+    return roots or ["."], clauses
+
+
+def script_commands(argv: list[str]) -> list[str]:
+    """`script -c CMD` (also `--command=CMD`, `-qc CMD`): the commands script runs."""
+    found = []
+    for i, word in enumerate(argv[1:], start=1):
+        value = None
+        if word in ("-c", "--command") and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif word.startswith("--command="):
+            value = word.split("=", 1)[1]
+        elif re.fullmatch(r"-[a-zA-Z]*c", word) and i + 1 < len(argv):
+            value = argv[i + 1]
+        if value is not None:
+            found.append(value)
+    return found
+
+
+def symlink_made(args: list[str], cwd: str | None) -> tuple[str, str] | None:
+    """`ln -s TARGET LINK` run in ``cwd``: (the link's absolute path, the absolute path it points to)."""
+    import os
+
+    if not any(a in ("--symbolic",) or (a.startswith("-") and not a.startswith("--") and "s" in a) for a in args):
+        return None
+    operands = [a for a in args if not a.startswith("-")]
+    if not operands or cwd is None:
+        return None
+    target = operands[0]
+    link = operands[1] if len(operands) > 1 else os.path.basename(target.rstrip("/"))
+    link_abs = os.path.normpath(os.path.join(cwd, os.path.expanduser(link)))
+    if os.path.isdir(link_abs) and len(operands) > 1 and not any("T" in a for a in args if a.startswith("-")):
+        link_abs = os.path.join(link_abs, os.path.basename(target.rstrip("/")))
+    target_abs = os.path.normpath(os.path.join(os.path.dirname(link_abs), os.path.expanduser(target)))
+    return link_abs, target_abs
 
 
 def _git_globals(args: list[str]) -> list[str]:

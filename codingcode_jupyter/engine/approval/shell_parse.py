@@ -6,17 +6,29 @@ and process substitutions, ``bash -c`` / ``eval`` strings, here-documents fed to
 ``find -exec`` clauses. Wrappers (env, timeout, nice, xargs, ...) are peeled so rules see
 the command that really runs. Whatever cannot be known before the command runs (a command
 name built from a variable, a script piped into a shell, syntax bashlex cannot read) is
-reported in :attr:`ParsedCommand.unresolved`, never guessed.
+reported in :attr:`ParsedCommand.unresolved`, never guessed. What an interpreter's own code
+reaches is :mod:`.inline_code`, what git settings run :mod:`.git_settings`, what text that may
+run names :mod:`.may_run`: this module only calls them and recurses.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
 from typing import Any
 
 from . import programs
+from .git_settings import environment_settings, git_settings, setting_effect
+from .inline_code import (
+    INTERPRETER_FAMILY,
+    code_source,
+    is_python,
+    program_of,
+    read_code,
+    runs_code,
+)
+from .input_names import input_names
+from .may_run import commands_in_args, text_may_run
 
 # What each program is (shells, interpreters, privilege tools, wrappers...): the program table.
 from .program_traits import (
@@ -34,7 +46,6 @@ from .shell_words import (
     blank_time,
     dequote,
     expand_braces,
-    option_cluster_has,
     quote_word,
     split_segments,
     tolerant_words,
@@ -42,12 +53,8 @@ from .shell_words import (
 )
 from .shell_wrappers import WrapperPeeler
 
-__all__ = ["split_segments", "quote_word", "expand_braces", "SimpleCommand", "Reach", "Redirect", "EMBEDDED_PATH", "PRINTERS", "SPECULATIVE_NAMES", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
+__all__ = ["split_segments", "quote_word", "expand_braces", "SimpleCommand", "Reach", "Redirect", "PRINTERS", "SPECULATIVE_NAMES", "ParsedCommand", "parse_command", "SHELLS", "INTERPRETERS", "DOWNLOADERS"]
 
-# Options after which the interpreter runs code given inline, not a file or stdin.
-_INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-p", "-r", "-m", "--eval", "--print", "--command", "-Command",
-                                  "-command", "-x"})
-_PYTHONS = re.compile(r"(python|pypy)[\d.]*|ipython3?")
 _MKTEMP = re.compile(r"\$\(\s*mktemp(\s+(-[dqut]+|-p\s+\S+|--tmpdir(=\S+)?|--suffix=\S+|[A-Za-z0-9_./-]*X{3,}[A-Za-z0-9_.-]*))*\s*\)")
 _MAX_DEPTH = 6
 _KNOWN_VARS = ("HOME", "PWD")
@@ -75,101 +82,8 @@ def parse_command(source: str, *, cwd: str | None = None, home: str | None = Non
 
 
 _JOINING_WRAPPERS = frozenset({"watch", "ssh"})
-_INTERPRETER_FAMILY = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk", "tclsh", "wish", "expect", "jimsh",
-                                 "Rscript", "julia", "pwsh", "irb", "jshell", "groovy", "guile", "racket", "sbcl"})
-# Code that starts other programs or builds code at run time.
-_SHELL_OUT = re.compile(
-    r"\b(system|exec\w*|popen\w*|spawn\w*|subprocess|child_process|Popen|check_output|check_call|call|run|"
-    r"shell_exec|passthru|proc_open|qx|eval|compile|__import__|importlib|getattr|ctypes|pty|os\.fork|fork|"
-    r"Function|getline|Deno\.Command|Runtime)\b|`|\|\s*\"|\|&")
-_CODE_LITERAL = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`")
-# Inline code in other languages: calls that reach files, strings built at run time, risky calls.
-_CODE_IO = re.compile(r"\b(open|fopen|sysopen|readFile\w*|writeFile\w*|createReadStream|file_get_contents|file_put_contents|"
-                      r"readfile|fread|File\.\w+|IO\.\w+|fs\.\w+|unlink\w*|rm\w*|rmtree|rmdir\w*|remove|delete|"
-                      r"copy\w*|rename\w*|slurp|spit|Path|homedir)\b")
-_CODE_BUILT = re.compile(r"[\"'`]\s*[.+]\s*[\"'`$\w(]|[\w)\]]\s*[.+]\s*[\"'`]|\$\{|#\{|\bhomedir\b|\$ENV|%ENV|process\.env|"
-                         r"\bENV\[|getenv|\bglob\b|<\$|\$_|\bsprintf\b|\bjoin\b")
-_CODE_RISKY = re.compile(r"\b(kill|setuid|seteuid|setgid|POSIX::set\w*|Process::Sys|chmod\w*|fchmod|lchmod)\b")
-_DELETE_WORDS = re.compile(r"\b(rmtree|remove|unlink|rmdir|rm_rf|rm_r|rmSync|rimraf|delete)\b")
-# git settings whose value is a command git runs.
-_GIT_COMMAND_KEYS = re.compile(
-    r"(core\.(pager|editor|sshcommand|fsmonitor|askpass)|alias\..+|pager\..+|diff\..*(command|textconv)|"
-    r"diff\.external|difftool\..+\.cmd|mergetool\..+\.cmd|merge\..+\.driver|filter\..+\.(clean|smudge|process)|"
-    r"credential(\..+)?\.helper|gpg(\..+)?\.program|sequence\.editor|uploadpack\.packobjectshook|"
-    r"sendemail\..*(cccmd|tocmd|sendmailcmd)|web\.browser|browser\..+\.cmd|man\..+\.cmd|remote\..+\.(uploadpack|receivepack|vcs))$",
-    re.IGNORECASE)
-_GIT_CODE_PATH_KEYS = re.compile(r"(core\.hookspath|include\.path|includeif\..+\.path|core\.worktree|"
-                                 r"core\.gitproxy|init\.templatedir|protocol\..*allow)$", re.IGNORECASE)
-_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list",
-                               "--show-origin", "--show-scope", "--name-only", "--get-color", "--get-colorbool"})
-_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
-_SPECULATIVE_WORD = re.compile(r"(?<![\w.-])(?:/[\w.-]+)*/?(?:" + "|".join(sorted(SPECULATIVE_NAMES, key=len, reverse=True))
-                               + r")(?![\w.-])")
-# Absolute or home paths inside a longer word or text (`Include /etc/shadow`, `{/etc/shadow}`).
-EMBEDDED_PATH = re.compile(r"(?:(?<=^)|(?<=[\s=:@,'\"(){}<>|;`\[\\]))(~?/[\w.@%+-]+(?:/[\w.@%+*?-]*)*)")
-
-
-def _from_match(text: str, match: re.Match[str]) -> str:
-    """The command a program name found inside text starts: `exec=sudo,-s` -> `sudo -s`, `system("sudo")` -> `sudo`."""
-    rest = text[match.end():].split("\n", 1)[0]
-    rest = re.sub(r"^[,;:=)'\"`}\]]+", " ", rest)
-    rest = re.split(r"['\"`]\s*[,)}\]]", rest, maxsplit=1)[0]
-    return match.group(0) + " " + rest.replace(",", " ")
-
-
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _is_code_runner(name: str) -> bool:
-    return name in INTERPRETERS or bool(_PYTHONS.fullmatch(name)) or name in _INTERPRETER_FAMILY or name == "sed"
-
-
-# Upstream commands whose printed names are known from their own words (_named_paths): any other
-# upstream (cat of a list, git ls-files, sort) prints names only known when it runs.
-_NAME_PRINTERS = frozenset({"find", "ls", "echo", "printf"})
-
-
-def _reads_names(name: str, args: list[str]) -> bool:
-    """Whether a program takes the names of the files it reads from a list (its input, a file):
-    cpio copy-out and pass-through, tar/rsync ``-T``/``--files-from``, zip ``-@``."""
-    if name == "cpio":
-        return any(a in ("--create", "--pass-through") or (a.startswith("-") and not a.startswith("--")
-                                                           and ("o" in a[1:] or "p" in a[1:])) for a in args)
-    if name in ("tar", "bsdtar", "rsync"):
-        return any(a in ("-T", "--files-from") or a.startswith("--files-from=")
-                   or (a.startswith("-T") and not a.startswith("--")) for a in args)
-    if name == "zip":
-        return any(a in ("-@", "--names-stdin") for a in args)
-    return False
-
-
-def _names_file(name: str, args: list[str]) -> bool:
-    """``tar -T FILE`` / ``--files-from=FILE`` / ``xargs -a FILE``: the list is a file, whatever is piped in."""
-    flags = {"tar": ("-T", "--files-from"), "bsdtar": ("-T", "--files-from"), "rsync": ("--files-from",),
-             "xargs": ("-a", "--arg-file")}.get(name, ())
-    for index, arg in enumerate(args):
-        for flag in flags:
-            value = arg[len(flag) + 1:] if arg.startswith(flag + "=") else (
-                args[index + 1] if arg == flag and index + 1 < len(args) else None)
-            if value is not None and value != "-":
-                return True
-    return False
-
-
-def _named_paths(command: SimpleCommand) -> list[str]:
-    """What an upstream command prints as file names for xargs: its path-like words, find's roots
-    (ls with no operand lists the working directory)."""
-    if command.name == "ls":
-        return [w for w in command.argv[1:] if not w.startswith("-")] or ["."]
-    if command.name == "find":
-        roots = []
-        for word in command.argv[1:]:
-            if word.startswith("-") or word in ("(", "!", ")"):
-                break
-            roots.append(word)
-        return roots or ["."]
-    return [w for w in command.argv[1:] if not w.startswith("-")]
 
 
 class _Walker:
@@ -413,20 +327,11 @@ class _Walker:
 
     def _git_config_env(self, values: dict[str, str | None], *, via: str, depth: int) -> None:
         """GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: git settings given in the environment."""
-        if "GIT_CONFIG_COUNT" not in values:
-            return
-        for name, key in values.items():
-            match = re.fullmatch(r"GIT_CONFIG_KEY_(\d+)", name)
-            if not match:
-                continue
-            value = values.get(f"GIT_CONFIG_VALUE_{match.group(1)}")
+        for key, value in environment_settings(values):
             if key is None or value is None:
                 self.unresolved.append("git settings in GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n are only known when it runs")
-            elif _GIT_COMMAND_KEYS.match(key):
-                script = value[1:] if key.lower().startswith("alias.") and value.startswith("!") else value
-                self.parse(script, cwd=self.cwd, via=f"{via} git {key}".strip(), depth=depth + 1)
-            elif _GIT_CODE_PATH_KEYS.match(key):
-                self.unresolved.append(f"the git setting `{key}` makes git run or load files from elsewhere")
+            else:
+                self._git_setting(key, value, cwd=self.cwd, via=via, depth=depth, from_environment=True)
 
     def _tokens(self, source: str, *, via: str, depth: int) -> None:
         """A piece bashlex cannot read, split into words as well as can be; the words are judged as a command."""
@@ -498,14 +403,13 @@ class _Walker:
         self.commands.append(command)
         saved_cwd, self.cwd = self.cwd, cwd
         try:
-            self._dispatch(command, raws, via=via, depth=depth, piped=piped, upstream=upstream)
+            self._dispatch(command, raws, via=via, depth=depth)
         finally:
             if peeled_cwd is not False:
                 self.cwd = saved_cwd
         self._after(command, via=via, depth=depth)
 
-    def _dispatch(self, command: SimpleCommand, raws: list[str], *, via: str, depth: int, piped: bool,
-                  upstream: list[SimpleCommand]) -> None:
+    def _dispatch(self, command: SimpleCommand, raws: list[str], *, via: str, depth: int) -> None:
         """What the program itself is known to do with its words."""
         words, dynamic, name = command.argv, command.dynamic, command.name
         if dynamic[0]:
@@ -518,12 +422,12 @@ class _Walker:
             self._cd(words, dynamic)
         elif name == "popd":
             self.cwd = None
-        elif name in SHELLS or name == "eval" or name in INTERPRETERS or name in (".", "source") or _PYTHONS.fullmatch(name):
-            self._code_runner(command, raws, via=via, depth=depth)
-        elif name in _INTERPRETER_FAMILY or name == "sed":
-            self._inline_code(command, _program_of(command), via=via, depth=depth)
+        elif name in SHELLS or name == "eval" or name in INTERPRETERS or name in (".", "source") or is_python(name):
+            self._code_runner(command, via=via, depth=depth)
+        elif name in INTERPRETER_FAMILY or name == "sed":
+            self._inline_code(command, program_of(command.name, command.argv[1:]), via=via, depth=depth)
         elif name == "find":
-            self._find(command, via=via, depth=depth, piped=piped, upstream=upstream)
+            self._find(command, via=via, depth=depth)
         elif name == "trap":
             actions = [w for w in words[1:] if not w.startswith("-")][:1]
             if actions and not dynamic[words.index(actions[0])]:
@@ -543,16 +447,8 @@ class _Walker:
         elif name == "git":
             self._git(command, via=via, depth=depth)
         elif name == "script":
-            for i, word in enumerate(words[1:], start=1):
-                value = None
-                if word in ("-c", "--command") and i + 1 < len(words):
-                    value = words[i + 1]
-                elif word.startswith("--command="):
-                    value = word.split("=", 1)[1]
-                elif re.fullmatch(r"-[a-zA-Z]*c", word) and i + 1 < len(words):
-                    value = words[i + 1]
-                if value is not None:
-                    self.parse(value, cwd=self.cwd, via=f"{via} script -c".strip(), depth=depth + 1)
+            for value in programs.script_commands(words):
+                self.parse(value, cwd=self.cwd, via=f"{via} script -c".strip(), depth=depth + 1)
 
     def _after(self, command: SimpleCommand, *, via: str, depth: int) -> None:
         """Facts about a command that do not depend on which program it is: links it makes, words
@@ -567,7 +463,7 @@ class _Walker:
         if not any(dynamic) or name in ("tar", "rsync", "ssh", "scp", "git", "make"):
             found = programs.effects(name, words, command.cwd)
             if name == "sed":
-                script = _program_of(command)
+                script = program_of(command.name, command.argv[1:])
                 if script is not None:
                     more = programs.sed_effects(script)
                     found.paths.extend(more.paths)
@@ -582,7 +478,7 @@ class _Walker:
                                        "known when it runs")
         source = command.upstream[-1] if command.piped_stdin and command.upstream else None
         if source is not None and source.name in ("echo", "printf") and name not in SHELLS \
-                and name not in ("at", "batch", "xargs") and not _is_code_runner(name):
+                and name not in ("at", "batch", "xargs") and not runs_code(name):
             self._speculate_text(" ".join(source.argv[1:]), command, via=f"{via} input of {name}".strip(), depth=depth)
         writes = [r for r in command.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and not r.dynamic]
         if name in ("echo", "printf") and writes:
@@ -591,7 +487,7 @@ class _Walker:
                 self.written[redirect.target] = content
             self._speculate_text(content, command, via=f"{via} script written by {name}".strip(), depth=depth)
         for redirect in command.redirects:
-            if redirect.op in ("<<", "<<-", "<<<") and name not in SHELLS and not _is_code_runner(name) \
+            if redirect.op in ("<<", "<<-", "<<<") and name not in SHELLS and not runs_code(name) \
                     and name not in ("eval", ".", "source", "at", "batch"):
                 body = self._expand_vars(redirect.target)
                 for target in writes:
@@ -603,15 +499,11 @@ class _Walker:
                 self._speculate_text(content, command, via=f"{via} file {word} given to {name}".strip(), depth=depth)
         if name in ("at", "batch"):
             self._stdin_script(command, name, f"{via} {name}".strip(), depth)
-        if command.dynamic_tail or (command.piped_stdin and name in ("cpio", "tar", "zip", "rsync")):
-            command.stdin_names = [w for up in command.upstream[-1:] for w in _named_paths(up)]
-        if (command.dynamic_tail or _reads_names(name, words[1:])) and name not in PRINTERS:
-            upstream = command.upstream[-1] if command.piped_stdin and command.upstream else None
-            if upstream is None or upstream.name not in _NAME_PRINTERS or _names_file(name, words[1:]):
-                # The names come from a file or a program's output (`xargs cat < list`, `git ls-files |
-                # xargs cat`, `tar -T list`): which files it reads is known only when it runs.
-                where = f"`{upstream.name}`" if upstream is not None else "a file or its input"
-                self.unresolved.append(f"`{name}` works on names read from {where}, known only when it runs")
+        found_names = input_names(command)
+        if found_names.names is not None:
+            command.stdin_names = list(found_names.names)
+        if found_names.unresolved is not None:
+            self.unresolved.append(found_names.unresolved)
 
     def _apply(self, command: SimpleCommand, found: programs.Effects, *, via: str, depth: int) -> None:
         label = f"{via} {command.name}".strip()
@@ -631,35 +523,19 @@ class _Walker:
     def _speculate_args(self, command: SimpleCommand, *, via: str, depth: int) -> None:
         """`aa-exec sudo id`, `--pre-hook 'sudo id'`, `exec=/sbin/reboot`: a program named in an
         argument may be run by the program that gets it."""
-        words = command.argv
-        for index, word in enumerate(words[1:], start=1):
-            for match in _SPECULATIVE_WORD.finditer(word):
-                if match.start() == 0 and match.end() == len(word):
-                    text = shlex.join(words[index:])
-                else:
-                    text = _from_match(word, match)
-                self._speculate(text, command.cwd, via=f"{via} {command.name} may run".strip(), depth=depth)
-                break
+        for text in commands_in_args(command.argv):
+            self._speculate(text, command.cwd, via=f"{via} {command.name} may run".strip(), depth=depth)
 
     def _speculate_text(self, text: str, command: SimpleCommand, *, via: str, depth: int) -> None:
         """Text that may end up run (a script written to a file, a program's input): the programs
         and paths it names are judged as what may happen, never as what surely does."""
         if not text or depth >= _MAX_DEPTH:
             return
-        text = text.replace("\\n", "\n")
-        for line in text.split("\n")[:200]:
-            for match in _SPECULATIVE_WORD.finditer(line):
-                self._speculate(_from_match(line, match), command.cwd, via=via, depth=depth)
-                break
-        named = set(EMBEDDED_PATH.findall(text))
-        named.update(t for t in re.split(r"[\s'\"(),;{}=\\`]+", text)
-                     if t.startswith(".env") or ("/" in t and "://" not in t and len(t) < 300))
-        for path in sorted(named)[:100]:
+        seen = text_may_run(text)
+        for path in seen.paths:
             command.reached.append(Reach(path, "unknown", f"`{_clip(path)}` in {via.strip()}", speculative=True))
-        if "#!" in text[:3] or re.search(r"\b(system|exec|popen|spawn|subprocess)\b", text):
-            literals = [next(g for g in m.groups() if g is not None) for m in _CODE_LITERAL.finditer(text)]
-            for literal in literals[:50]:
-                self._speculate(literal, command.cwd, via=via, depth=depth)
+        for run in seen.commands:
+            self._speculate(run, command.cwd, via=via, depth=depth)
 
     def _speculate(self, text: str, cwd: str | None, *, via: str, depth: int) -> None:
         """Judge ``text`` as commands that may run: their hits ask, and what cannot be read here is not asked."""
@@ -683,19 +559,9 @@ class _Walker:
 
     def _symlink(self, command: SimpleCommand) -> None:
         """`ln -s TARGET LINK`: later paths through LINK reach TARGET."""
-        args = command.argv[1:]
-        if not any(a in ("--symbolic",) or (a.startswith("-") and not a.startswith("--") and "s" in a) for a in args):
-            return
-        operands = [a for a in args if not a.startswith("-")]
-        if not operands or command.cwd is None:
-            return
-        target = operands[0]
-        link = operands[1] if len(operands) > 1 else os.path.basename(target.rstrip("/"))
-        link_abs = os.path.normpath(os.path.join(command.cwd, os.path.expanduser(link)))
-        if os.path.isdir(link_abs) and len(operands) > 1 and not any("T" in a for a in args if a.startswith("-")):
-            link_abs = os.path.join(link_abs, os.path.basename(target.rstrip("/")))
-        target_abs = os.path.normpath(os.path.join(os.path.dirname(link_abs), os.path.expanduser(target)))
-        self.symlinks.append((link_abs, target_abs))
+        link = programs.symlink_made(command.argv[1:], command.cwd)
+        if link is not None:
+            self.symlinks.append(link)
 
     def _python(self, command: SimpleCommand, code: str, *, why: str, depth: int) -> None:
         """Python code a command runs, read with `ast`: its paths, commands, calls and unknowns."""
@@ -725,55 +591,19 @@ class _Walker:
         elif self.cwd is not None:
             self.cwd = os.path.normpath(os.path.join(self.cwd, target))
 
-    def _code_runner(self, command: SimpleCommand, raws: list[str], *, via: str, depth: int) -> None:
+    def _code_runner(self, command: SimpleCommand, *, via: str, depth: int) -> None:
         """Judge code a shell, eval or interpreter runs: inline strings, here-docs, stdin."""
-        name = command.name
-        args = command.argv[1:]
-        label = f"{via} {name}".strip()
-        if name == "eval":
-            if any(command.dynamic[1:]):
-                self.unresolved.append("`eval` runs a string that is only known when it runs")
-                return
+        label = f"{via} {command.name}".strip()
+        source = code_source(command.name, command.argv[1:], command.dynamic, substituted=bool(command.substituted))
+        if source.unresolved is not None:
+            self.unresolved.append(source.unresolved)
+        elif source.kind == "shell":
             command.container = True
-            self.parse(" ".join(args), cwd=command.cwd, via=f"{label}", depth=depth + 1)
-            return
-        if name in (".", "source"):
-            if any(command.dynamic[1:2]):
-                self.unresolved.append(f"`{name}` reads a script that is only known when it runs")
-            elif args[:1] and args[0] in _STDIN_FILES:
-                self._stdin_script(command, name, label, depth)
-            return
-        if name in SHELLS:
-            index = option_cluster_has(args, "c")
-            if index is not None:
-                script_at = index + 1
-                if script_at >= len(args):
-                    return
-                if command.dynamic[script_at + 1] and not command.substituted:
-                    self.unresolved.append(f"`{name} -c` runs a script that is only known when it runs")
-                    return
-                if command.dynamic[script_at + 1]:
-                    self.unresolved.append(f"`{name} -c` runs the output of a command substitution")
-                    return
-                command.container = True
-                self.parse(args[script_at], cwd=command.cwd, via=f"{label} -c", depth=depth + 1)
-                return
-        if name in INTERPRETERS or _PYTHONS.fullmatch(name):
-            code = _inline_option_code(args)
-            if code is not None:
-                self._inline_code(command, code, via=via, depth=depth)
-                return
-        script = next((i for i, a in enumerate(args) if not a.startswith("-") and not a.startswith("+")), None)
-        if script is not None and command.dynamic[script + 1]:
-            self.unresolved.append(f"`{name}` runs a script that is only known when it runs")
-            return
-        if script is not None and args[script] in _STDIN_FILES - {"-"}:
-            self._stdin_script(command, name, label, depth)
-            return
-        reads_stdin = _reads_code_from_stdin(name, args)
-        if not reads_stdin:
-            return
-        self._stdin_script(command, name, label, depth)
+            self.parse(source.text, cwd=command.cwd, via=f"{label}{source.option}", depth=depth + 1)
+        elif source.kind == "inline":
+            self._inline_code(command, source.text, via=via, depth=depth)
+        elif source.kind == "stdin":
+            self._stdin_script(command, command.name, label, depth)
 
     def _stdin_script(self, command: SimpleCommand, name: str, label: str, depth: int) -> None:
         """Judge a script a shell, `source` or interpreter reads from its stdin."""
@@ -804,157 +634,50 @@ class _Walker:
 
 
     def _inline_code(self, command: SimpleCommand, code: str | None, *, via: str, depth: int) -> None:
-        """Judge code an interpreter runs from its command line or a here-document.
-
-        Inline code cannot be judged like shell, so: paths in its string literals are reached;
-        if it starts programs, its literals are judged as shell commands and the call is asked.
-        """
+        """Judge code an interpreter runs from its command line or a here-document (inline_code.read_code)."""
         if not code:
             return
         name = command.name
         label = f"{via} {name}".strip()
-        if name == "sed":
-            return  # sed scripts are parsed command by command (programs.sed_effects)
-        if _PYTHONS.fullmatch(name) or name in ("gdb",):
+        seen = read_code(name, code)
+        if seen.python:
             self._python(command, code, why=f"the `{name}` code", depth=depth)
             return
-        if name in ("tclsh", "wish", "expect", "jimsh"):
+        if seen.shell:
             self.parse(code, cwd=command.cwd, via=f"{label} code", depth=depth + 1)
-        literals = [next(g for g in m.groups() if g is not None) for m in _CODE_LITERAL.finditer(code)]
-        for literal in literals:
-            text = literal.strip()
-            if text.startswith(("/", "~", "./", "../")) or re.match(r"\.?[\w.-]+/", text) or text.startswith(".env") \
-                    or text in (".", ".."):
-                command.inline_paths.append(text)
-        if _CODE_IO.search(code) and _CODE_BUILT.search(code):
-            self.unresolved.append(f"the {name} code builds a path or argument at run time for a call that reaches files")
-        if _CODE_RISKY.search(code):
-            self.unresolved.append(f"the {name} code signals processes, changes users or file modes")
-        starts_programs = bool(_SHELL_OUT.search(code))
-        if starts_programs:
-            for literal in literals:
-                self.parse(literal, cwd=command.cwd, via=f"{label} code", depth=depth + 1)
-            self.unresolved.append(f"the {name} code starts other programs; what they run is only known when it runs")
-        elif _DELETE_WORDS.search(code) and any(p.strip() in ("/", "~", "~/") for p in literals):
-            self.unresolved.append(f"the {name} code deletes files under / or the home directory")
+        command.inline_paths.extend(seen.paths)
+        self.unresolved.extend(seen.unresolved)
+        for literal in seen.commands:
+            self.parse(literal, cwd=command.cwd, via=f"{label} code", depth=depth + 1)
+        self.unresolved.extend(seen.unresolved_after)
 
     def _git(self, command: SimpleCommand, *, via: str, depth: int) -> None:
         """`git -c key=value`, `git config key value`: settings whose value git runs as a command."""
-        words = command.argv
-        i = 1
-        settings: list[tuple[str, str]] = []
-        while i < len(words) and words[i].startswith("-"):
-            if words[i] == "-c" and i + 1 < len(words):
-                key, _, value = words[i + 1].partition("=")
-                settings.append((key, value))
-                i += 2
-            elif words[i] in ("-C", "--git-dir", "--work-tree", "--namespace", "--config-env") and i + 1 < len(words):
-                if words[i] == "--config-env":
-                    self.unresolved.append("`git --config-env` sets configuration from a variable")
-                i += 2
-            elif words[i].startswith(("--exec-path=", "--git-dir=", "--config-env=")):
-                self.unresolved.append(f"`git {words[i]}` changes where git finds its programs or configuration")
-                i += 1
-            else:
-                i += 1
-        sub = words[i] if i < len(words) else ""
-        rest = words[i + 1:]
-        if sub == "config" and not any(w in _GIT_CONFIG_READS for w in rest):
-            positional = [w for w in rest if not w.startswith("-")]
-            if len(positional) >= 2:
-                settings.append((positional[0], positional[1]))
-        for key, value in settings:
-            if _GIT_COMMAND_KEYS.match(key):
-                script = value[1:] if key.lower().startswith("alias.") and value.startswith("!") else value
-                if key.lower().startswith("alias.") and not value.startswith("!"):
-                    continue
-                self.parse(script, cwd=command.cwd, via=f"{via} git {key}".strip(), depth=depth + 1)
-            elif _GIT_CODE_PATH_KEYS.match(key):
-                self.unresolved.append(f"the git setting `{key}` makes git run or load files from elsewhere")
+        found = git_settings(command.argv)
+        self.unresolved.extend(found.unresolved)
+        for key, value in found.settings:
+            self._git_setting(key, value, cwd=command.cwd, via=via, depth=depth)
 
-    def _find(self, command: SimpleCommand, *, via: str, depth: int, piped: bool,
-              upstream: list[SimpleCommand]) -> None:
-        args = command.argv[1:]
-        i = 0
-        while i < len(args) and args[i] in ("-H", "-L", "-P", "-D", "-O") or (i < len(args) and args[i].startswith("-O")):
-            i += 2 if args[i] == "-D" else 1
-        roots = []
-        while i < len(args) and not (args[i].startswith("-") or args[i] in ("(", "!", ")")):
-            roots.append(args[i])
-            i += 1
-        roots = roots or ["."]
-        while i < len(args):
-            if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-                j = i + 1
-                while j < len(args) and args[j] not in (";", "+"):
-                    j += 1
-                clause = args[i + 1:j]
-                if clause:
-                    for root in roots:
-                        words = [w.replace("{}", root) for w in clause]
-                        first = len(self.commands)
-                        self._emit(
-                            words, list(words), [False] * len(words), assignments=[], redirects=[], substituted=[],
-                            via=f"{via} find {args[i]}".strip(), depth=depth, piped=False, upstream=[],
-                            text=" ".join(clause),
-                        )
-                        for found in self.commands[first:]:
-                            # `{}` stands for every file under the root, not the root alone.
-                            found.reached.append(Reach(root, "tree", f"`find {root} {args[i]}`", tree=True))
-                i = j + 1
-            else:
-                i += 1
+    def _git_setting(self, key: str, value: str, *, cwd: str | None, via: str, depth: int,
+                     from_environment: bool = False) -> None:
+        effect = setting_effect(key, value, from_environment=from_environment)
+        if effect.command is not None:
+            self.parse(effect.command, cwd=cwd, via=f"{via} git {key}".strip(), depth=depth + 1)
+        elif effect.unresolved is not None:
+            self.unresolved.append(effect.unresolved)
 
-
-def _reads_code_from_stdin(name: str, args: list[str]) -> bool:
-    """True when a shell or interpreter takes its program from stdin (no script, no -c)."""
-    for arg in args:
-        if arg in ("-", "-s"):
-            return True
-        if arg in _INLINE_CODE_OPTIONS or (arg.startswith("-") and not arg.startswith("--") and name not in SHELLS and arg[:2] in _INLINE_CODE_OPTIONS):
-            return False
-        if not arg.startswith("-") and not arg.startswith("+"):
-            return False  # a script file
-    return True
-
-
-def _inline_option_code(args: list[str]) -> str | None:
-    """The code given with `-c` / `-e` / `-r` / `--eval` (also glued: `-e'code'`), if any."""
-    for i, arg in enumerate(args):
-        if arg in _INLINE_CODE_OPTIONS or arg in ("-pe", "-ne", "-le", "-lne", "-lpe"):
-            return args[i + 1] if i + 1 < len(args) else ""
-        if arg.startswith("--eval=") or arg.startswith("--print="):
-            return arg.split("=", 1)[1]
-        if re.fullmatch(r"-[a-zA-Z]*[ceErp]", arg) and i + 1 < len(args):
-            return args[i + 1]
-        if not arg.startswith("-"):
-            return None
-    return None
-
-
-def _program_of(command: SimpleCommand) -> str | None:
-    """The program text of awk / sed / tcl-like commands (first non-option word, or -e / --expression)."""
-    args = command.argv[1:]
-    name = command.name
-    with_value = {"awk": "fvF", "gawk": "fvFiEl", "mawk": "fvF", "nawk": "fvF", "sed": "fl"}.get(name, "")
-    i = 0
-    scripts: list[str] = []
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-e", "--expression") and i + 1 < len(args):
-            scripts.append(args[i + 1])
-            i += 2
-            continue
-        if arg.startswith("--expression="):
-            scripts.append(arg.split("=", 1)[1])
-        elif arg.startswith("-") and len(arg) == 2 and arg[1] in with_value:
-            if arg == "-f":
-                return "\n".join(scripts) or None  # the program is a file
-            i += 2
-            continue
-        elif not arg.startswith("-"):
-            return "\n".join(scripts) if scripts else arg
-        i += 1
-    return "\n".join(scripts) or None
-
-
+    def _find(self, command: SimpleCommand, *, via: str, depth: int) -> None:
+        """`find ROOT -exec CMD {} ;`: CMD runs on every file under each root."""
+        roots, clauses = programs.find_exec(command.argv[1:])
+        for action, clause in clauses:
+            for root in roots:
+                words = [w.replace("{}", root) for w in clause]
+                first = len(self.commands)
+                self._emit(
+                    words, list(words), [False] * len(words), assignments=[], redirects=[], substituted=[],
+                    via=f"{via} find {action}".strip(), depth=depth, piped=False, upstream=[],
+                    text=" ".join(clause),
+                )
+                for found in self.commands[first:]:
+                    # `{}` stands for every file under the root, not the root alone.
+                    found.reached.append(Reach(root, "tree", f"`find {root} {action}`", tree=True))
