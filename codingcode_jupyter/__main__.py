@@ -28,10 +28,12 @@ __all__ = ["main", "check_permission"]
 def _known_tools() -> list[Any]:
     """Every tool a session on this machine may offer whose definition is known without a kernel."""
     from .engine.agents.dispatch import dispatch_agent_tool
+    from .engine.skills import load_skill_tool
     from .engine.tools.builtin import builtin_tools
     from .notebook.kernel.tools import kernel_tools
 
-    return [*builtin_tools(), *kernel_tools(namespace={}), dispatch_agent_tool()]
+    # load_skill's definition is the same for every project (the project's skills are read when it runs).
+    return [*builtin_tools(), *kernel_tools(namespace={}), dispatch_agent_tool(), load_skill_tool(Path("."))]
 
 
 def _tool_definition(name: str) -> Any:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from .claude.front_matter import read_front_matter
 from .commands import allowed_tools_list
 from .secret_files import credential_store, is_env_file
+from .tools.access import ToolAccess
 from .tools.base import ToolContext, ToolDefinition, ToolError
 
 __all__ = ["Skill", "SkillCatalog", "skill_dirs", "load_skills", "skills_section", "skill_bodies",
@@ -197,6 +198,8 @@ def load_skill_tool(project: Path, home: Path | None = None) -> ToolDefinition:
         parameters=LoadSkillArgs,
         execute=load,
         read_only=True,
+        # What a rule matches: the skill's name, as Claude Code's `Skill(name)` / `Skill(name *)`.
+        access=ToolAccess(key="name", read_only=True),
     )
 
 

@@ -174,3 +174,27 @@ def test_the_system_prompt_lists_skills_and_a_profile_starts_with_its_skills(ski
     reader = load_profiles(skills).get("reader")
     sub = profile_system_prompt(skills, reader, [], agent="reader")
     assert "Use pdftotext" in sub and "missing" in sub
+
+
+@pytest.mark.parametrize("rule", ["Skill(pdf)", "Skill(pdf *)", "load_skill(pdf)"])
+async def test_a_skill_rule_matches_the_skills_name(skills: Path, rule: str):
+    """Claude Code's `Skill(name)` / `Skill(name *)` rules (and ours, `load_skill(name)`) name a skill:
+    a deny stops that skill, its files too, and no other."""
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+    from codingcode_jupyter.engine.approval.types import ToolCall
+    from tests.engine.helpers import make_deps
+
+    write(skills / ".claude" / "skills" / "csv" / "SKILL.md", "---\nname: csv\ndescription: CSV files\n---\nUse csv.\n")
+    tool = load_skill_tool(skills)
+
+    async def decide(**args: str) -> str:
+        pipeline = ApprovalPipeline(skills, python_hooks=[], audit=False)
+        call = ToolCall(tool_use_id="t1", tool=tool, input=args)
+        verdict = await pipeline.evaluate(call, tool_context(skills, deps=make_deps(skills)))
+        return str(verdict.kind)
+
+    assert await decide(name="pdf") == "allow"  # control: read-only, no rule yet
+    write(skills / ".claude" / "settings.json", json.dumps({"permissions": {"deny": [rule]}}))
+    assert await decide(name="pdf") == "deny"
+    assert await decide(name="pdf", file="reference/forms.md") == "deny"
+    assert await decide(name="csv") == "allow"
