@@ -271,6 +271,7 @@ def open_session(
         # Said once: the weaker of the two backends is in force, and why (%agent doctor lists its limits).
         session.pending_notices.append(f"Command sandbox {sandbox.describe()} (%agent doctor: what it does not cover)")
     session.pending_notices.extend(effective.warnings)
+    session.shown_warnings.update(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
     session.on_first_answer.append(session.snapshot_soon)
     return session

@@ -152,6 +152,9 @@ class Session:
     approval_timeout: float | None = None
     # One-time notices (e.g. the sandbox is unavailable) shown at the start of the next turn.
     pending_notices: list[str] = field(default_factory=list)
+    # The settings files' warnings already shown (an invalid value left out): one edited while the
+    # session is open is told at the next turn, once, not only by %agent status.
+    shown_warnings: set[str] = field(default_factory=set)
     # Keeps what is sent inside the context window (context.compactor.Compactor).
     context: ContextKeeper | None = None
     # Whether the SessionStart hooks ran (at the session's first turn in this kernel).
@@ -322,6 +325,13 @@ class Session:
         """The model asked for: the session's, else the project settings' ``model``."""
         return self.model_name or self.deps.settings.current().merged.model
 
+    def _settings_warnings(self) -> None:
+        """Queue the settings files' warnings not shown yet (the files are read afresh each turn)."""
+        for warning in self.settings.current().warnings:
+            if warning not in self.shown_warnings:
+                self.shown_warnings.add(warning)
+                self.pending_notices.append(warning)
+
     async def run_turn(
         self,
         prompt: str | list[ContentBlockParam],
@@ -358,6 +368,7 @@ class Session:
             if not self.answered and event.agent == "main" and isinstance(event, _ANSWERS):
                 self._first_answer()
 
+        self._settings_warnings()
         for text in ([notice] if notice else []) + self.pending_notices:
             sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
         self.pending_notices.clear()

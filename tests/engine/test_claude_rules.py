@@ -317,3 +317,29 @@ def test_the_card_names_the_nearest_rule_and_why_it_did_not_match(project, rule,
     assert near is not None and rule in near and why in near, near  # ...and the card says which rule, and why
     # Control: a rule for another program is not near.
     assert nearest_allow(subject, [parse_rule("Bash(make:*)", "allow")]) is None
+
+
+async def test_a_bad_value_written_while_the_session_is_open_is_told_at_the_next_turn(fake_api, project):
+    """Nothing a person writes is silently ignored: a value left out of a file edited mid-session is a
+    notice at the next turn (once), as it would be at a session's first."""
+    from codingcode_jupyter.engine.events import Notice
+    from codingcode_jupyter.engine.runtime import open_session
+    from tests.fakes.anthropic_server import Reply, text
+    from tests.fakes.front import ScriptedFront
+
+    session = open_session(project)
+    try:
+        notices: list[list[str]] = []
+        for step in range(3):
+            if step == 1:
+                (project / ".claude").mkdir(exist_ok=True)
+                (project / ".claude" / "settings.json").write_text(json.dumps({"model": 42}))
+            front = ScriptedFront()
+            fake_api.add(Reply([text("ok")]))
+            await session.run_turn("hi", front)
+            notices.append([event.text for event in front.events if isinstance(event, Notice)])
+    finally:
+        await session.aclose()
+    assert not any("model = 42" in n for n in notices[0]), notices[0]  # control: nothing wrong yet
+    assert sum("model = 42 is not valid" in n for n in notices[1]) == 1, notices[1]
+    assert not any("model = 42" in n for n in notices[2]), notices[2]  # told once
