@@ -101,6 +101,20 @@ async def test_git_grep_asks_when_it_reads_a_tracked_secret_and_not_for_an_ignor
     assert await _kind(repo, command) == "ask"
 
 
+async def test_git_grep_counts_every_file_when_the_index_it_reads_may_not_be_this_one(repo: Path) -> None:
+    """What the index says now holds only if nothing on the line can change it, and git reads this one."""
+    (repo / ".gitignore").write_text(".env\nsrc/credentials.json\n")
+    (repo / "src" / "credentials.json").write_text("{}\n")
+    for control in ("git grep token", "git grep token 2>/dev/null", "git grep token | head -5",
+                    "cd src && git grep -n token"):
+        assert await _kind(repo, control) == "allow", control
+    for command in ("cd src && git init -q && git add . && git grep token",  # a new index, made on the line
+                    "export GIT_INDEX_FILE=/tmp/i; git grep token", "GIT_INDEX_FILE=/tmp/i git grep token",
+                    "env GIT_DIR=/tmp/x/.git git grep token", "git --git-dir=/tmp/x/.git grep token",
+                    "git --work-tree=. grep token"):
+        assert await _kind(repo, command) == "ask", command
+
+
 async def test_git_grep_outside_the_tracked_files_counts_every_file(repo: Path) -> None:
     # --untracked / --no-index read files git does not track; a revision's tree is not read here.
     for command in ("git grep --untracked token", "git grep --no-index token", "git grep token HEAD"):

@@ -22,6 +22,7 @@ from ..secret_files import find_env_files, find_secret_named, is_env_file, secre
 from .examples import CheckedOnce
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
 from .python_code import CodeCall
+from .readonly_commands import reads_only
 from .shell_parse import SimpleCommand
 from .subject import PathRef, Subject, build_subject
 
@@ -570,27 +571,52 @@ def _names_env_file(name: str) -> bool:
                                                      (".env", ".env.local", ".env-production", ".env_test"))
 
 
-def _tree_env_file(ref: PathRef) -> Path | None:
+def _tree_env_file(ref: PathRef, subject: Subject) -> Path | None:
     """A dotenv file under a directory a command walks whole (`grep -r . `, `tar c .`, `cp -r`)."""
     if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.hidden:
         return None
     if not ref.resolved.is_dir():
         return None
     found, truncated = find_env_files(ref.resolved)
-    keep = _read_by(ref)
+    keep = _read_by(ref, subject)
     found = [path for path in found if keep(path)]
     if found:
         return found[0]
     return ref.resolved if truncated else None
 
 
-def _read_by(ref: PathRef) -> Callable[[Path], bool]:
-    """Which files under a tree ``ref`` reads: all of them, or what git tracks for `git grep` (when
-    the index cannot be read for certain, all of them)."""
-    tracked = tracked_files(ref.resolved) if ref.tracked_only and ref.resolved is not None else None
+# Variables that point git at another repository or index than the working tree's.
+_GIT_LOCATION_VARS = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
+def _read_by(ref: PathRef, subject: Subject) -> Callable[[Path], bool]:
+    """Which files under a tree ``ref`` reads: all of them, or what git tracks for `git grep` when
+    the index read now is surely the one it will read (else all of them)."""
+    tracked = tracked_files(ref.resolved) if ref.tracked_only and ref.resolved is not None \
+        and _index_holds(subject) else None
     if tracked is None:
         return lambda _path: True
     return tracked.tracks
+
+
+def _index_holds(subject: Subject) -> bool:
+    """Nothing on the line can change what git tracks before `git grep` reads it: every other command
+    only reads (`git init && git add . && git grep` would make a new index, here unseen), and no
+    variable of the kernel's points git elsewhere."""
+    parsed = subject.command
+    if parsed is None or parsed.unresolved or any(os.environ.get(name) for name in _GIT_LOCATION_VARS):
+        return False
+    # `cd` moves only where the next command runs, which the parser follows.
+    return all(command.name in ("cd", "pushd", "popd") or reads_only(command) or _plain_git_grep(command)
+               for command in parsed.commands)
+
+
+def _plain_git_grep(command: SimpleCommand) -> bool:
+    found = git_subcommand(command.argv) if command.name == "git" else None
+    harmless = all(r.op in ("<", "<<", "<<<", "<<-") or r.target.isdigit() or r.target == os.devnull
+                   for r in command.redirects)
+    return found is not None and found[0] == "grep" and harmless and not (
+        command.wrappers or command.assignments or any(command.dynamic))
 
 
 def _check_env(subject: Subject) -> list[Hit]:
@@ -599,7 +625,7 @@ def _check_env(subject: Subject) -> list[Hit]:
             return [Hit("builtin:env-file", "ask", f"{ref.via} `{_short(ref.raw)}` touches a .env file, which usually "
                         "holds secrets.")]
     for ref in subject.paths:
-        found = _tree_env_file(ref)
+        found = _tree_env_file(ref, subject)
         if found is not None:
             return [Hit("builtin:env-file", "ask", f"{ref.via} `{_short(ref.raw)}` reads the whole directory, "
                         f"including {found}, a .env file, which usually holds secrets.")]
@@ -622,7 +648,7 @@ def _check_secret_file(subject: Subject) -> list[Hit]:
         # named for secrets there is read as surely as if named (by name; only `.pem` files are opened).
         if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.resolved.is_dir():
             continue
-        found = find_secret_named(ref.resolved, dotfiles=ref.hidden, keep=_read_by(ref))
+        found = find_secret_named(ref.resolved, dotfiles=ref.hidden, keep=_read_by(ref, subject))
         if found is not None:
             path, why = found
             shown = path.name if path == ref.resolved else os.path.relpath(path, ref.resolved)

@@ -165,7 +165,12 @@ def _git_tree_reads(project: Path, command: SimpleCommand, links: list[tuple[str
             pathspecs.append(word)
         else:
             revision = True
-    tracked = sub == "grep" and not revision and not any(w in ("--no-index", "--untracked") for w in before)
+    # Another repository or index than the working tree's (`--git-dir`, GIT_INDEX_FILE=, a wrapper
+    # that may set one): what the working tree's index tracks says nothing.
+    elsewhere = command.wrappers or command.assignments or any(
+        w.split("=", 1)[0] in ("--git-dir", "--work-tree") for w in words[:index])
+    tracked = sub == "grep" and not revision and not elsewhere and not any(w in ("--no-index", "--untracked")
+                                                                           for w in before)
     if not pathspecs or any(_PATHSPEC_MAGIC.search(p) for p in pathspecs):
         # No pathspec reads the working directory; a glob or magic pathspec matches at any depth
         # under it (`:/` from the repository's top).

@@ -63,6 +63,17 @@ def git_settings(argv: list[str]) -> GitSettings:
         positional = [w for w in rest if not w.startswith("-")]
         if len(positional) >= 2:
             settings.append((positional[0], positional[1]))
+    if sub == "grep":
+        # `git grep -O<program>` opens the matching files with that program: a pager, as core.pager is.
+        for word in rest:
+            if word == "--":
+                break
+            if word.startswith("--open-files-in-pager="):
+                settings.append(("core.pager", word.split("=", 1)[1]))
+            elif word.startswith("-") and not word.startswith("--") and "O" in word[1:]:
+                program = word[word.index("O", 1) + 1:]
+                if program:
+                    settings.append(("core.pager", program))
     return GitSettings(tuple(settings), tuple(unresolved))
 
 

@@ -21,7 +21,7 @@ from .paths import relative_to_project
 from .shell_parse import SimpleCommand, parse_command
 from .subject import Subject
 
-__all__ = ["ReadOnlyProgram", "READ_ONLY_PROGRAMS", "read_only_command", "ReadOnlyTableError"]
+__all__ = ["ReadOnlyProgram", "READ_ONLY_PROGRAMS", "read_only_command", "reads_only", "ReadOnlyTableError"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,13 @@ def _redirects_read(command: SimpleCommand) -> bool:
         if redirect.target not in _HARMLESS_SINKS:
             return False
     return True
+
+
+def reads_only(command: SimpleCommand) -> bool:
+    """One simple command that only reads: a plain use of a program of the table, no writing redirect
+    (where it reads is the caller's business)."""
+    examples_checked()
+    return _plain(command) and _program_reads_only(command) and _redirects_read(command)
 
 
 def read_only_command(subject: Subject) -> str | None:
