@@ -33,15 +33,20 @@ class AuditRecord(BaseModel):
         return {"ts": ts, **fields} if ts is not None else fields
 
 
-class DecisionRecord(AuditRecord):
-    """A tool call decided (the pipeline, a call that changed nothing, an MCP server's sampling request)."""
+class _CallRecord(AuditRecord):
+    """What names the call a record is about: its session, turn, id, agent and tool."""
 
-    event: Literal["decision"] = "decision"
     session_id: str = ""
     turn_id: int | None = None
     tool_use_id: str = ""
     agent: str = ""
     tool: str = ""
+
+
+class DecisionRecord(_CallRecord):
+    """A tool call decided (the pipeline, a call that changed nothing, an MCP server's sampling request)."""
+
+    event: Literal["decision"] = "decision"
     input: Any = None
     original_input: Any = None
     decision: str = ""
@@ -56,15 +61,10 @@ class DecisionRecord(AuditRecord):
     outcome: str | None = None
 
 
-class OutcomeRecord(AuditRecord):
+class OutcomeRecord(_CallRecord):
     """How a decided call ended (ok / error / denied / interrupted), with the decision's tool_use_id."""
 
     event: Literal["outcome"] = "outcome"
-    session_id: str = ""
-    turn_id: int | None = None
-    tool_use_id: str = ""
-    agent: str = ""
-    tool: str = ""
     decision: str = ""
     outcome: str = ""
     duration_ms: float = 0.0
