@@ -60,6 +60,28 @@ def _git_dir(top: Path) -> Path | None:
     return target if target.is_absolute() else (top / target)
 
 
+_HEAD = re.compile(r"^(?:ref: refs/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$")
+# A configuration that may move the working tree away from the directory holding `.git` (or include
+# a file that does): the index's paths would then be relative to somewhere else.
+_MOVED = re.compile(r"^\s*worktree\s*=|^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
+
+
+def _is_repository(git_dir: Path) -> bool:
+    """Whether git takes ``git_dir`` for a repository (a HEAD, an objects and a refs directory, as
+    git's own check asks) whose working tree is where its `.git` is. A `.git` git does not take is
+    passed over for the one above it, so its index (which may be planted) says nothing."""
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
+        common = git_dir
+        if (git_dir / "commondir").exists():
+            common = git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        configs = [common / "config", git_dir / "config.worktree"]
+        moved = any(_MOVED.search(c.read_text(encoding="utf-8", errors="replace")) for c in configs if c.is_file())
+    except OSError:
+        return False
+    return bool(_HEAD.match(head)) and (common / "objects").is_dir() and (common / "refs").is_dir() and not moved
+
+
 def repository_top(path: Path) -> Path | None:
     """The nearest directory at or above ``path`` holding a `.git` (directory or file)."""
     for candidate in (path, *path.parents):
@@ -163,7 +185,7 @@ def tracked_files(path: Path) -> TrackedFiles | None:
     if top is None:
         return None
     git_dir = _git_dir(top)
-    if git_dir is None:
+    if git_dir is None or not _is_repository(git_dir):
         return None
     index = git_dir / "index"
     try:
