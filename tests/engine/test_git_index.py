@@ -211,3 +211,19 @@ async def test_a_secret_only_in_history(committed: Path) -> None:
     _git(committed, "rm", "-q", "config/secrets.yaml")
     _git(committed, "-c", "user.name=a", "-c", "user.email=a@b.test", "commit", "-qm", "y")
     assert await _kind(committed, "git log -p") == "ask"
+
+
+async def test_a_history_away_from_its_working_tree_is_asked(committed: Path, tmp_path: Path) -> None:
+    """A bare copy (pushed to, or copied), or git pointed at another repository: the files are only
+    in git's objects, which no rule reads."""
+    bare = tmp_path / "bare"
+    _git(tmp_path, "clone", "-q", "--bare", str(committed), str(bare))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for control in ("git log -p -- src", "timeout 30 git log -p -- src", f"cd {empty} && git log -p"):
+        assert await _kind(committed, control) == "allow", control  # git finds no repository in `empty`
+    for command in (f"cd {bare} && git log -p", f"git -C {bare} log -p", f"git --git-dir={bare} log -p -- src",
+                    f"env GIT_DIR={bare} git log -p -- src",
+                    f"git init -q --bare {empty} && git push -q {empty} HEAD && git -C {empty} log -p",
+                    f"cd {empty} && git init -q && git pull -q {committed} && git log -p"):
+        assert await _kind(committed, command) == "ask", command

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from ..git_index import tracked_files
+from ..git_index import find_repository, tracked_files
 from ..host_paths import git_config_program
 from ..secret_files import find_env_files, find_secret_named, is_env_file, secret_file, secret_name
 from .examples import CheckedOnce
@@ -671,6 +671,13 @@ def _check_secret_file(subject: Subject) -> list[Hit]:
         if why:
             return [Hit("builtin:secret-file", "ask", f"{ref.via} `{_short(ref.raw)}` touches {why}, which usually "
                         "holds secrets.")]
+    for ref in subject.paths:
+        if ref.opaque == "no-repository" and ref.resolved is not None and find_repository(ref.resolved) is None \
+                and _index_holds(subject):
+            continue  # git stops: nothing on the line can make the repository it would read
+        if ref.opaque:
+            return [Hit("builtin:secret-file", "ask", f"{ref.via} `{_short(ref.raw)}` prints files of a git history "
+                        "that cannot be checked for files named for secrets.")]
     for ref in subject.paths:
         # A recursive read (`grep -r`, `rg`, `find -exec cat`, `tar c`) reads every file of the tree: one
         # named for secrets there is read as surely as if named (by name; only `.pem` files are opened).

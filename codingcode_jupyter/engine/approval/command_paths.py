@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from ..git_index import repository_top
+from ..git_index import find_repository, repository_top
 from .path_refs import Access, PathRef, candidates, resolve_all
 from .program_traits import PRINTERS
 from .shell_parse import ParsedCommand, SimpleCommand
@@ -185,9 +185,18 @@ def _git_tree_reads(project: Path, command: SimpleCommand, links: list[tuple[str
     # that may set one): what the working tree's index tracks says nothing.
     elsewhere = bool(command.wrappers or command.assignments or any(
         w.split("=", 1)[0] in ("--git-dir", "--work-tree") for w in words[:index]))
+    settings = [words[i + 1] for i in range(index - 1) if words[i] == "-c"]
     if sub not in ("grep", "archive"):
-        return _git_history_reads(project, command, sub, rest, base, links, elsewhere=elsewhere,
+        # Wrappers that cannot set a variable leave git where it is; a GIT_ variable may move it.
+        moved = any(a.split("=", 1)[0].startswith("GIT_") for a in command.assignments) or any(
+            os.environ.get(v) for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")) or any(
+            w not in _PLAIN_WRAPPERS for w in command.wrappers) or any(
+            w.split("=", 1)[0] in ("--git-dir", "--work-tree", "--bare") for w in words[:index])
+        return _git_history_reads(project, command, sub, rest, base, links, elsewhere=moved,
                                   aliased=any(w.startswith(("alias.", "--config-env")) for w in words[:index]))
+    # A setting on the line may move what git grep reads (core.worktree, an index elsewhere): only
+    # colour and quoting keep the index's answer.
+    elsewhere = elsewhere or any(not w.lower().startswith(("color.", "core.quotepath=")) for w in settings)
     valued = _GIT_GREP_VALUED if sub == "grep" else _GIT_ARCHIVE_VALUED
     before, after = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
     positional: list[str] = []
@@ -232,6 +241,8 @@ def _tree_refs(project: Path, pathspecs: list[str], base: str, via: str, links: 
     return refs
 
 
+_PLAIN_WRAPPERS = frozenset({"timeout", "nice", "ionice", "nohup", "stdbuf", "time", "command", "exec", "builtin",
+                             "chrt", "taskset"})
 # git subcommands that print no tracked file's content (names, hashes, messages at most) or change
 # the repository without printing it; a subcommand not here (`show`, `diff`, `format-patch`,
 # `cat-file`, `fast-export`, `stash`, an alias) may print any file git holds.
@@ -286,8 +297,15 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
         return []
     if sub == "cat-file" and options and set(options) <= {"-t", "-s", "-e"}:
         return []  # an object's type or size, or whether it exists
-    top = repository_top(Path(os.path.realpath(base)))
-    whole = str(top) if top is not None else "."
+    found = find_repository(Path(os.path.realpath(base)))
+    if found is None and not elsewhere:
+        return [PathRef(base, Path(os.path.realpath(base)), "tree", f"`git {sub or 'alias'}` (no repository "
+                        "where it runs)", recursive=True, opaque="no-repository")]
+    if found is None or found[0] is None or elsewhere:
+        where = str(found[1]) if found is not None else base
+        return [PathRef(where, Path(where), "tree", f"`git {sub or 'alias'}` (a repository without its working "
+                        "tree, whose files only git's objects hold)", recursive=True, opaque="history")]
+    whole = str(found[0])
     positional = [w for w in before if not w.startswith("-")]
     if sub == "stash":
         positional = positional[1:]
