@@ -184,6 +184,8 @@ def parse_index(data: bytes, hash_size: int = 20) -> tuple[list[str], list[str]]
                 at = start + ((end - start) // 8 + 1) * 8
             previous = name
             text = name.decode("utf-8", "surrogateescape")
+            if not _plain_path(text.rstrip("/")):
+                return None  # git opens a name as it is: `src/../config/x` reads config/x
             if mode & 0o170000 == _SPARSE_DIR_MODE:
                 directories.append(text if text.endswith("/") else text + "/")
             else:
@@ -198,6 +200,11 @@ def parse_index(data: bytes, hash_size: int = 20) -> tuple[list[str], list[str]]
             return None
         at += 8 + size
     return files, directories
+
+
+def _plain_path(name: str) -> bool:
+    """A path as git itself writes them: relative, no empty, `.`, `..` or `.git` part."""
+    return bool(name) and all(part not in ("", ".", "..") and part.lower() != ".git" for part in name.split("/"))
 
 
 # The last index read per file, keyed by its stat: a call judged again reads it again only if it changed.

@@ -227,3 +227,14 @@ async def test_a_history_away_from_its_working_tree_is_asked(committed: Path, tm
                     f"git init -q --bare {empty} && git push -q {empty} HEAD && git -C {empty} log -p",
                     f"cd {empty} && git init -q && git pull -q {committed} && git log -p"):
         assert await _kind(committed, command) == "ask", command
+
+
+def test_an_index_entry_git_would_not_write_is_not_read_for_certain(tmp_path: Path) -> None:
+    """git opens an entry's name as it is: a planted `src/../config/secrets.yaml` reads the secret
+    under a name the tracked set would not match."""
+    repo = _repo(tmp_path)
+    data = bytearray((repo / ".git" / "index").read_bytes())
+    at = data.index(b"src/app.py")
+    assert parse_index(bytes(data)) is not None  # control
+    data[at:at + len(b"src/app.py")] = b"src/../app"
+    assert parse_index(bytes(data)) is None

@@ -264,6 +264,9 @@ _GIT_LOG_QUIET = frozenset({
     "--left-right", "--boundary", "--simplify-by-decoration", "--show-signature", "--abbrev", "--invert-grep",
     "--regexp-ignore-case", "--all-match", "--ancestry-path", "--no-walk", "--walk-reflogs", "--dirstat",
     "-n", "-s", "-i", "-E", "-F", "-g"})
+_DIFF_NAMES_ONLY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--dirstat",
+                              "--summary", "--quiet", "--exit-code", "--no-patch", "-s", "--cached", "--staged",
+                              "--no-color", "--color"})
 _GIT_LOG_FAMILY = frozenset({"log", "whatchanged", "reflog"})
 # A revision that surely names a commit (HEAD and its ancestors, a range): a pathspec then narrows
 # what is printed; any other name may be a blob or a tag of one, printed whole whatever the pathspec.
@@ -295,22 +298,25 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
         return []
     if sub == "stash" and before[:1] not in (["show"], ["list"]):
         return []
+    if sub == "diff" and options and all(w.split("=", 1)[0] in _DIFF_NAMES_ONLY for w in options):
+        return []  # names and counts, no line of any file
     if sub == "cat-file" and options and set(options) <= {"-t", "-s", "-e"}:
         return []  # an object's type or size, or whether it exists
     found = find_repository(Path(os.path.realpath(base)))
     if found is None and not elsewhere:
-        return [PathRef(base, Path(os.path.realpath(base)), "tree", f"`git {sub or 'alias'}` (no repository "
-                        "where it runs)", recursive=True, opaque="no-repository")]
+        return [PathRef(base, Path(os.path.realpath(base)), "read", f"`git {sub or 'alias'}` (no repository "
+                        "where it runs)", opaque="no-repository")]
     if found is None or found[0] is None or elsewhere:
         where = str(found[1]) if found is not None else base
-        return [PathRef(where, Path(where), "tree", f"`git {sub or 'alias'}` (a repository without its working "
-                        "tree, whose files only git's objects hold)", recursive=True, opaque="history")]
+        return [PathRef(where, Path(where), "read", f"`git {sub or 'alias'}` (a repository without its working "
+                        "tree, whose files only git's objects hold)", opaque="history")]
     whole = str(found[0])
     positional = [w for w in before if not w.startswith("-")]
     if sub == "stash":
         positional = positional[1:]
+    # --follow also prints the file's history under its earlier names, outside the pathspec.
     narrows = (sub in _GIT_LOG_FAMILY or sub in ("diff", "format-patch", "whatchanged")) and not aliased and all(
-        w.split("=", 1)[0] in _GIT_LOG_QUIET or w in ("-p", "-u", "--patch", "--cached", "--staged", "--stdout")
+        w.split("=", 1)[0] in _GIT_LOG_QUIET - {"--follow"} or w in ("-p", "-u", "--patch", "--cached", "--staged", "--stdout")
         or re.fullmatch(r"-n?\d+", w) for w in options)
     pathspecs = list(after)
     for word in positional:
@@ -319,7 +325,9 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
         elif not _COMMIT_REVISION.match(word):
             narrows = False
     # `git show HEAD:config/app.yaml` prints that one file (a tree's names, if it is a directory).
-    blobs = [w.split(":", 1)[1] for w in positional if ":" in w and not w.startswith(":/")]
+    # `:0:path` is a stage of the index, `:path` the index's copy.
+    blobs = [re.sub(r"^[0-3]:", "", w.split(":", 1)[1]) if w.startswith(":") else w.split(":", 1)[1]
+             for w in positional if ":" in w and not w.startswith(":/")]
     if sub in ("show", "cat-file") and blobs and len(blobs) == len([w for w in positional if w not in ("blob", "-p")]) \
             and not any(_PATHSPEC_MAGIC.search(b) or b.startswith(":") for b in blobs):
         return [ref for blob in blobs for ref in resolve_all(
