@@ -238,3 +238,10 @@ def test_an_index_entry_git_would_not_write_is_not_read_for_certain(tmp_path: Pa
     assert parse_index(bytes(data)) is not None  # control
     data[at:at + len(b"src/app.py")] = b"src/../app"
     assert parse_index(bytes(data)) is None
+
+
+async def test_git_diff_of_the_working_tree_without_an_index_prints_nothing(committed: Path) -> None:
+    (committed / ".git" / "index").unlink()
+    assert await _kind(committed, "git diff") == "allow"  # git reads a missing index as empty: nothing differs
+    for command in ("git diff --cached", "git diff HEAD", "git log -p"):
+        assert await _kind(committed, command) == "ask", command

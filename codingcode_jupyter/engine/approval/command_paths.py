@@ -298,7 +298,8 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
         return []
     if sub == "stash" and before[:1] not in (["show"], ["list"]):
         return []
-    if sub == "diff" and options and all(w.split("=", 1)[0] in _DIFF_NAMES_ONLY for w in options):
+    if sub == "diff" and all(w.split("=", 1)[0] in _DIFF_NAMES_ONLY for w in options) and any(
+            w.split("=", 1)[0] not in ("--cached", "--staged", "--color", "--no-color") for w in options):
         return []  # names and counts, no line of any file
     if sub == "cat-file" and options and set(options) <= {"-t", "-s", "-e"}:
         return []  # an object's type or size, or whether it exists
@@ -312,6 +313,10 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
                         "tree, whose files only git's objects hold)", opaque="history")]
     whole = str(found[0])
     positional = [w for w in before if not w.startswith("-")]
+    if sub == "diff" and not (found[1] / "index").exists() and not any(
+            w in ("--cached", "--staged", "--no-index") or w.startswith("--merge-base") for w in options) and all(
+            os.path.lexists(os.path.join(base, w)) for w in positional):
+        return []  # the working tree against an index git has not written: nothing is tracked, nothing differs
     if sub == "stash":
         positional = positional[1:]
     # --follow also prints the file's history under its earlier names, outside the pathspec.
