@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TrackedFiles", "tracked_files", "parse_index", "repository_top"]
+__all__ = ["TrackedFiles", "tracked_files", "parse_index", "repository_top", "find_repository"]
 
 _SIGNATURE = b"DIRC"
 # ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each): before the object name.
@@ -58,6 +58,53 @@ def _git_dir(top: Path) -> Path | None:
         return None
     target = Path(text[len("gitdir:"):].strip())
     return target if target.is_absolute() else (top / target)
+
+
+_HEAD = re.compile(r"^(?:ref: refs/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$")
+# A configuration that may move the working tree away from the directory holding `.git` (or include
+# a file that does): the index's paths would then be relative to somewhere else.
+_MOVED = re.compile(r"^\s*worktree\s*=|^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
+
+
+def _takes(git_dir: Path) -> Path | None:
+    """The common directory of ``git_dir`` if git takes it for a repository: a HEAD, an objects and
+    a refs directory, as git's own check asks (a linked worktree's in its `commondir`)."""
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
+        common = git_dir
+        if (git_dir / "commondir").exists():
+            common = git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return common if _HEAD.match(head) and (common / "objects").is_dir() and (common / "refs").is_dir() else None
+
+
+def _is_repository(git_dir: Path) -> bool:
+    """Whether git takes ``git_dir`` for a repository whose working tree is where its `.git` is. A
+    `.git` git does not take is passed over for the one above it, so its index (which may be
+    planted) says nothing."""
+    common = _takes(git_dir)
+    if common is None:
+        return False
+    try:
+        configs = [common / "config", git_dir / "config.worktree"]
+        return not any(_MOVED.search(c.read_text(encoding="utf-8", errors="replace")) for c in configs if c.is_file())
+    except OSError:
+        return False
+
+
+def find_repository(path: Path) -> tuple[Path | None, Path] | None:
+    """(working tree's top, git directory) of the repository git finds from ``path`` as it looks for
+    one (a `.git` it does not take is passed over; a directory that is itself a git directory is a
+    bare repository: no working tree, top None), or None when git finds none and stops."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate / ".git"):
+            git_dir = _git_dir(candidate)
+            if git_dir is not None and _takes(git_dir) is not None:
+                return candidate, git_dir
+        if _takes(candidate) is not None:
+            return None, candidate
+    return None
 
 
 def repository_top(path: Path) -> Path | None:
@@ -137,6 +184,8 @@ def parse_index(data: bytes, hash_size: int = 20) -> tuple[list[str], list[str]]
                 at = start + ((end - start) // 8 + 1) * 8
             previous = name
             text = name.decode("utf-8", "surrogateescape")
+            if not _plain_path(text.rstrip("/")):
+                return None  # git opens a name as it is: `src/../config/x` reads config/x
             if mode & 0o170000 == _SPARSE_DIR_MODE:
                 directories.append(text if text.endswith("/") else text + "/")
             else:
@@ -153,6 +202,11 @@ def parse_index(data: bytes, hash_size: int = 20) -> tuple[list[str], list[str]]
     return files, directories
 
 
+def _plain_path(name: str) -> bool:
+    """A path as git itself writes them: relative, no empty, `.`, `..` or `.git` part."""
+    return bool(name) and all(part not in ("", ".", "..") and part.lower() != ".git" for part in name.split("/"))
+
+
 # The last index read per file, keyed by its stat: a call judged again reads it again only if it changed.
 _READ: dict[Path, tuple[tuple[int, int, int], TrackedFiles | None]] = {}
 
@@ -163,7 +217,7 @@ def tracked_files(path: Path) -> TrackedFiles | None:
     if top is None:
         return None
     git_dir = _git_dir(top)
-    if git_dir is None:
+    if git_dir is None or not _is_repository(git_dir):
         return None
     index = git_dir / "index"
     try:

@@ -127,3 +127,121 @@ async def test_git_archive_reads_the_tree_it_is_run_in(repo: Path) -> None:
     assert await _kind(repo, "git archive HEAD") == "ask"
     assert await _kind(repo, "cd src && git archive HEAD") == "allow"  # git archives the directory it runs in
     assert await _kind(repo, "cd src && git archive HEAD -- ':/'") == "ask"  # the repository's top
+
+
+async def test_git_grep_options_that_reach_untracked_files_count_every_file(repo: Path) -> None:
+    """Only options known to keep git grep on tracked files keep the index's answer: an abbreviation
+    (`--untr` is `--untracked` to git) or an option not known counts every file."""
+    (repo / "src" / "credentials.json").write_text("{}\n")  # untracked, not ignored
+    for control in ("git grep token", "git grep -n -i -e token", "git grep -nie token", "git grep --cached token",
+                    "git grep -3 --heading token"):
+        assert await _kind(repo, control) == "allow", control
+    for command in ("git grep --untr token", "git grep --no-ind token", "git grep --recurse-submodules token",
+                    "git grep -nu token", "git grep --untracked --no-exclude-standard token"):
+        assert await _kind(repo, command) == "ask", command
+
+
+async def test_a_planted_git_directory_git_passes_over_is_not_read(repo: Path, tmp_path: Path) -> None:
+    """git takes `.git` for a repository only with a HEAD, objects and refs: a bare `.git` holding a
+    planted index (empty here) is passed over for the repository above, which tracks the secret."""
+    (repo / "config").mkdir()
+    (repo / "config" / "secrets.yaml").write_text("token: 1\n")
+    _git(repo, "add", "config/secrets.yaml")
+    other = tmp_path / "other"
+    other.mkdir()
+    _git(other, "init", "-q")
+    (other / "a").write_text("x\n")
+    _git(other, "add", "a")
+    assert await _kind(repo, "git grep token -- src") == "allow"  # control
+    (repo / "config" / ".git").mkdir()
+    shutil.copy(other / ".git" / "index", repo / "config" / ".git" / "index")
+    assert "secrets.yaml" in subprocess.run(["git", "grep", "token"], cwd=repo / "config", capture_output=True,
+                                            text=True).stdout  # git reads the top repository's
+    for command in ("cd config && git grep token", "git grep token -- config", "git -C config grep token"):
+        assert await _kind(repo, command) == "ask", command
+    # A `.git` that moves its working tree elsewhere (core.worktree): the index's paths are not relative here.
+    shutil.rmtree(repo / "config" / ".git")
+    _git(repo / "config", "init", "-q")
+    (repo / "config" / "a.txt").write_text("x\n")
+    _git(repo / "config", "add", "a.txt")
+    assert await _kind(repo, "cd config && git grep token") == "allow"  # control: its own, empty index
+    _git(repo / "config", "config", "core.worktree", str(repo))
+    assert await _kind(repo, "cd config && git grep token") == "ask"
+
+
+@pytest.fixture
+def committed(repo: Path) -> Path:
+    (repo / "config").mkdir()
+    (repo / "config" / "secrets.yaml").write_text("token: 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=a", "-c", "user.email=a@b.test", "commit", "-qm", "x")
+    return repo
+
+
+@pytest.mark.parametrize("command", ["git log -p", "git show HEAD", "git show -s HEAD", "git diff HEAD~0 HEAD",
+                                     "git format-patch -1 --stdout", "git log --all -p", "git whatchanged -p",
+                                     "git log -p --full-diff -- src", "git cat-file -p 0123abcd",
+                                     "git show 0123abcd -- src", "git fast-export --all", "git stash show -p",
+                                     "git -c alias.x=grep x token -- src", "git clone . /tmp/copy",
+                                     "git worktree add /tmp/w", "cd src && git log -p", "git log -p -L1,2:src/app.py",
+                                     "git range-diff HEAD~1...HEAD"])
+async def test_git_commands_that_print_committed_content_ask_when_a_secret_is_committed(committed: Path,
+                                                                                     command: str) -> None:
+    assert await _kind(committed, command) == "ask"
+
+
+@pytest.mark.parametrize("command", ["git log -p", "git show HEAD", "git diff", "git log --oneline -5", "git status",
+                                     "git log -p -- src", "git diff HEAD~0 -- src", "git log --stat",
+                                     "git cat-file -t HEAD", "git commit -qm x", "cd src && git log -p"])
+async def test_the_same_commands_are_allowed_without_committed_secrets(repo: Path, command: str) -> None:
+    # Only the ignored .env is named for secrets: git holds none of it.
+    assert await _kind(repo, command) == "allow"
+
+
+async def test_a_committed_secret_removed_from_the_working_tree_still_counts(committed: Path) -> None:
+    (committed / "config" / "secrets.yaml").unlink()
+    for command in ("git grep --cached token", "git archive HEAD", "git log -p", "git archive HEAD config"):
+        assert await _kind(committed, command) == "ask", command
+    assert await _kind(committed, "git grep --cached token -- src") == "allow"
+
+
+@pytest.mark.xfail(strict=True, reason="history is not read: a secret committed once and removed from the index "
+                   "since is printed by git log -p, and only the index is read")
+async def test_a_secret_only_in_history(committed: Path) -> None:
+    _git(committed, "rm", "-q", "config/secrets.yaml")
+    _git(committed, "-c", "user.name=a", "-c", "user.email=a@b.test", "commit", "-qm", "y")
+    assert await _kind(committed, "git log -p") == "ask"
+
+
+async def test_a_history_away_from_its_working_tree_is_asked(committed: Path, tmp_path: Path) -> None:
+    """A bare copy (pushed to, or copied), or git pointed at another repository: the files are only
+    in git's objects, which no rule reads."""
+    bare = tmp_path / "bare"
+    _git(tmp_path, "clone", "-q", "--bare", str(committed), str(bare))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for control in ("git log -p -- src", "timeout 30 git log -p -- src", f"cd {empty} && git log -p"):
+        assert await _kind(committed, control) == "allow", control  # git finds no repository in `empty`
+    for command in (f"cd {bare} && git log -p", f"git -C {bare} log -p", f"git --git-dir={bare} log -p -- src",
+                    f"env GIT_DIR={bare} git log -p -- src",
+                    f"git init -q --bare {empty} && git push -q {empty} HEAD && git -C {empty} log -p",
+                    f"cd {empty} && git init -q && git pull -q {committed} && git log -p"):
+        assert await _kind(committed, command) == "ask", command
+
+
+def test_an_index_entry_git_would_not_write_is_not_read_for_certain(tmp_path: Path) -> None:
+    """git opens an entry's name as it is: a planted `src/../config/secrets.yaml` reads the secret
+    under a name the tracked set would not match."""
+    repo = _repo(tmp_path)
+    data = bytearray((repo / ".git" / "index").read_bytes())
+    at = data.index(b"src/app.py")
+    assert parse_index(bytes(data)) is not None  # control
+    data[at:at + len(b"src/app.py")] = b"src/../app"
+    assert parse_index(bytes(data)) is None
+
+
+async def test_git_diff_of_the_working_tree_without_an_index_prints_nothing(committed: Path) -> None:
+    (committed / ".git" / "index").unlink()
+    assert await _kind(committed, "git diff") == "allow"  # git reads a missing index as empty: nothing differs
+    for command in ("git diff --cached", "git diff HEAD", "git log -p"):
+        assert await _kind(committed, command) == "ask", command

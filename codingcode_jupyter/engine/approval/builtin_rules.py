@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from ..git_index import tracked_files
+from ..git_index import find_repository, tracked_files
 from ..host_paths import git_config_program
-from ..secret_files import find_env_files, find_secret_named, is_env_file, secret_file
+from ..secret_files import find_env_files, find_secret_named, is_env_file, secret_file, secret_name
 from .examples import CheckedOnce
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
 from .python_code import CodeCall
@@ -611,12 +611,40 @@ def _index_holds(subject: Subject) -> bool:
                for command in parsed.commands)
 
 
+# git subcommands that print what the repository holds and change neither the index nor the repository.
+_GIT_PRINTERS = frozenset({"grep", "log", "show", "diff", "whatchanged", "cat-file", "archive", "format-patch",
+                           "clone", "worktree"})
+
+
 def _plain_git_grep(command: SimpleCommand) -> bool:
     found = git_subcommand(command.argv) if command.name == "git" else None
     harmless = all(r.op in ("<", "<<", "<<<", "<<-") or r.target.isdigit() or r.target == os.devnull
                    for r in command.redirects)
-    return found is not None and found[0] == "grep" and harmless and not (
+    return found is not None and found[0] in _GIT_PRINTERS and harmless and not (
         command.wrappers or command.assignments or any(command.dynamic))
+
+
+def _tracked_secret(ref: PathRef) -> tuple[Path, str] | None:
+    """A file named for secrets the index holds under a tree git reads, present on disk or not: git
+    prints a committed file from its objects (`git archive HEAD`, `git log -p`, `git grep --cached`)
+    after the working tree's copy was removed."""
+    if not ref.via.startswith("`git ") or ref.resolved is None:
+        return None
+    tracked = tracked_files(ref.resolved)
+    if tracked is None:
+        return None
+    try:
+        under = ref.resolved.relative_to(tracked.top).as_posix()
+    except ValueError:
+        return None
+    prefix = "" if under == "." else under + "/"
+    for path in sorted(tracked.paths):
+        if path.startswith(prefix):
+            name = path.rsplit("/", 1)[-1]
+            why = secret_name(name) or ("a .env file" if is_env_file(name) else None)
+            if why is not None:
+                return tracked.top / path, why
+    return None
 
 
 def _check_env(subject: Subject) -> list[Hit]:
@@ -644,11 +672,19 @@ def _check_secret_file(subject: Subject) -> list[Hit]:
             return [Hit("builtin:secret-file", "ask", f"{ref.via} `{_short(ref.raw)}` touches {why}, which usually "
                         "holds secrets.")]
     for ref in subject.paths:
+        if ref.opaque == "no-repository" and ref.resolved is not None and find_repository(ref.resolved) is None \
+                and _index_holds(subject):
+            continue  # git stops: nothing on the line can make the repository it would read
+        if ref.opaque:
+            return [Hit("builtin:secret-file", "ask", f"{ref.via} `{_short(ref.raw)}` prints files of a git history "
+                        "that cannot be checked for files named for secrets.")]
+    for ref in subject.paths:
         # A recursive read (`grep -r`, `rg`, `find -exec cat`, `tar c`) reads every file of the tree: one
         # named for secrets there is read as surely as if named (by name; only `.pem` files are opened).
         if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.resolved.is_dir():
             continue
-        found = find_secret_named(ref.resolved, dotfiles=ref.hidden, keep=_read_by(ref, subject))
+        found = find_secret_named(ref.resolved, dotfiles=ref.hidden, keep=_read_by(ref, subject)) \
+            or _tracked_secret(ref)
         if found is not None:
             path, why = found
             shown = path.name if path == ref.resolved else os.path.relpath(path, ref.resolved)

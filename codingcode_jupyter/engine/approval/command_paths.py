@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from ..git_index import repository_top
+from ..git_index import find_repository, repository_top
 from .path_refs import Access, PathRef, candidates, resolve_all
 from .program_traits import PRINTERS
 from .shell_parse import ParsedCommand, SimpleCommand
@@ -125,14 +125,55 @@ _GIT_GREP_VALUED = frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--max-count",
                               "--context", "--after-context", "--before-context", "--open-files-in-pager"})
 _GIT_ARCHIVE_VALUED = frozenset({"--format", "-o", "--output", "--prefix", "--remote", "--exec", "--add-file",
                                  "--add-virtual-file", "--mtime"})
-_PATHSPEC_MAGIC = re.compile(r"[*?\[]|^:")
+# git's pathspec wildcards (a backslash escapes, so `server.ke\y` matches server.key) and magic (`:/`, `:(top)`).
+_PATHSPEC_MAGIC = re.compile(r"[*?\[\\]|^:")
+# git grep's options, spelled out in full, that leave the files it reads those the index tracks: an
+# option not here (`--untracked`, its abbreviation `--untr`, `--no-index`, `--recurse-submodules`)
+# makes every file count. Short ones: flags, then those taking a value (the rest of the word or the next).
+_GIT_GREP_TRACKED = frozenset({
+    "--cached", "--text", "--textconv", "--no-textconv", "--ignore-case", "--word-regexp", "--invert-match",
+    "--full-name", "--extended-regexp", "--basic-regexp", "--perl-regexp", "--fixed-strings", "--line-number",
+    "--column", "--files-with-matches", "--name-only", "--files-without-match", "--null", "--count", "--color",
+    "--no-color", "--break", "--heading", "--show-function", "--function-context", "--and", "--or", "--not",
+    "--all-match", "--quiet", "--only-matching", "--exclude-standard", "--max-depth", "--max-count", "--threads",
+    "--context", "--after-context", "--before-context", "--no-recursive", "--recursive", "-e", "-f", "-A", "-B",
+    "-C", "-m"})
+_GREP_FLAG_LETTERS = frozenset("aIiywvhHEGPFnlLZzcqopW0123456789")
+_GREP_VALUE_LETTERS = frozenset("efABCm")
+
+
+def _grep_keeps_tracked(options: list[str]) -> bool:
+    """Whether every option of a `git grep` is one that reads only tracked files (see _GIT_GREP_TRACKED)."""
+    for word in options:
+        if word.startswith("--"):
+            if word.split("=", 1)[0] not in _GIT_GREP_TRACKED:
+                return False
+            continue
+        for letter in word[1:]:
+            if letter in _GREP_VALUE_LETTERS:
+                break
+            if letter not in _GREP_FLAG_LETTERS:
+                return False
+    return True
+
+
+def _pathspec_root(spec: str, base: str) -> str:
+    """The directory a pathspec can match under: a glob's fixed leading directories (`../config/*`
+    matches under ../config), the repository's top for magic (`:/x`, `:(top)`, `:(glob)`)."""
+    fixed = _PATHSPEC_MAGIC.split(spec, 1)[0]
+    # git normalises `x*/../..` before it matches: a `..` past the wildcard climbs out of the fixed part.
+    if spec.startswith(":") or ".." in spec[len(fixed):]:
+        top = repository_top(Path(os.path.realpath(base)))
+        return str(top) if top is not None else "/"
+    return fixed.rsplit("/", 1)[0] + "/" if "/" in fixed else "."
 
 
 def _git_tree_reads(project: Path, command: SimpleCommand, links: list[tuple[str, str]]) -> list[PathRef]:
     """`git grep` and `git archive` print every file of the trees they are given (the working
     directory when none is): recursive reads. Without a
     revision, `git grep` reads only what the index tracks; a revision's tree is not read here, so
-    then every file under the trees counts."""
+    then every file under the trees counts. Other git commands that print files' content from the
+    repository (`git log -p`, `git show`, `git diff`) are :func:`_git_history_reads`."""
     words = command.argv[1:]
     base = command.cwd if command.cwd is not None else str(project)
     index = 0
@@ -140,16 +181,32 @@ def _git_tree_reads(project: Path, command: SimpleCommand, links: list[tuple[str
     while index < len(words) and words[index].startswith("-"):
         index += 2 if words[index] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
     sub, rest = (words[index], words[index + 1:]) if index < len(words) else ("", [])
+    # Another repository or index than the working tree's (`--git-dir`, GIT_INDEX_FILE=, a wrapper
+    # that may set one): what the working tree's index tracks says nothing.
+    elsewhere = bool(command.wrappers or command.assignments or any(
+        w.split("=", 1)[0] in ("--git-dir", "--work-tree") for w in words[:index]))
+    settings = [words[i + 1] for i in range(index - 1) if words[i] == "-c"]
     if sub not in ("grep", "archive"):
-        return []
+        # Wrappers that cannot set a variable leave git where it is; a GIT_ variable may move it.
+        moved = any(a.split("=", 1)[0].startswith("GIT_") for a in command.assignments) or any(
+            os.environ.get(v) for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")) or any(
+            w not in _PLAIN_WRAPPERS for w in command.wrappers) or any(
+            w.split("=", 1)[0] in ("--git-dir", "--work-tree", "--bare") for w in words[:index])
+        return _git_history_reads(project, command, sub, rest, base, links, elsewhere=moved,
+                                  aliased=any(w.startswith(("alias.", "--config-env")) for w in words[:index]))
+    # A setting on the line may move what git grep reads (core.worktree, an index elsewhere): only
+    # colour and quoting keep the index's answer.
+    elsewhere = elsewhere or any(not w.lower().startswith(("color.", "core.quotepath=")) for w in settings)
     valued = _GIT_GREP_VALUED if sub == "grep" else _GIT_ARCHIVE_VALUED
     before, after = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
     positional: list[str] = []
+    options: list[str] = []
     skip = False
     for word in before:
         if skip:
             skip = False
         elif word.startswith("-"):
+            options.append(word)
             skip = word in valued
         else:
             positional.append(word)
@@ -165,24 +222,124 @@ def _git_tree_reads(project: Path, command: SimpleCommand, links: list[tuple[str
             pathspecs.append(word)
         else:
             revision = True
-    # Another repository or index than the working tree's (`--git-dir`, GIT_INDEX_FILE=, a wrapper
-    # that may set one): what the working tree's index tracks says nothing.
-    elsewhere = command.wrappers or command.assignments or any(
-        w.split("=", 1)[0] in ("--git-dir", "--work-tree") for w in words[:index])
-    tracked = sub == "grep" and not revision and not elsewhere and not any(w in ("--no-index", "--untracked")
-                                                                           for w in before)
-    if not pathspecs or any(_PATHSPEC_MAGIC.search(p) for p in pathspecs):
-        # No pathspec reads the working directory; a glob or magic pathspec matches at any depth
-        # under it (`:/` from the repository's top).
-        top = repository_top(Path(os.path.realpath(base))) if any(p.startswith(":") for p in pathspecs) else None
-        pathspecs = [str(top) if top is not None else "."]
+            if _PATHSPEC_MAGIC.search(word):
+                pathspecs.append(word)  # git takes a word with wildcards or magic as a pathspec without `--`
+    tracked = sub == "grep" and not revision and not elsewhere and _grep_keeps_tracked(options)
+    return _tree_refs(project, pathspecs, base, f"`git {sub}`", links, tracked=tracked)
+
+
+def _tree_refs(project: Path, pathspecs: list[str], base: str, via: str, links: list[tuple[str, str]], *,
+               tracked: bool, default: str = ".") -> list[PathRef]:
+    # No pathspec reads ``default``; a glob or magic pathspec reads under its fixed leading directories.
+    specs = [_pathspec_root(p, base) if _PATHSPEC_MAGIC.search(p) else p for p in pathspecs] or [default]
     refs: list[PathRef] = []
-    for spec in pathspecs:
-        for ref in resolve_all(project, spec, base, "tree", f"`git {sub}`", links):
+    for spec in dict.fromkeys(specs):
+        for ref in resolve_all(project, spec, base, "tree", via, links):
             ref.recursive = True
             ref.tracked_only = tracked
             refs.append(ref)
     return refs
+
+
+_PLAIN_WRAPPERS = frozenset({"timeout", "nice", "ionice", "nohup", "stdbuf", "time", "command", "exec", "builtin",
+                             "chrt", "taskset"})
+# git subcommands that print no tracked file's content (names, hashes, messages at most) or change
+# the repository without printing it; a subcommand not here (`show`, `diff`, `format-patch`,
+# `cat-file`, `fast-export`, `stash`, an alias) may print any file git holds.
+_GIT_NO_CONTENT = frozenset({
+    "status", "ls-files", "ls-tree", "rev-parse", "describe", "shortlog", "rev-list", "help", "version", "",
+    "init", "add", "commit", "checkout", "switch", "restore", "reset", "fetch", "pull", "push", "merge", "rebase",
+    "rm", "mv", "branch", "tag", "remote", "config", "worktree", "submodule", "clean", "cherry-pick",
+    "revert", "bisect", "count-objects", "fsck", "gc", "prune", "merge-base", "symbolic-ref", "show-ref",
+    "update-ref", "update-index", "check-ignore", "check-attr", "var", "hash-object", "mktree", "write-tree",
+    "read-tree", "commit-tree", "name-rev", "cherry", "maintenance", "repack", "sparse-checkout",
+    "blame", "annotate", "lfs"})
+# git log's options that print no diff; any other (-p, --patch, -u, -L, --cc, an abbreviation) may.
+_GIT_LOG_QUIET = frozenset({
+    "--oneline", "--graph", "--decorate", "--no-decorate", "--all", "--branches", "--tags", "--remotes", "--stat",
+    "--shortstat", "--numstat", "--name-only", "--name-status", "--summary", "--abbrev-commit", "--no-abbrev-commit",
+    "--reverse", "--no-merges", "--merges", "--first-parent", "--date-order", "--topo-order", "--author-date-order",
+    "--format", "--pretty", "--author", "--committer", "--since", "--until", "--after", "--before", "--grep",
+    "--max-count", "--skip", "--date", "--color", "--no-color", "--relative-date", "--follow", "--no-patch",
+    "--left-right", "--boundary", "--simplify-by-decoration", "--show-signature", "--abbrev", "--invert-grep",
+    "--regexp-ignore-case", "--all-match", "--ancestry-path", "--no-walk", "--walk-reflogs", "--dirstat",
+    "-n", "-s", "-i", "-E", "-F", "-g"})
+_DIFF_NAMES_ONLY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--dirstat",
+                              "--summary", "--quiet", "--exit-code", "--no-patch", "-s", "--cached", "--staged",
+                              "--no-color", "--color"})
+_GIT_LOG_FAMILY = frozenset({"log", "whatchanged", "reflog"})
+# A revision that surely names a commit (HEAD and its ancestors, a range): a pathspec then narrows
+# what is printed; any other name may be a blob or a tag of one, printed whole whatever the pathspec.
+_COMMIT_REVISION = re.compile(r"^(?:(?:HEAD|@|ORIG_HEAD)(?:[~^]\d*)*)?(?:\.\.\.?(?:(?:HEAD|@)(?:[~^]\d*)*)?)?$")
+
+
+def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: list[str], base: str,
+                       links: list[tuple[str, str]], *, elsewhere: bool, aliased: bool) -> list[PathRef]:
+    """A git command that prints files' content from the repository (`git log -p`, `git show`,
+    `git diff`, `git cat-file -p`, an alias defined on the line): a recursive read of the
+    repository from its top (git diffs the whole tree wherever it runs), or of the pathspecs when a
+    pathspec surely narrows it. What the index tracks stands for what history holds."""
+    if sub in ("clone", "worktree"):
+        # A copy of the repository's files elsewhere (`git clone . /tmp/x`, `git worktree add /tmp/w`),
+        # read there by a later command this line's paths do not name.
+        source = [w for w in rest if not w.startswith("-")][:1]
+        if sub == "clone":
+            if not (source and os.path.isdir(os.path.join(base, source[0]))):
+                return []
+            return _tree_refs(project, source, base, "`git clone`", links, tracked=True)
+        if sub == "worktree" and rest[:1] != ["add"]:
+            return []
+    elif sub in _GIT_NO_CONTENT and not aliased and not any(w in ("-p", "--patch") for w in rest):
+        return []  # `-p` makes add, reset, checkout, restore print the changes, hunk by hunk
+    before, after = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
+    options = [w for w in before if w.startswith("-")]
+    if (sub in _GIT_LOG_FAMILY or (sub == "stash" and before[:1] == ["list"])) and not aliased and all(
+            w.split("=", 1)[0] in _GIT_LOG_QUIET or re.fullmatch(r"-n?\d+", w) for w in options):
+        return []
+    if sub == "stash" and before[:1] not in (["show"], ["list"]):
+        return []
+    if sub == "diff" and all(w.split("=", 1)[0] in _DIFF_NAMES_ONLY for w in options) and any(
+            w.split("=", 1)[0] not in ("--cached", "--staged", "--color", "--no-color") for w in options):
+        return []  # names and counts, no line of any file
+    if sub == "cat-file" and options and set(options) <= {"-t", "-s", "-e"}:
+        return []  # an object's type or size, or whether it exists
+    found = find_repository(Path(os.path.realpath(base)))
+    if found is None and not elsewhere:
+        return [PathRef(base, Path(os.path.realpath(base)), "read", f"`git {sub or 'alias'}` (no repository "
+                        "where it runs)", opaque="no-repository")]
+    if found is None or found[0] is None or elsewhere:
+        where = str(found[1]) if found is not None else base
+        return [PathRef(where, Path(where), "read", f"`git {sub or 'alias'}` (a repository without its working "
+                        "tree, whose files only git's objects hold)", opaque="history")]
+    whole = str(found[0])
+    positional = [w for w in before if not w.startswith("-")]
+    if sub == "diff" and not (found[1] / "index").exists() and not any(
+            w in ("--cached", "--staged", "--no-index") or w.startswith("--merge-base") for w in options) and all(
+            os.path.lexists(os.path.join(base, w)) for w in positional):
+        return []  # the working tree against an index git has not written: nothing is tracked, nothing differs
+    if sub == "stash":
+        positional = positional[1:]
+    # --follow also prints the file's history under its earlier names, outside the pathspec.
+    narrows = (sub in _GIT_LOG_FAMILY or sub in ("diff", "format-patch", "whatchanged")) and not aliased and all(
+        w.split("=", 1)[0] in _GIT_LOG_QUIET - {"--follow"} or w in ("-p", "-u", "--patch", "--cached", "--staged", "--stdout")
+        or re.fullmatch(r"-n?\d+", w) for w in options)
+    pathspecs = list(after)
+    for word in positional:
+        if os.path.lexists(os.path.join(base, os.path.expanduser(word))):
+            pathspecs.append(word)
+        elif not _COMMIT_REVISION.match(word):
+            narrows = False
+    # `git show HEAD:config/app.yaml` prints that one file (a tree's names, if it is a directory).
+    # `:0:path` is a stage of the index, `:path` the index's copy.
+    blobs = [re.sub(r"^[0-3]:", "", w.split(":", 1)[1]) if w.startswith(":") else w.split(":", 1)[1]
+             for w in positional if ":" in w and not w.startswith(":/")]
+    if sub in ("show", "cat-file") and blobs and len(blobs) == len([w for w in positional if w not in ("blob", "-p")]) \
+            and not any(_PATHSPEC_MAGIC.search(b) or b.startswith(":") for b in blobs):
+        return [ref for blob in blobs for ref in resolve_all(
+            project, blob if blob.startswith(("./", "../")) else os.path.join(whole, blob), base, "read",
+            f"`git {sub}`", links)]
+    specs = pathspecs if narrows and pathspecs else [whole]
+    return _tree_refs(project, specs, base, f"`git {sub or 'alias'}`", links, tracked=not elsewhere and not aliased)
 
 
 def _default_operand(name: str, args: list[str]) -> str | None:

@@ -171,6 +171,11 @@ def make_guard_project(root: Path) -> Path:
     for rel, text in files.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(text)
+    # A repository git takes (HEAD, objects, refs), with no index: git's history is read, and what it
+    # tracks is unknown, so every file counts.
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    for rel in (".git/objects", ".git/refs/heads"):
+        (project / rel).mkdir(parents=True, exist_ok=True)
     return project
 
 
