@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["TrackedFiles", "tracked_files", "parse_index", "repository_top", "find_repository"]
@@ -35,6 +35,23 @@ class TrackedFiles:
     top: Path
     paths: frozenset[str]
     directories: tuple[str, ...] = ()
+    # Each file's mtime (ns) and size as the index recorded them, and when the index was written.
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False)
+    written_ns: int = 0
+
+    def unchanged(self, path: Path) -> bool:
+        """Whether git sees the working copy of ``path`` as the index's without reading it: same
+        mtime and size as recorded, recorded before the index was written (git re-reads a file
+        changed in the same instant, "racily clean"). False when unsure: the file may differ."""
+        try:
+            rel = path.relative_to(self.top).as_posix()
+            info = os.lstat(path)
+        except (ValueError, OSError):
+            return False
+        recorded = self.stats.get(rel)
+        # The index keeps the low 32 bits of the size.
+        return recorded is not None and recorded == (info.st_mtime_ns, info.st_size & 0xFFFFFFFF) \
+            and recorded[0] < self.written_ns
 
     def tracks(self, path: Path) -> bool:
         """Whether ``path`` (absolute, real) is a file the index holds."""
@@ -143,10 +160,11 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
     return value, at
 
 
-def parse_index(data: bytes, hash_size: int = 20) -> tuple[list[str], list[str]] | None:
+def parse_index(data: bytes, hash_size: int = 20,
+                stats: dict[str, tuple[int, int]] | None = None) -> tuple[list[str], list[str]] | None:
     """(file paths, sparse directories) of an index file's content, or None when it cannot be read
     for certain (unknown signature or version, truncated, or a split index whose entries live in
-    another file)."""
+    another file). ``stats``, when given, receives each file's recorded (mtime in ns, size)."""
     if len(data) < 12 or data[:4] != _SIGNATURE:
         return None
     version = int.from_bytes(data[4:8], "big")
@@ -190,6 +208,10 @@ def parse_index(data: bytes, hash_size: int = 20) -> tuple[list[str], list[str]]
                 directories.append(text if text.endswith("/") else text + "/")
             else:
                 files.append(text)
+                if stats is not None:
+                    mtime = int.from_bytes(data[start + 8:start + 12], "big") * 1_000_000_000 \
+                        + int.from_bytes(data[start + 12:start + 16], "big")
+                    stats[text] = (mtime, int.from_bytes(data[start + 36:start + 40], "big"))
     except (ValueError, IndexError):
         return None
     # Extensions follow the entries: a split index ("link") keeps most entries in a shared file.
@@ -229,8 +251,10 @@ def tracked_files(path: Path) -> TrackedFiles | None:
         data = index.read_bytes()
     except OSError:
         return None
-    parsed = parse_index(data, _hash_size(git_dir))
-    found = None if parsed is None else TrackedFiles(top, frozenset(parsed[0]), tuple(parsed[1]))
+    stats: dict[str, tuple[int, int]] = {}
+    parsed = parse_index(data, _hash_size(git_dir), stats)
+    found = None if parsed is None else TrackedFiles(top, frozenset(parsed[0]), tuple(parsed[1]), stats,
+                                                     info.st_mtime_ns)
     if len(_READ) > 16:
         _READ.clear()
     _READ[index] = (key, found)

@@ -245,3 +245,35 @@ async def test_git_diff_of_the_working_tree_without_an_index_prints_nothing(comm
     assert await _kind(committed, "git diff") == "allow"  # git reads a missing index as empty: nothing differs
     for command in ("git diff --cached", "git diff HEAD", "git log -p"):
         assert await _kind(committed, command) == "ask", command
+
+
+async def test_git_diff_of_the_working_tree_asks_only_when_a_committed_secret_differs(committed: Path) -> None:
+    """`git diff` prints the tracked files whose working copy differs from the index: a committed
+    secret left as it was is not printed (the index's recorded mtime and size say so, as git sees it)."""
+    import os
+    import time
+
+    secret = committed / "config" / "secrets.yaml"
+    # The index must be written after the file's mtime, or git would re-read it ("racily clean").
+    past = time.time() - 60
+    os.utime(secret, (past, past))
+    _git(committed, "add", "config/secrets.yaml")
+    (committed / "src" / "app.py").write_text("token = 2\n")
+    assert await _kind(committed, "git diff") == "allow"
+    assert await _kind(committed, "git diff --stat -p") == "allow"
+    assert await _kind(committed, "git diff HEAD") == "ask"  # against a commit: history, not the index
+    assert await _kind(committed, "git diff --cached") == "ask"
+    assert await _kind(committed, "echo x >> src/app.py; git diff") == "ask"  # the line may change files first
+    secret.write_text("token: 2\n")
+    assert await _kind(committed, "git diff") == "ask"
+    assert "token: 2" in _git(committed, "diff")  # what the card is about: git prints it
+    secret.unlink()
+    assert await _kind(committed, "git diff") == "ask"  # a deletion prints the whole file
+
+
+@pytest.mark.parametrize("command", ["git status -v", "git status --verbose", "git status -sv",
+                                     "git commit --dry-run -v"])
+async def test_a_verbose_status_prints_the_staged_diff(committed: Path, command: str) -> None:
+    assert await _kind(committed, command) == "ask"
+    assert await _kind(committed, command.replace("-sv", "-s").replace(" -v", "").replace(" --verbose", "")) \
+        == "allow"  # control: names only

@@ -596,6 +596,8 @@ def _read_by(ref: PathRef, subject: Subject) -> Callable[[Path], bool]:
         and _index_holds(subject) else None
     if tracked is None:
         return lambda _path: True
+    if ref.changed_only:
+        return lambda path: tracked.tracks(path) and not tracked.unchanged(path)
     return tracked.tracks
 
 
@@ -624,7 +626,7 @@ def _plain_git_grep(command: SimpleCommand) -> bool:
         command.wrappers or command.assignments or any(command.dynamic))
 
 
-def _tracked_secret(ref: PathRef) -> tuple[Path, str] | None:
+def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:
     """A file named for secrets the index holds under a tree git reads, present on disk or not: git
     prints a committed file from its objects (`git archive HEAD`, `git log -p`, `git grep --cached`)
     after the working tree's copy was removed."""
@@ -638,8 +640,11 @@ def _tracked_secret(ref: PathRef) -> tuple[Path, str] | None:
     except ValueError:
         return None
     prefix = "" if under == "." else under + "/"
+    # `git diff` prints only what differs from the index; proven only when nothing else on the line
+    # can change a file first.
+    skip_unchanged = ref.changed_only and _index_holds(subject)
     for path in sorted(tracked.paths):
-        if path.startswith(prefix):
+        if path.startswith(prefix) and not (skip_unchanged and tracked.unchanged(tracked.top / path)):
             name = path.rsplit("/", 1)[-1]
             why = secret_name(name) or ("a .env file" if is_env_file(name) else None)
             if why is not None:
@@ -684,7 +689,7 @@ def _check_secret_file(subject: Subject) -> list[Hit]:
         if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.resolved.is_dir():
             continue
         found = find_secret_named(ref.resolved, dotfiles=ref.hidden, keep=_read_by(ref, subject)) \
-            or _tracked_secret(ref)
+            or _tracked_secret(ref, subject)
         if found is not None:
             path, why = found
             shown = path.name if path == ref.resolved else os.path.relpath(path, ref.resolved)

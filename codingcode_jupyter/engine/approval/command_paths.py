@@ -273,6 +273,12 @@ _GIT_LOG_FAMILY = frozenset({"log", "whatchanged", "reflog"})
 _COMMIT_REVISION = re.compile(r"^(?:(?:HEAD|@|ORIG_HEAD)(?:[~^]\d*)*)?(?:\.\.\.?(?:(?:HEAD|@)(?:[~^]\d*)*)?)?$")
 
 
+def _prints_staged_diff(sub: str, rest: list[str]) -> bool:
+    """`git status -v` (and `git commit --dry-run -v`) print the staged changes, as `git diff --cached` does."""
+    verbose = any(w == "--verbose" or re.fullmatch(r"-[a-zA-Z]*v[a-zA-Z]*", w) for w in rest if w != "--")
+    return verbose and (sub == "status" or (sub == "commit" and "--dry-run" in rest))
+
+
 def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: list[str], base: str,
                        links: list[tuple[str, str]], *, elsewhere: bool, aliased: bool) -> list[PathRef]:
     """A git command that prints files' content from the repository (`git log -p`, `git show`,
@@ -289,7 +295,8 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
             return _tree_refs(project, source, base, "`git clone`", links, tracked=True)
         if sub == "worktree" and rest[:1] != ["add"]:
             return []
-    elif sub in _GIT_NO_CONTENT and not aliased and not any(w in ("-p", "--patch") for w in rest):
+    elif sub in _GIT_NO_CONTENT and not aliased and not any(w in ("-p", "--patch") for w in rest) \
+            and not _prints_staged_diff(sub, rest):
         return []  # `-p` makes add, reset, checkout, restore print the changes, hunk by hunk
     before, after = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
     options = [w for w in before if w.startswith("-")]
@@ -339,7 +346,15 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
             project, blob if blob.startswith(("./", "../")) else os.path.join(whole, blob), base, "read",
             f"`git {sub}`", links)]
     specs = pathspecs if narrows and pathspecs else [whole]
-    return _tree_refs(project, specs, base, f"`git {sub or 'alias'}`", links, tracked=not elsewhere and not aliased)
+    refs = _tree_refs(project, specs, base, f"`git {sub or 'alias'}`", links, tracked=not elsewhere and not aliased)
+    # `git diff` with no revision compares the working tree with the index: only a file that differs
+    # is printed, which the index's recorded stat tells without reading the file.
+    if sub == "diff" and not aliased and not elsewhere and not any(
+            w in ("--cached", "--staged", "--no-index") or w.startswith("--merge-base") for w in options) and all(
+            os.path.lexists(os.path.join(base, os.path.expanduser(w))) for w in positional):
+        for ref in refs:
+            ref.changed_only = True
+    return refs
 
 
 def _default_operand(name: str, args: list[str]) -> str | None:

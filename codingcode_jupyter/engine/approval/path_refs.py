@@ -36,6 +36,9 @@ class PathRef:
     # A tree walk over what git tracks (`git grep`): a file the repository's index does not hold
     # (an ignored `.env`) is not read.
     tracked_only: bool = False
+    # A diff of the working tree against the index (`git diff`): of the tracked files, only those
+    # whose working copy differs from the index's are printed.
+    changed_only: bool = False
     # Reads what no rule can see by name, why: "history", a git history away from a working tree (a
     # bare copy, `--git-dir`), whose files are only in git's objects; "no-repository", git run where
     # no repository is found (it stops there, unless the line makes one first).
