@@ -17,7 +17,7 @@ import functools
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
@@ -176,18 +176,14 @@ def secret_name(name: str) -> str | None:
     return None
 
 
-def find_secret_named(root: Path, *, dotfiles: bool = True, limit: int = 20_000,
-                      keep: Callable[[Path], bool] | None = None) -> tuple[Path, str] | None:
+def find_secret_named(root: Path, *, dotfiles: bool = True, limit: int = 20_000) -> tuple[Path, str] | None:
     """The first file under ``root`` a recursive read would reach that holds secrets by its name: a
     :func:`secret_name`, a dotenv name, or a ``.pem`` holding a private key (only ``.pem`` files are
     opened, not every file). ``dotfiles`` False: the reader skips dot-names (rg, ag). A walk that
     stops at ``limit`` entries gives ``root`` itself: what it did not see is not proven harmless.
-    Directories of :data:`ENV_SCAN_SKIP` are not searched, as for dotenv files. ``keep``: the
-    files the reader reads among those (what git tracks, for `git grep`)."""
+    Directories of :data:`ENV_SCAN_SKIP` are not searched, as for dotenv files."""
     try:
         for entry in _files_under(root, limit, dotfiles=dotfiles):
-            if keep is not None and not keep(Path(entry.path)):
-                continue
             why = secret_name(entry.name)
             if why is None and is_env_file(entry.name):
                 why = "a .env file"

@@ -277,3 +277,20 @@ async def test_a_verbose_status_prints_the_staged_diff(committed: Path, command:
     assert await _kind(committed, command) == "ask"
     assert await _kind(committed, command.replace("-sv", "-s").replace(" -v", "").replace(" --verbose", "")) \
         == "allow"  # control: names only
+
+
+async def test_a_repository_too_large_to_walk_is_judged_from_its_index(repo: Path) -> None:
+    """Over 20,000 entries a walk of the disk stops and asks; a git read is judged from the index."""
+    import os
+
+    for d in range(205):
+        (repo / "big" / f"d{d}").mkdir(parents=True)
+        for f in range(100):
+            os.close(os.open(repo / "big" / f"d{d}" / f"f{f}.js", os.O_CREAT | os.O_WRONLY, 0o644))
+    _git(repo, "add", "big")
+    assert await _kind(repo, "grep -r token .") == "ask"  # control: the walk gives up
+    for command in ("git diff", "git grep token", "git log -p"):
+        assert await _kind(repo, command) == "allow", command
+    (repo / "big" / "d7" / "credentials.json").write_text("{}\n")
+    _git(repo, "add", "big/d7/credentials.json")
+    assert await _kind(repo, "git grep token") == "ask"

@@ -9,6 +9,7 @@ working fails by name.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import glob as _glob
 import os
 import re
@@ -16,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from ..git_index import find_repository, tracked_files
+from ..git_index import TrackedFiles, find_repository, tracked_files
 from ..host_paths import git_config_program
-from ..secret_files import find_env_files, find_secret_named, is_env_file, secret_file, secret_name
+from ..secret_files import find_env_files, find_secret_named, holds_private_key, is_env_file, secret_file, secret_name
 from .examples import CheckedOnce
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
 from .python_code import CodeCall
@@ -577,9 +578,11 @@ def _tree_env_file(ref: PathRef, subject: Subject) -> Path | None:
         return None
     if not ref.resolved.is_dir():
         return None
+    view = _index_view(ref, subject)
+    if view is not None:
+        # What git reads is what its index holds: the index answers, with no walk of the disk.
+        return next((path for path, why in _secrets_in_index(ref, view) if why == _DOTENV), None)
     found, truncated = find_env_files(ref.resolved)
-    keep = _read_by(ref, subject)
-    found = [path for path in found if keep(path)]
     if found:
         return found[0]
     return ref.resolved if truncated else None
@@ -589,16 +592,12 @@ def _tree_env_file(ref: PathRef, subject: Subject) -> Path | None:
 _GIT_LOCATION_VARS = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 
 
-def _read_by(ref: PathRef, subject: Subject) -> Callable[[Path], bool]:
-    """Which files under a tree ``ref`` reads: all of them, or what git tracks for `git grep` when
-    the index read now is surely the one it will read (else all of them)."""
-    tracked = tracked_files(ref.resolved) if ref.tracked_only and ref.resolved is not None \
-        and _index_holds(subject) else None
-    if tracked is None:
-        return lambda _path: True
-    if ref.changed_only:
-        return lambda path: tracked.tracks(path) and not tracked.unchanged(path)
-    return tracked.tracks
+def _index_view(ref: PathRef, subject: Subject) -> TrackedFiles | None:
+    """The index of the repository a git read ``ref`` goes through, when what it tracks is surely
+    what git will read (the index read now is the one git reads); None: every file counts."""
+    if not ref.tracked_only or ref.resolved is None or not _index_holds(subject):
+        return None
+    return tracked_files(ref.resolved)
 
 
 def _index_holds(subject: Subject) -> bool:
@@ -626,30 +625,57 @@ def _plain_git_grep(command: SimpleCommand) -> bool:
         command.wrappers or command.assignments or any(command.dynamic))
 
 
-def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:
-    """A file named for secrets the index holds under a tree git reads, present on disk or not: git
-    prints a committed file from its objects (`git archive HEAD`, `git log -p`, `git grep --cached`)
-    after the working tree's copy was removed."""
-    if not ref.via.startswith("`git ") or ref.resolved is None:
-        return None
-    tracked = tracked_files(ref.resolved)
-    if tracked is None:
-        return None
+_DOTENV = "a .env file"
+
+
+@functools.lru_cache(maxsize=8)
+def _index_secrets(tracked: TrackedFiles) -> tuple[tuple[str, str], ...]:
+    """The index's paths named for secrets, with why (once per index read: a large repository's
+    index holds 100,000 names). A `.pem` is opened for a key header when it is on disk; one that is
+    not counts (git may hold a key under that name)."""
+    found = []
+    by_name: dict[str, str | None] = {}  # names repeat across directories (`__init__.py`, `index.js`)
+    for path in tracked.paths:
+        name = path.rsplit("/", 1)[-1]
+        if name not in by_name:
+            by_name[name] = secret_name(name) or (_DOTENV if is_env_file(name) else None)
+        why = by_name[name]
+        if why is None and name.lower().endswith(".pem"):
+            real = tracked.top / path
+            why = "a private key (it holds a `-----BEGIN ... PRIVATE KEY-----` header)" \
+                if not real.exists() or holds_private_key(real) else None
+        if why is not None:
+            found.append((path, why))
+    return tuple(sorted(found))
+
+
+def _secrets_in_index(ref: PathRef, tracked: TrackedFiles) -> list[tuple[Path, str]]:
+    """The files named for secrets the index holds under ``ref``, on disk or not (git prints a
+    committed file from its objects after the working copy was removed); for `git diff` of the
+    working tree, only those whose working copy differs from the index."""
+    assert ref.resolved is not None
     try:
         under = ref.resolved.relative_to(tracked.top).as_posix()
     except ValueError:
-        return None
+        return []
     prefix = "" if under == "." else under + "/"
-    # `git diff` prints only what differs from the index; proven only when nothing else on the line
-    # can change a file first.
-    skip_unchanged = ref.changed_only and _index_holds(subject)
-    for path in sorted(tracked.paths):
-        if path.startswith(prefix) and not (skip_unchanged and tracked.unchanged(tracked.top / path)):
-            name = path.rsplit("/", 1)[-1]
-            why = secret_name(name) or ("a .env file" if is_env_file(name) else None)
-            if why is not None:
-                return tracked.top / path, why
-    return None
+    return [(tracked.top / path, why) for path, why in _index_secrets(tracked) if path.startswith(prefix)
+            and not (ref.changed_only and tracked.unchanged(tracked.top / path))]
+
+
+def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:
+    """A file named for secrets the index holds under a tree git reads: from the index alone when it
+    surely is what git reads; else (every file counts) the index still names committed files the disk
+    may no longer hold."""
+    if not ref.via.startswith("`git ") or ref.resolved is None:
+        return None
+    view = _index_view(ref, subject)
+    tracked = view if view is not None else tracked_files(ref.resolved)
+    if tracked is None:
+        return None
+    if view is None and ref.changed_only:
+        ref = PathRef(ref.raw, ref.resolved, ref.access, ref.via, recursive=ref.recursive)  # unchanged unproven
+    return next(iter(_secrets_in_index(ref, tracked)), None)
 
 
 def _check_env(subject: Subject) -> list[Hit]:
@@ -688,8 +714,10 @@ def _check_secret_file(subject: Subject) -> list[Hit]:
         # named for secrets there is read as surely as if named (by name; only `.pem` files are opened).
         if ref.resolved is None or not (ref.access == "tree" or ref.recursive) or not ref.resolved.is_dir():
             continue
-        found = find_secret_named(ref.resolved, dotfiles=ref.hidden, keep=_read_by(ref, subject)) \
-            or _tracked_secret(ref, subject)
+        if _index_view(ref, subject) is not None:
+            found = _tracked_secret(ref, subject)  # the index answers, with no walk of the disk
+        else:
+            found = find_secret_named(ref.resolved, dotfiles=ref.hidden) or _tracked_secret(ref, subject)
         if found is not None:
             path, why = found
             shown = path.name if path == ref.resolved else os.path.relpath(path, ref.resolved)
