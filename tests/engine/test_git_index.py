@@ -178,7 +178,7 @@ def committed(repo: Path) -> Path:
     return repo
 
 
-@pytest.mark.parametrize("command", ["git log -p", "git show HEAD", "git show -s HEAD", "git diff HEAD~0 HEAD",
+@pytest.mark.parametrize("command", ["git log -p", "git show HEAD", "git show --oneline HEAD", "git diff HEAD~0 HEAD",
                                      "git format-patch -1 --stdout", "git log --all -p", "git whatchanged -p",
                                      "git log -p --full-diff -- src", "git cat-file -p 0123abcd",
                                      "git show 0123abcd -- src", "git fast-export --all", "git stash show -p",
@@ -294,3 +294,14 @@ async def test_a_repository_too_large_to_walk_is_judged_from_its_index(repo: Pat
     (repo / "big" / "d7" / "credentials.json").write_text("{}\n")
     _git(repo, "add", "big/d7/credentials.json")
     assert await _kind(repo, "git grep token") == "ask"
+
+
+@pytest.mark.parametrize(("command", "with_patch"), [
+    ("git show -s", "git show"), ("git show --stat", "git show --stat -p"),
+    ("git show --name-only HEAD~0", "git show HEAD~0"), ("git show -s --format=%B HEAD", "git show --format=%B HEAD"),
+    ("git show --numstat HEAD", "git show --numstat --patch HEAD")])
+async def test_git_show_without_its_patch_prints_no_file(committed: Path, command: str, with_patch: str) -> None:
+    assert await _kind(committed, command) == "allow"
+    assert "token" not in _git(committed, *command.split()[1:])  # what git prints: no line of the secret
+    assert "token" in _git(committed, *with_patch.split()[1:])
+    assert await _kind(committed, with_patch) == "ask"  # control: the same with its patch

@@ -268,6 +268,8 @@ _DIFF_NAMES_ONLY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only
                               "--summary", "--quiet", "--exit-code", "--no-patch", "-s", "--cached", "--staged",
                               "--no-color", "--color"})
 _GIT_LOG_FAMILY = frozenset({"log", "whatchanged", "reflog"})
+_SHOW_NO_PATCH = frozenset({"-s", "--no-patch", "--stat", "--shortstat", "--numstat", "--name-only", "--name-status",
+                            "--summary", "--dirstat"})
 # A revision that surely names a commit (HEAD and its ancestors, a range): a pathspec then narrows
 # what is printed; any other name may be a blob or a tag of one, printed whole whatever the pathspec.
 _COMMIT_REVISION = re.compile(r"^(?:(?:HEAD|@|ORIG_HEAD)(?:[~^]\d*)*)?(?:\.\.\.?(?:(?:HEAD|@)(?:[~^]\d*)*)?)?$")
@@ -304,6 +306,12 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
             w.split("=", 1)[0] in _GIT_LOG_QUIET or re.fullmatch(r"-n?\d+", w) for w in options):
         return []
     if sub == "stash" and before[:1] not in (["show"], ["list"]):
+        return []
+    # `git show` prints the patch unless told not to (`-s`, `--stat`, `--name-only`): then, of commits
+    # (HEAD and its ancestors), only messages and names.
+    if sub == "show" and not aliased and any(w.split("=", 1)[0] in _SHOW_NO_PATCH for w in options) and all(
+            w.split("=", 1)[0] in _GIT_LOG_QUIET - {"--follow"} or re.fullmatch(r"-n?\d+", w) for w in options) \
+            and all(_COMMIT_REVISION.match(w) for w in before if not w.startswith("-")):
         return []
     if sub == "diff" and all(w.split("=", 1)[0] in _DIFF_NAMES_ONLY for w in options) and any(
             w.split("=", 1)[0] not in ("--cached", "--staged", "--color", "--no-color") for w in options):
