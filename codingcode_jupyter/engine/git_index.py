@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import fs_probe
+
 __all__ = ["TrackedFiles", "tracked_files", "parse_index", "repository_top", "find_repository"]
 
 _SIGNATURE = b"DIRC"
@@ -24,6 +26,11 @@ _STAT_BYTES = 40
 _EXTENDED = 0x4000
 _NAME_MASK = 0x0FFF
 _SPARSE_DIR_MODE = 0o040000
+# The most read of git's small files (HEAD, a `.git` file, commondir), of a config, and of an index
+# (100,000 entries take about 10 MB): a larger one is not read, and every file then counts as tracked.
+_SMALL = 64 * 1024
+_CONFIG_BYTES = 1 << 20
+_INDEX_BYTES = 256 << 20
 _SHA256 = re.compile(r"^\s*objectformat\s*=\s*sha256\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -65,13 +72,10 @@ class TrackedFiles:
 def _git_dir(top: Path) -> Path | None:
     """The git directory of the working tree ``top``: ``top/.git``, or where a `.git` file points."""
     marker = top / ".git"
-    if marker.is_dir():
+    if fs_probe.is_dir(marker):
         return marker
-    try:
-        text = marker.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
+    text = fs_probe.read_text(marker, _SMALL)
+    if text is None or not text.startswith("gitdir:"):
         return None
     target = Path(text[len("gitdir:"):].strip())
     return target if target.is_absolute() else (top / target)
@@ -86,14 +90,17 @@ _MOVED = re.compile(r"^\s*worktree\s*=|^\s*\[\s*include", re.IGNORECASE | re.MUL
 def _takes(git_dir: Path) -> Path | None:
     """The common directory of ``git_dir`` if git takes it for a repository: a HEAD, an objects and
     a refs directory, as git's own check asks (a linked worktree's in its `commondir`)."""
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
-        common = git_dir
-        if (git_dir / "commondir").exists():
-            common = git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
+    head = fs_probe.read_text(git_dir / "HEAD", _SMALL)
+    if head is None:
         return None
-    return common if _HEAD.match(head) and (common / "objects").is_dir() and (common / "refs").is_dir() else None
+    common = git_dir
+    if fs_probe.exists(git_dir / "commondir"):
+        named = fs_probe.read_text(git_dir / "commondir", _SMALL)
+        if named is None:
+            return None
+        common = git_dir / named.strip()
+    return common if _HEAD.match(head) and fs_probe.is_dir(common / "objects") and fs_probe.is_dir(common / "refs") \
+        else None
 
 
 def _is_repository(git_dir: Path) -> bool:
@@ -103,11 +110,13 @@ def _is_repository(git_dir: Path) -> bool:
     common = _takes(git_dir)
     if common is None:
         return False
-    try:
-        configs = [common / "config", git_dir / "config.worktree"]
-        return not any(_MOVED.search(c.read_text(encoding="utf-8", errors="replace")) for c in configs if c.is_file())
-    except OSError:
-        return False
+    for config in (common / "config", git_dir / "config.worktree"):
+        if not fs_probe.exists(config):
+            continue
+        text = fs_probe.read_text(config, _CONFIG_BYTES)
+        if text is None or _MOVED.search(text):
+            return False  # a config git reads but this cannot (a FIFO, too large) may move the tree
+    return True
 
 
 def find_repository(path: Path) -> tuple[Path | None, Path] | None:
@@ -136,16 +145,12 @@ def _hash_size(git_dir: Path) -> int:
     # A linked worktree's git directory has no config of its own: its `commondir` names the shared one.
     config = git_dir / "config"
     common = git_dir / "commondir"
-    if not config.exists() and common.exists():
-        try:
-            config = (git_dir / common.read_text(encoding="utf-8").strip()) / "config"
-        except OSError:
-            pass
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return 20
-    return 32 if _SHA256.search(text) else 20
+    if not fs_probe.exists(config) and fs_probe.exists(common):
+        named = fs_probe.read_text(common, _SMALL)
+        if named is not None:
+            config = (git_dir / named.strip()) / "config"
+    text = fs_probe.read_text(config, _CONFIG_BYTES)
+    return 32 if text is not None and _SHA256.search(text) else 20
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
@@ -242,14 +247,16 @@ def tracked_files(path: Path) -> TrackedFiles | None:
     if git_dir is None or not _is_repository(git_dir):
         return None
     index = git_dir / "index"
-    try:
-        info = index.stat()
-        key = (info.st_ino, info.st_size, info.st_mtime_ns)
-        cached = _READ.get(index)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        data = index.read_bytes()
-    except OSError:
+    info = fs_probe.probe(index)
+    if info is None:
+        return None
+    key = (info.st_ino, info.st_size, info.st_mtime_ns)
+    cached = _READ.get(index)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    # Only a regular file, opened without waiting: an index that is a FIFO would hang the judge.
+    data = fs_probe.read_head(index, _INDEX_BYTES, max_size=_INDEX_BYTES)
+    if data is None:
         return None
     stats: dict[str, tuple[int, int]] = {}
     parsed = parse_index(data, _hash_size(git_dir), stats)

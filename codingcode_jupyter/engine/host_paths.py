@@ -33,6 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
+from . import fs_probe
+
 __all__ = [
     "HostPath", "HOST_PATHS", "HostHit", "host_executed", "venv_root", "import_path_dirs",
     "sandbox_targets", "name_may_be_host_executed", "git_config_program", "GIT_PROGRAM_KEYS",
@@ -198,9 +200,8 @@ def _config_hooks_path(config: Path) -> str | None:
     A small reader of git's syntax (sections, ``key = value``, quotes, comments); ``include.path``
     is not followed and the person's global configuration is not read.
     """
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = fs_probe.read_text(config, 1 << 20)
+    if text is None:
         return None
     section = ""
     found: str | None = None
@@ -249,7 +250,7 @@ def _named_hooks_dir(path: Path, project: Path) -> Path | None:
     current = path.parent
     while current == project or project in current.parents:
         git_dir = current / ".git"
-        if git_dir.is_dir():
+        if fs_probe.is_dir(git_dir):
             hooks = hooks_dir(git_dir)
             if hooks is not None and (hooks == path or hooks in path.parents):
                 return hooks
@@ -261,9 +262,9 @@ def _named_hooks_dir(path: Path, project: Path) -> Path | None:
 
 def venv_root(path: Path, project: Path) -> Path | None:
     """The virtualenv (a directory holding ``pyvenv.cfg``) inside ``project`` that ``path`` is in, or None."""
-    current = path if path.is_dir() else path.parent
+    current = path if fs_probe.is_dir(path) else path.parent
     while current != project and project in current.parents:
-        if (current / "pyvenv.cfg").is_file():
+        if fs_probe.is_file(current / "pyvenv.cfg"):
             return current
         current = current.parent
     return None

@@ -16,9 +16,10 @@ from __future__ import annotations
 import functools
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
+
+from . import fs_probe
 
 __all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
            "holds_private_key", "secret_name", "find_secret_named"]
@@ -152,14 +153,8 @@ _MAX_SIZE = 10 * 1024 * 1024
 
 def holds_private_key(path: Path) -> bool:
     """A regular file whose first 64 KB hold a `-----BEGIN ... PRIVATE KEY-----` header."""
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_SIZE:
-            return False
-        with open(path, "rb") as handle:
-            return bool(_PRIVATE_KEY.search(handle.read(_HEAD_BYTES)))
-    except OSError:
-        return False
+    head = fs_probe.read_head(path, _HEAD_BYTES, max_size=_MAX_SIZE)
+    return head is not None and bool(_PRIVATE_KEY.search(head))
 
 
 def secret_name(name: str) -> str | None:
@@ -206,6 +201,6 @@ def secret_file(path: Path | str) -> str | None:
     real = Path(path)
     if real.is_absolute() and holds_private_key(real):
         return "a private key (it holds a `-----BEGIN ... PRIVATE KEY-----` header)"
-    if suffix == ".pem" and not real.exists():
+    if suffix == ".pem" and not fs_probe.exists(real):
         return "a `.pem` file, which may hold a private key"
     return None

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from .. import fs_probe
 from ..git_index import find_repository, repository_top
 from .path_refs import Access, PathRef, candidates, resolve_all
 from .program_traits import PRINTERS
@@ -328,7 +329,7 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
                         "tree, whose files only git's objects hold)", opaque="history")]
     whole = str(found[0])
     positional = [w for w in before if not w.startswith("-")]
-    if sub == "diff" and not (found[1] / "index").exists() and not any(
+    if sub == "diff" and not fs_probe.exists(found[1] / "index") and not any(
             w in ("--cached", "--staged", "--no-index") or w.startswith("--merge-base") for w in options) and all(
             os.path.lexists(os.path.join(base, w)) for w in positional):
         return []  # the working tree against an index git has not written: nothing is tracked, nothing differs

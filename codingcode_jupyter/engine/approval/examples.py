@@ -12,6 +12,8 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
+from .budget import not_counted
+
 __all__ = ["CheckedOnce"]
 
 
@@ -28,5 +30,6 @@ class CheckedOnce:
             return
         with self._lock:
             if not self.done:
-                self._check()
+                with not_counted():
+                    self._check()
                 self.done = True

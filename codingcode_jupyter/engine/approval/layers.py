@@ -133,6 +133,9 @@ class Layer:
     answers_forced: ClassVar[bool] = False
     # It answers its own asks before the answering layers in order (the sandbox's once-per-session card).
     answers_own_first: ClassVar[bool] = False
+    # Its judgement waits on something outside the judge (a hook's program): that time is not
+    # counted against the call's judging budget (:mod:`.budget`).
+    waits: ClassVar[bool] = False
 
     async def judge(self, j: Judging) -> list[Verdict]:
         raise NotImplementedError
@@ -247,6 +250,7 @@ class Mode(Layer):
 
 class Hooks(Layer):
     name = "hooks"
+    waits = True
     summary = ("PreToolUse hooks, for every call not already denied, in every mode (a hook's deny or ask "
                "holds over an allow rule and bypass); a modified input is judged afresh by the layers above")
 

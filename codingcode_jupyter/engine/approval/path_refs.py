@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal
 
+from ..fs_probe import WORD_MAX, could_be_path
 from .may_run import EMBEDDED_PATH
 from .paths import canonical
 from .shell_words import expand_braces
@@ -93,10 +94,13 @@ def _through_links(written: str, links: Iterable[tuple[str, str]]) -> str:
 
 def resolve_all(project: Path, raw: str, cwd: str | None, access: Access, via: str,
                 links: Iterable[tuple[str, str]] = ()) -> list[PathRef]:
-    """``raw`` resolved (braces expanded, globs matched, links followed) as one PathRef per path."""
+    """``raw`` resolved (braces expanded, globs matched, links followed) as one PathRef per path; a
+    word that cannot name a file (:func:`~..fs_probe.could_be_path`) reaches nothing."""
     refs: list[PathRef] = []
     links = list(links)
-    for word in expand_braces(raw):
+    for word in expand_braces(raw) if len(raw) <= WORD_MAX else ():
+        if not could_be_path(word):
+            continue  # no program can open it (a script, a here-document's body, a long pattern)
         if not os.path.isabs(os.path.expanduser(word)) and cwd is None:
             refs.append(PathRef(word, None, access, via))
             continue

@@ -22,6 +22,7 @@ from ..settings import SettingsError
 from .amend import persist_rules
 from .audit import AuditLog, clip_input
 from .audit_records import DecisionRecord, OutcomeRecord
+from .budget import DEFAULT_SECONDS, Budget, OverBudget
 from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
@@ -75,6 +76,7 @@ class ApprovalPipeline:
         python_hooks: list[hooks_module.PythonHook] | None = None,
         audit: bool = True,
         layers: list[Layer] | None = None,
+        judge_seconds: float = DEFAULT_SECONDS,
     ) -> None:
         self.project = Path(os.path.realpath(project))
         self.settings = settings or ProjectSettings(self.project)
@@ -83,6 +85,8 @@ class ApprovalPipeline:
         self.audit = AuditLog(self.project) if audit else None
         # The layers in order; a new decision source is one more object here (see :mod:`.layers`).
         self.layers: list[Layer] = layers if layers is not None else default_layers(self.project, self.settings)
+        # The time judging one call may take (:mod:`.budget`); past it the call is asked.
+        self.judge_seconds = judge_seconds
         self.settings.current()  # a broken settings file is an error now, not at the first call
 
     def add_session_rule(self, text: str, action: Literal["allow", "deny", "ask"] = "allow") -> Rule:
@@ -94,49 +98,75 @@ class ApprovalPipeline:
     # -- judging ---------------------------------------------------------------------------------
 
     async def evaluate(self, call: ToolCall, ctx: "ToolContext") -> Verdict:
-        """What the layers say: allow, deny, or ask (what a person would be asked; nobody is)."""
+        """What the layers say: allow, deny, or ask (what a person would be asked; nobody is).
+
+        Total: whatever the input, a verdict comes back. A layer that fails, or judging that passes
+        its time budget (:mod:`.budget`), becomes a forced ask naming why, never an exception."""
         try:
             settings = self.settings.current()
         except SettingsError as error:
             return Verdict(kind=Decision.DENY, input=call.input, layer="settings", by="settings",
                            reason=f"Denied: the settings cannot be read ({error}); ask the user to fix the file.",
                            layers=[Verdict(kind=Decision.DENY, layer="settings", reason=str(error))])
-        subject = build_subject(call.tool, call.input, self.project)
+        budget = Budget(self.judge_seconds)
+        try:
+            with budget.running():
+                subject = build_subject(call.tool, call.input, self.project)
+                sandboxed = _runs_sandboxed(subject, ctx)
+        except Exception as error:  # noqa: BLE001 -- any failure to judge is a question, never a dead turn
+            failed = _unjudged("subject", error)
+            return failed.model_copy(update={"input": call.input, "layers": [failed], "by": failed.by})
         judging = Judging(call=call, ctx=ctx, subject=subject, settings=settings, mode=ctx.mode,
-                          rules=self.session_rules + list(settings.rules), sandboxed=_runs_sandboxed(subject, ctx),
+                          rules=self.session_rules + list(settings.rules), sandboxed=sandboxed,
                           python_hooks=hooks_module.pre_tool_use_hooks() if self._python_hooks is None
                           else self._python_hooks,
                           read_roots=settings.read_roots(self.project), rejudge=_no_rejudge)
         hooks_at = next((i for i, layer in enumerate(self.layers) if layer.name == "hooks"), 0)
 
         async def rejudge(new_input: dict[str, Any]) -> None:
-            fresh = build_subject(call.tool, new_input, self.project)
-            judging.reset(fresh, _runs_sandboxed(fresh, ctx))
-            await self._run(judging, self.layers[:hooks_at], " (modified input)")
+            with budget.running():
+                fresh = build_subject(call.tool, new_input, self.project)
+                judging.reset(fresh, _runs_sandboxed(fresh, ctx))
+            await self._run(judging, self.layers[:hooks_at], budget, " (modified input)")
 
         judging.rejudge = rejudge
-        await self._run(judging, self.layers)
+        await self._run(judging, self.layers, budget)
         verdict = judging.verdict
         assert verdict is not None, "the confirm layer decides what nothing else did"
         final = verdict.model_copy(update={"input": judging.subject.input, "layers": judging.trail,
                                            "by": verdict.by or verdict.layer})
         if final.kind is Decision.ASK:
-            final.exact_rules = exact_rules(judging.subject)
-            final.allow_choices = [] if final.forced else allow_candidates(judging.subject)
-            final.deny_choices = deny_candidates(judging.subject)
+            try:
+                with budget.running():
+                    final.exact_rules = exact_rules(judging.subject)
+                    final.allow_choices = [] if final.forced else allow_candidates(judging.subject)
+                    final.deny_choices = deny_candidates(judging.subject)
+            except Exception:  # noqa: BLE001 -- the card then offers no rule to save, only Allow and Deny
+                final.exact_rules, final.allow_choices, final.deny_choices = [], [], []
         return final
 
     @staticmethod
-    async def _run(judging: Judging, layers: list[Layer], suffix: str = "") -> None:
-        """The one loop: every layer in order, the strictest verdict kept; a deny ends it."""
+    async def _run(judging: Judging, layers: list[Layer], budget: Budget, suffix: str = "") -> None:
+        """The one loop: every layer in order, the strictest verdict kept; a deny ends it. A layer
+        that fails says a forced ask naming the failure; past the budget, the loop ends there."""
         for layer in layers:
-            for said in await layer.judge(judging):
-                said.layer = layer.name + suffix
-                judging.trail.append(said)
-                judging.verdict = strictest(judging.verdict, said)
+            try:
+                if layer.waits:
+                    said = await layer.judge(judging)  # its own waits (hooks) are not the judge's time
+                else:
+                    with budget.running():
+                        said = await layer.judge(judging)
+            except Exception as error:  # noqa: BLE001 -- see evaluate
+                said = [_unjudged(layer.name, error)]
+            for verdict in said:
+                verdict.layer = layer.name + suffix
+                judging.trail.append(verdict)
+                judging.verdict = strictest(judging.verdict, verdict)
                 if judging.verdict is not None and judging.verdict.kind is Decision.DENY:
                     return
             if judging.verdict is not None and judging.verdict.kind is Decision.DENY:
+                return
+            if budget.spent > budget.seconds:
                 return
 
     # -- answering -------------------------------------------------------------------------------
@@ -208,6 +238,16 @@ class ApprovalPipeline:
             decision=str(decision.kind), outcome=outcome, duration_ms=round(float(duration_ms), 3),
         ), ctx)
 
+
+
+def _unjudged(where: str, error: Exception) -> Verdict:
+    """The question a failure to judge becomes: forced (no mode, rule or reviewer answers it), naming why."""
+    if isinstance(error, OverBudget):
+        why = f"it could not be judged in time ({error})"
+    else:
+        why = f"judging it failed in the {where} step ({type(error).__name__}: {str(error)[:200]})"
+    return Verdict(kind=Decision.ASK, forced=True, rule="builtin:unjudged", by="rules",
+                   reason=f"Asked because {why}; nothing about it is proven.")
 
 
 async def _no_rejudge(new_input: dict[str, Any]) -> None:

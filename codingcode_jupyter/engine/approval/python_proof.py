@@ -76,7 +76,8 @@ PARTLY: dict[str, frozenset[str]] = {
     "sys": frozenset({
         "version", "version_info", "platform", "executable", "argv", "getsizeof", "maxsize", "stdout", "stderr",
         "getrecursionlimit", "byteorder", "float_info", "int_info", "implementation", "getdefaultencoding",
-        "getfilesystemencoding", "path", "prefix", "base_prefix", "exc_info", "exception", "hexversion"}),
+        "getfilesystemencoding", "path", "prefix", "base_prefix", "exc_info", "exception", "hexversion", "stdin",
+        "exit"}),
     "subprocess": frozenset({"PIPE", "DEVNULL", "STDOUT", "CalledProcessError", "TimeoutExpired", "CompletedProcess",
                              "SubprocessError"}),
     "shutil": frozenset({"which", "get_terminal_size", "disk_usage"}),

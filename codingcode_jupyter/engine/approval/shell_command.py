@@ -17,8 +17,11 @@ class Redirect:
     """One redirection: its operator and target word."""
 
     op: str
+    # The file named, or a here-document's or here-string's text.
     target: str
     dynamic: bool = False
+    # A here-document whose delimiter was quoted: its text is not expanded.
+    literal: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 from typing import Any
 
-from . import programs
+from . import budget, programs
 from .git_settings import environment_settings, git_settings, setting_effect
+from .heredocs import HereDoc, cut_heredocs
 from .inline_code import (
     INTERPRETER_FAMILY,
     code_source,
@@ -32,6 +34,7 @@ from .may_run import commands_in_args, text_may_run
 
 # What each program is (shells, interpreters, privilege tools, wrappers...): the program table.
 from .program_traits import (
+    DATA_INPUT,
     DOWNLOADERS,
     INTERPRETERS,
     NEVER_RUN_ARGS,
@@ -57,6 +60,9 @@ __all__ = ["split_segments", "quote_word", "expand_braces", "SimpleCommand", "Re
 
 _MKTEMP = re.compile(r"\$\(\s*mktemp(\s+(-[dqut]+|-p\s+\S+|--tmpdir(=\S+)?|--suffix=\S+|[A-Za-z0-9_./-]*X{3,}[A-Za-z0-9_.-]*))*\s*\)")
 _MAX_DEPTH = 6
+# The longest text given to bashlex, whose pure-Python lexer takes about 5 µs a character and cannot be
+# stopped halfway: a longer line is read word by word (and within the judge's budget) instead.
+_PARSE_MAX = 32 * 1024
 _KNOWN_VARS = ("HOME", "PWD")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 # `${name<op>` before an expansion's operand.
@@ -70,6 +76,15 @@ _COMMAND_VAR_NAME = re.compile(r"[A-Z0-9_]*(PAGER|EDITOR|_COMMAND|_CMD|ASKPASS|B
 _LOADER_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "PYTHONSTARTUP",
                           "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL",
                           "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_DIR"})
+
+
+def _bashlex_parse(text: str) -> Any:
+    # Imported at the first command judged, not with the module: it builds its parse tables at
+    # import (0.15 s), which a session's opening and first request do not need; nor is that import
+    # the judging of the call that happens to come first.
+    with budget.not_counted():
+        import bashlex
+    return bashlex.parse(text)
 
 
 def parse_command(source: str, *, cwd: str | None = None, home: str | None = None) -> ParsedCommand:
@@ -101,6 +116,10 @@ class _Walker:
         self.speculating = 0
         # Files written on this line with known content (`echo '...' > f`): the content may be run later.
         self.written: dict[str, str] = {}
+        # Here-documents cut out of the text parsed (:mod:`.heredocs`), by the placeholder standing for
+        # each; the placeholder carries a nonce so that no word on the line can name one.
+        self.heredocs: dict[str, HereDoc] = {}
+        self._placeholder = f"__codingcode_heredoc_{secrets.token_hex(6)}_"
 
     # -- entry points ---------------------------------------------------------------
 
@@ -114,25 +133,29 @@ class _Walker:
             return []
         saved = self.cwd
         self.cwd = cwd
-        # Imported at the first command judged, not with the module: it builds its parse
-        # tables at import (0.15 s), which a session's opening and first request do not need.
-        import bashlex
-
+        budget.check()
+        # Here-documents are cut out first: their bodies are data, judged as the input of the program
+        # that reads them (bashlex cannot read a quoted delimiter, and a body is not shell words).
+        text, bodies = cut_heredocs(source, self._placeholder)
+        self.heredocs.update(bodies)
         try:
-            trees = bashlex.parse(blank_time(source))
+            if len(text) > _PARSE_MAX:
+                raise ValueError(f"{len(text):,} characters is longer than the parser reads ({_PARSE_MAX:,})")
+            trees = _bashlex_parse(blank_time(text))
         except Exception as error:  # bashlex raises several types for syntax it cannot read
-            snippet = source if len(source) <= 80 else source[:77] + "..."
+            snippet = text if len(text) <= 80 else text[:77] + "..."
             self.unresolved.append(f"the shell syntax of `{snippet}` could not be parsed ({type(error).__name__}: {error})")
             if not fallback:
                 # What can still be read is judged: a denied command beside broken syntax stays denied.
-                for segment in split_segments(source, pipes=False):
-                    self.parse(segment, cwd=self.cwd, via=via, depth=depth + 1, fallback=True) if segment != source \
+                for segment in split_segments(text, pipes=False):
+                    self.parse(segment, cwd=self.cwd, via=via, depth=depth + 1, fallback=True) if segment != text \
                         else self._tokens(segment, via=via, depth=depth)
             else:
-                self._tokens(source, via=via, depth=depth)
+                self._tokens(text, via=via, depth=depth)
             added = self.commands[start:]
             self.cwd = saved if depth else self.cwd
             return added
+        source = text
         for tree in trees:
             self._visit(tree, source, via=via, depth=depth, piped=False, upstream=[])
         added = self.commands[start:]
@@ -142,6 +165,7 @@ class _Walker:
     # -- tree walk ------------------------------------------------------------------
 
     def _visit(self, node: Any, source: str, *, via: str, depth: int, piped: bool, upstream: list[SimpleCommand]) -> None:
+        budget.check()
         kind = node.kind
         if kind == "command":
             self._command(node, source, via=via, depth=depth, piped=piped, upstream=upstream)
@@ -255,6 +279,9 @@ class _Walker:
             # bashlex keeps the terminator line in the value.
             body = text.rsplit("\n", 1)[0] if "\n" in text else ""
             return Redirect(op=node.type, target=body), []
+        word = getattr(target, "word", None)
+        if node.type == "<" and isinstance(word, str) and word in self.heredocs:
+            return self._heredoc(self.heredocs[word], via=via, depth=depth)
         if isinstance(target, int) or target is None:
             return None, []
         value, dynamic, found = self._word(target, source, via=via, depth=depth)
@@ -262,6 +289,19 @@ class _Walker:
             self.network.append(value)
             self.unresolved.append(f"the redirect `{node.type} {value}` opens a network connection")
         return Redirect(op=node.type, target=value, dynamic=dynamic), found
+
+    def _heredoc(self, doc: HereDoc, *, via: str, depth: int) -> tuple[Redirect, list[SimpleCommand]]:
+        """A here-document's redirect; an unquoted body's command substitutions run as bash reads it."""
+        found: list[SimpleCommand] = []
+        if not doc.literal and ("$(" in doc.body or "`" in doc.body or "${" in doc.body):
+            # Expanded like a double-quoted word: `: "<body>"` holds the same substitutions.
+            start = len(self.commands)
+            escaped = doc.body.replace("\\", "\\\\").replace('"', '\\"')
+            self.parse(f': "{escaped}"', cwd=self.cwd, via=f"{via} <<".strip(), depth=depth + 1)
+            found = [c for c in self.commands[start:] if c.argv[:1] != [":"]]
+            self.commands[start:] = found
+        op = "<<-" if doc.strip_tabs else "<<"
+        return Redirect(op=op, target=doc.body, dynamic=False, literal=doc.literal), found
 
     def _command(self, node: Any, source: str, *, via: str, depth: int, piped: bool, upstream: list[SimpleCommand]) -> None:
         assignments: list[str] = []
@@ -478,7 +518,7 @@ class _Walker:
                                        "known when it runs")
         source = command.upstream[-1] if command.piped_stdin and command.upstream else None
         if source is not None and source.name in ("echo", "printf") and name not in SHELLS \
-                and name not in ("at", "batch", "xargs") and not runs_code(name):
+                and name not in ("at", "batch", "xargs") and not runs_code(name) and name not in DATA_INPUT:
             self._speculate_text(" ".join(source.argv[1:]), command, via=f"{via} input of {name}".strip(), depth=depth)
         writes = [r for r in command.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and not r.dynamic]
         if name in ("echo", "printf") and writes:
@@ -489,10 +529,11 @@ class _Walker:
         for redirect in command.redirects:
             if redirect.op in ("<<", "<<-", "<<<") and name not in SHELLS and not runs_code(name) \
                     and name not in ("eval", ".", "source", "at", "batch"):
-                body = self._expand_vars(redirect.target)
+                body = self._body(redirect)
                 for target in writes:
-                    self.written[target.target] = body
-                self._speculate_text(body, command, via=f"{via} input of {name}".strip(), depth=depth)
+                    self.written[target.target] = body  # run later on this line: judged as what it is then
+                if name not in DATA_INPUT:
+                    self._speculate_text(body, command, via=f"{via} input of {name}".strip(), depth=depth)
         for word in words[1:]:
             if word in self.written and name not in PRINTERS:
                 content = self.written[word]
@@ -548,6 +589,10 @@ class _Walker:
             self.speculating -= 1
             self.vars = saved_vars
             del self.unresolved[before:]
+
+    def _body(self, redirect: Redirect) -> str:
+        """A here-document's or here-string's text as the program reads it."""
+        return redirect.target if redirect.literal else self._expand_vars(redirect.target)
 
     def _expand_vars(self, text: str) -> str:
         """Variables set earlier on the line, filled into a here-document's text."""
@@ -610,14 +655,14 @@ class _Walker:
         shell_like = name in SHELLS or name in (".", "source", "at", "batch")
         for redirect in command.redirects:
             if redirect.op in ("<<", "<<-", "<<<") and not shell_like:
-                self._inline_code(command, self._expand_vars(redirect.target), via=command.via, depth=depth)
+                self._inline_code(command, self._body(redirect), via=command.via, depth=depth)
                 return
             if redirect.op in ("<", "<&") and redirect.dynamic:
                 self.unresolved.append(f"`{name}` runs a script produced by a command when it runs")
                 return
             if redirect.op in ("<<", "<<-", "<<<"):
                 command.container = name not in ("at", "batch")
-                self.parse(self._expand_vars(redirect.target), cwd=command.cwd, via=f"{label} <<", depth=depth + 1)
+                self.parse(self._body(redirect), cwd=command.cwd, via=f"{label} <<", depth=depth + 1)
                 return
             if redirect.op == "<":
                 return  # a script file
