@@ -358,8 +358,8 @@ async def test_a_turn_in_auto_mode_counts_the_reviewers_tokens_in_its_totals(fak
     from codingcode_jupyter.engine.runtime import open_session
     from tests.fakes.anthropic_server import Reply, text, tool_use
 
-    fake_api.add(Reply([tool_use("execute_command", {"command": "git --version"})]), Reply([text("done")]))
-    fake_api.add_reviews(Review("allow", "prints the git version, harmless"))
+    fake_api.add(Reply([tool_use("execute_command", {"command": "git fetch --dry-run"})]), Reply([text("done")]))
+    fake_api.add_reviews(Review("allow", "a dry run, harmless"))
     session = open_session(project, mode="auto", model="claude-sonnet-4-5")
     events: list = []
     done = await session.run_turn("Which git version is installed? Then push my branch.", events.append)

@@ -18,6 +18,7 @@ from .. import fs_probe
 from ..git_index import find_repository, repository_top
 from .path_refs import Access, PathRef, candidates, resolve_all
 from .program_traits import PRINTERS
+from .programs import GIT_LISTINGS, git_lists_only, pytest_collects_only, sed_in_place, version_query
 from .shell_parse import ParsedCommand, SimpleCommand
 
 __all__ = ["command_paths"]
@@ -90,7 +91,7 @@ def _sees_hidden(name: str, args: list[str]) -> bool:
 
 def _git_access(args: list[str]) -> Access:
     sub = _git_subcommand(args)
-    return "read" if sub in _GIT_READS else "unknown"
+    return "read" if sub in _GIT_READS or (sub in GIT_LISTINGS and git_lists_only(args)) else "unknown"
 
 
 def _git_subcommand(args: list[str]) -> str:
@@ -403,7 +404,8 @@ def command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
         hidden = _sees_hidden(name, args)
         if name in _LISTERS:
             access: Access = "list"
-        elif name in _READERS:
+        elif name in _READERS or (name == "sed" and not sed_in_place(args)) or (
+                name == "pytest" and pytest_collects_only(args)):
             access = "tree" if tree else "read"
         else:
             access = "unknown"
@@ -412,7 +414,7 @@ def command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:
             refs.extend(_git_config_target(project, command))
             refs.extend(_git_tree_reads(project, command, list(links)))
         start = len(refs)
-        if name not in PRINTERS and command.argv:
+        if name not in PRINTERS and command.argv and not version_query(args):
             deep = name not in _READERS and name not in _LISTERS
             for word, dynamic in _argument_words(command):
                 for piece in candidates(word, deep=deep):

@@ -72,11 +72,13 @@ class Facts:
     subject: Subject
     domains: tuple[str, ...]
     read_roots: tuple[Path, ...]
+    # The command will run in the sandbox: what reads only when confined counts as reading.
+    sandboxed: bool = False
 
     @cached_property
     def reads_only(self) -> str | None:
         """The read-only command table's description of a command that only reads, or None."""
-        return read_only_command(self.subject) if self.subject.command is not None else None
+        return read_only_command(self.subject, confined=self.sandboxed) if self.subject.command is not None else None
 
     @cached_property
     def read_only(self) -> bool:
@@ -109,7 +111,7 @@ class Judging:
 
     @cached_property
     def facts(self) -> Facts:
-        return Facts(self.subject, self.settings.allowed_domains, self.read_roots)
+        return Facts(self.subject, self.settings.allowed_domains, self.read_roots, self.sandboxed)
 
     def reset(self, subject: Subject, sandboxed: bool) -> None:
         """Judge ``subject`` instead (a hook changed the input): what was said about the old one no longer counts."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Effects", "effects", "find_exec", "script_commands", "sed_effects", "symlink_made"]
+__all__ = ["Effects", "effects", "find_exec", "GIT_LISTINGS", "git_lists_only", "pytest_collects_only", "script_commands", "sed_effects", "sed_in_place", "version_query", "symlink_made"]
 
 
 @dataclass
@@ -490,3 +490,67 @@ def _join(cwd: str | None, directory: str) -> str | None:
     if os.path.isabs(directory):
         return os.path.normpath(directory)
     return os.path.normpath(os.path.join(cwd, directory)) if cwd is not None else None
+
+
+# Options of git's listing subcommands that change something; their operands name what they create.
+GIT_LISTINGS: dict[str, frozenset[str]] = {
+    # subcommand: the options that make it write
+    "branch": frozenset({"-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
+                          "-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "--track",
+                          "--no-track", "-t", "--create-reflog"}),
+    "tag": frozenset({"-d", "--delete", "-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-f", "--force",
+                       "-m", "--message", "-F", "--file", "-e", "--edit"}),
+    "remote": frozenset(),
+    "stash": frozenset(),
+    "worktree": frozenset(),
+}
+_GIT_LIST_FLAGS = frozenset({"-l", "--list"})
+_GIT_REMOTE_READS = frozenset({"get-url"})
+
+
+def git_lists_only(args: list[str]) -> bool:
+    """Whether git's listing subcommands (``args`` after `git`) only list: `git branch -a`,
+    `git tag -l 'v*'`, `git remote -v`, `git stash list`. True for any other
+    subcommand: the caller knows which of those read."""
+    sub_at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if sub_at is None:
+        return True
+    sub, rest = args[sub_at], args[sub_at + 1:]
+    if sub not in GIT_LISTINGS:
+        return True  # a reading subcommand of the table's own list
+    writing = GIT_LISTINGS[sub]
+    options = [a for a in rest if a.startswith("-")]
+    operands = [a for a in rest if not a.startswith("-")]
+    if any(a.split("=", 1)[0] in writing or (a[:2] in writing and not a.startswith("--")) for a in options):
+        return False
+    if sub in ("branch", "tag"):
+        return not operands or bool(_GIT_LIST_FLAGS & set(options)) or "--contains" in options \
+            or "--merged" in options or "--no-merged" in options or "--points-at" in options
+    if sub == "remote":
+        return not operands or (operands[0] in _GIT_REMOTE_READS and len(operands) == 2)
+    if sub == "stash":
+        return operands == ["list"]
+    return operands[:1] == ["list"]  # worktree
+
+
+def sed_in_place(args: list[str]) -> bool:
+    """Whether sed edits its files in place (`-i`, `-i.bak`, in a cluster `-ni`, `--in-place`)."""
+    for arg in args:
+        if arg == "--" or not arg.startswith("-"):
+            continue
+        if arg.startswith("--in-place") or (not arg.startswith("--") and "i" in arg[1:].split("e", 1)[0]):
+            return True
+    return False
+
+
+def version_query(args: list[str]) -> bool:
+    """`X --version` / `X -V`: the words ask a program for its version and name no file."""
+    return len(args) == 1 and args[0] in ("--version", "-V")
+
+
+def pytest_collects_only(args: list[str]) -> bool:
+    """`pytest --collect-only` (or `--co`) lists the tests it would run (`-q`, paths and `-k` allowed)."""
+    return any(a in ("--collect-only", "--co") for a in args) and not any(
+        a.startswith(("--lf", "--ff", "--sw", "--junit", "--result-log", "--pastebin", "--basetemp", "--cache-clear",
+                      "-p", "--pdb", "--debug", "--log-file", "--report-log", "-o", "--override-ini", "-c",
+                      "--rootdir", "--confcutdir")) for a in args)
