@@ -37,13 +37,13 @@ def could_be_path(text: str | os.PathLike[str]) -> bool:
     raw = os.fspath(text)
     if not raw or "\x00" in raw:
         return False
-    if any(ch in _GLOB_MAGIC for ch in raw):
+    if not _GLOB_MAGIC.isdisjoint(raw):
         return len(raw) <= WORD_MAX
     try:
         encoded = os.fsencode(raw)
     except (UnicodeError, ValueError):
         return False
-    return len(encoded) < PATH_MAX and all(len(part) <= NAME_MAX for part in encoded.split(b"/"))
+    return len(encoded) < PATH_MAX and max(map(len, encoded.split(b"/"))) <= NAME_MAX
 
 
 def probe(path: str | os.PathLike[str], *, follow: bool = True) -> os.stat_result | None:

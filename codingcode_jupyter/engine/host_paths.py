@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Iterable, Iterator, Literal, Sequence
 
 from . import fs_probe
+from .paths import is_under
 
 __all__ = [
     "HostPath", "HOST_PATHS", "HostHit", "host_executed", "venv_root", "import_path_dirs",
@@ -128,22 +130,46 @@ class HostHit:
     root: Path
 
 
-def _match(parts: Sequence[str], pattern: Sequence[str]) -> bool:
-    """``parts`` matched by ``pattern``, or lying under a match (the caller checks the row's kind)."""
-    if not pattern:
-        return not parts
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        return any(_match(parts[i:], rest) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _match(parts[1:], rest)
-
-
 def _matches(parts: Sequence[str], row: HostPath) -> bool:
-    pattern = _split(row.pattern)
-    if _match(parts, pattern):
-        return True
-    # A directory row covers everything inside the directory it names.
-    return row.kind == "dir" and any(_match(parts[:cut], pattern) for cut in range(1, len(parts)))
+    """``parts`` matched by the row's pattern, or (a directory row) lying under a match. One regular
+    expression per row, so a path of thousands of parts is matched in linear time."""
+    joined = "".join(part + "/" for part in parts)
+    regex = _row_regex(row.pattern)
+    return bool(regex.match(joined) if row.kind == "dir" else regex.fullmatch(joined))
+
+
+@lru_cache(maxsize=256)
+def _row_regex(pattern: str) -> re.Pattern[str]:
+    """A pattern's parts as one expression over "part/part/": `*`, `?` and `[...]` within one part,
+    `**` any number of whole parts."""
+    pieces: list[str] = []
+    for part in _split(pattern):
+        if part == "**":
+            pieces.append("(?:[^/]*/)*")
+            continue
+        out, i = [], 0
+        while i < len(part):
+            ch = part[i]
+            if ch == "*":
+                out.append("[^/]*")
+            elif ch == "?":
+                out.append("[^/]")
+            elif ch == "[":
+                # fnmatch's class: `[!...]` negates, a `]` first is literal; unclosed, a literal `[`.
+                start = i + 1 + (part[i + 1:i + 2] == "!")
+                end = part.find("]", start + (part[start:start + 1] == "]"))
+                if end < 0:
+                    out.append(re.escape(ch))
+                else:
+                    body = part[i + 1:end]
+                    body = "^" + body[1:] if body.startswith("!") else body
+                    out.append("[" + body.replace("\\", "\\\\") + "]")
+                    i = end
+            else:
+                out.append(re.escape(ch))
+            i += 1
+        pieces.append("".join(out) + "/")
+    return re.compile("".join(pieces))
 
 
 @lru_cache(maxsize=256)
@@ -170,7 +196,7 @@ def host_executed(path: Path, project: Path, home: Path | None = None) -> HostHi
     project = Path(os.path.realpath(project))
     home = Path(os.path.realpath(home if home is not None else os.path.expanduser("~")))
     for root_kind, root in (("project", project), ("home", home)):
-        if path != root and root not in path.parents:
+        if path != root and not is_under(path, root):
             continue
         parts = path.relative_to(root).parts
         for row in HOST_PATHS:
@@ -185,7 +211,7 @@ def host_executed(path: Path, project: Path, home: Path | None = None) -> HostHi
             hooks = _named_hooks_dir(path, project)
             if hooks is not None:
                 return HostHit("a hook in the directory a repository's core.hooksPath names (git runs it)",
-                               str(hooks.relative_to(project)) + "/**" if project in hooks.parents else str(hooks), hooks)
+                               str(hooks.relative_to(project)) + "/**" if is_under(hooks, project) else str(hooks), hooks)
     directory = path.parent
     if directory in import_path_dirs() and (
             path.name in ("sitecustomize.py", "usercustomize.py") or path.suffix == ".pth"):
@@ -244,30 +270,42 @@ def hooks_dir(git_dir: Path) -> Path | None:
     return Path(os.path.realpath(os.path.join(git_dir.parent, os.path.expanduser(value))))
 
 
+def _directories_down(project: Path, deepest: Path) -> Iterator[Path]:
+    """The directories from ``project`` down to ``deepest`` (both included) while they exist: a name
+    under one that does not exist holds nothing, and walking only what exists keeps a path of
+    thousands of parts (which cannot exist) cheap."""
+    if deepest != project and not is_under(deepest, project):
+        return
+    current = project
+    yield current
+    for part in deepest.relative_to(project).parts:
+        current = current / part
+        if not fs_probe.is_dir(current):
+            return
+        yield current
+
+
 def _named_hooks_dir(path: Path, project: Path) -> Path | None:
     """The hooks directory, named by the ``core.hooksPath`` of a repository above ``path`` in the
-    project, that ``path`` is in (or is), or None."""
-    current = path.parent
-    while current == project or project in current.parents:
+    project, that ``path`` is in (or is), or None; the innermost repository's when several are."""
+    found = None
+    for current in _directories_down(project, path.parent):
         git_dir = current / ".git"
         if fs_probe.is_dir(git_dir):
             hooks = hooks_dir(git_dir)
-            if hooks is not None and (hooks == path or hooks in path.parents):
-                return hooks
-        if current == project:
-            break
-        current = current.parent
-    return None
+            if hooks is not None and (hooks == path or is_under(path, hooks)):
+                found = hooks
+    return found
 
 
 def venv_root(path: Path, project: Path) -> Path | None:
-    """The virtualenv (a directory holding ``pyvenv.cfg``) inside ``project`` that ``path`` is in, or None."""
-    current = path if fs_probe.is_dir(path) else path.parent
-    while current != project and project in current.parents:
-        if fs_probe.is_file(current / "pyvenv.cfg"):
-            return current
-        current = current.parent
-    return None
+    """The virtualenv (a directory holding ``pyvenv.cfg``) inside ``project`` that ``path`` is in (the
+    innermost), or None."""
+    found = None
+    for current in _directories_down(project, path):
+        if current != project and fs_probe.is_file(current / "pyvenv.cfg"):
+            found = current
+    return found
 
 
 def import_path_dirs() -> frozenset[Path]:
@@ -309,13 +347,13 @@ def sandbox_targets(project: Path, home: Path, found: Iterable[Path] = ()) -> li
             # The hooks directory its core.hooksPath names (often a tracked `.githooks/`), made if
             # absent so that no command creates one: git runs what is in it at every commit.
             hooks = hooks_dir(path)
-            if hooks is not None and project in hooks.parents:
+            if hooks is not None and is_under(hooks, project):
                 targets.append((hooks, "dir"))
         hit = host_executed(path, project, home)
         if hit is not None:
             targets.append((path, "dir" if path.is_dir() else "file"))
     for directory in import_path_dirs():
-        if directory == project or project in directory.parents:
+        if directory == project or is_under(directory, project):
             for name in ("sitecustomize.py", "usercustomize.py"):
                 if (directory / name).exists():
                     targets.append((directory / name, "file"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["resolve_path", "is_within"]
+__all__ = ["resolve_path", "is_within", "is_under"]
 
 
 def resolve_path(project: Path | str, path: str | Path) -> Path:
@@ -22,4 +22,11 @@ def resolve_path(project: Path | str, path: str | Path) -> Path:
 
 def is_within(path: Path, root: Path) -> bool:
     root = Path(os.path.realpath(root))
-    return path == root or root in path.parents
+    return is_under(path, root) or path == root
+
+
+def is_under(path: Path, root: Path) -> bool:
+    """``path`` lies strictly inside ``root`` (both absolute and normalised): a test on the text, where
+    ``root in path.parents`` builds every parent (quadratic for a path of thousands of parts)."""
+    top = str(root)
+    return str(path).startswith(top if top.endswith("/") else top + "/") and path != root

@@ -281,7 +281,9 @@ class TurnRecord:
                          for item in self.todo]
         for item in self.tools.values():
             if item.status in ("running", "waiting"):
-                item.status = "interrupted"
+                # A turn that ended on an error did not stop its calls: they ended with it (the
+                # error is the record's last line), unlike a Stop or an interrupt.
+                item.status = "error" if failed and not self.interrupted else "interrupted"
                 if item.asked_at is not None and item.answered_at is None:
                     item.answered_at = time.monotonic()
 

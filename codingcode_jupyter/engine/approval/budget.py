@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import time
 from contextvars import ContextVar
-from typing import Iterator
+from typing import Iterable, Iterator, TypeVar
 
-__all__ = ["DEFAULT_SECONDS", "Budget", "OverBudget", "check", "not_counted"]
+T = TypeVar("T")
+
+__all__ = ["DEFAULT_SECONDS", "Budget", "OverBudget", "check", "checked", "not_counted"]
 
 # Enough for every command of the replay corpus on a loaded 2-core machine (its p99 is a few ms),
 # short enough that a person does not see the notebook stall.
@@ -64,6 +66,14 @@ def check() -> None:
     budget = _CURRENT.get()
     if budget is not None:
         budget.check()
+
+
+def checked(items: Iterable[T], every: int = 256) -> Iterator[T]:
+    """``items``, with the budget checked every ``every`` of them (a walk of a large syntax tree)."""
+    for index, item in enumerate(items):
+        if index % every == 0:
+            check()
+        yield item
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from .. import fs_probe
 from ..git_index import TrackedFiles, find_repository, tracked_files
 from ..host_paths import git_config_program
 from ..secret_files import find_env_files, find_secret_named, holds_private_key, is_env_file, secret_file, secret_name
+from . import budget
 from .examples import CheckedOnce
 from .inline_code import code_source
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
@@ -867,10 +868,15 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
 )
 
 
+def _checked(rule: BuiltinRule, subject: Subject) -> list[Hit]:
+    budget.check()
+    return rule.check(subject)
+
+
 def check_builtin(subject: Subject) -> list[Hit]:
     """Every built-in rule's hits on ``subject``, denials first."""
     examples_checked()
-    hits = [hit for rule in BUILTIN_RULES for hit in rule.check(subject)]
+    hits = [hit for rule in BUILTIN_RULES for hit in _checked(rule, subject)]
     return sorted(hits, key=lambda hit: hit.action != "deny")
 
 

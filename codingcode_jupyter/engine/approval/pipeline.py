@@ -115,6 +115,7 @@ class ApprovalPipeline:
                 sandboxed = _runs_sandboxed(subject, ctx)
         except Exception as error:  # noqa: BLE001 -- any failure to judge is a question, never a dead turn
             failed = _unjudged("subject", error)
+            failed.layer = "rules"
             return failed.model_copy(update={"input": call.input, "layers": [failed], "by": failed.by})
         judging = Judging(call=call, ctx=ctx, subject=subject, settings=settings, mode=ctx.mode,
                           rules=self.session_rules + list(settings.rules), sandboxed=sandboxed,
@@ -132,7 +133,8 @@ class ApprovalPipeline:
         judging.rejudge = rejudge
         await self._run(judging, self.layers, budget)
         verdict = judging.verdict
-        assert verdict is not None, "the confirm layer decides what nothing else did"
+        if verdict is None:  # the confirm layer asks what nothing else decided; a list without it must not allow
+            verdict = _unjudged("confirm", RuntimeError("no layer decided"))
         final = verdict.model_copy(update={"input": judging.subject.input, "layers": judging.trail,
                                            "by": verdict.by or verdict.layer})
         if final.kind is Decision.ASK:
@@ -148,16 +150,21 @@ class ApprovalPipeline:
     @staticmethod
     async def _run(judging: Judging, layers: list[Layer], budget: Budget, suffix: str = "") -> None:
         """The one loop: every layer in order, the strictest verdict kept; a deny ends it. A layer
-        that fails says a forced ask naming the failure; past the budget, the loop ends there."""
+        that fails says a forced ask naming the failure, and the others still judge (one may deny)."""
+        over = False
         for layer in layers:
+            if over and not layer.waits:
+                continue  # past the budget only the layers that wait on others (hooks, which may deny) still run
             try:
                 if layer.waits:
                     said = await layer.judge(judging)  # its own waits (hooks) are not the judge's time
                 else:
                     with budget.running():
                         said = await layer.judge(judging)
+                    budget.check()  # a stretch with no check inside still counts
             except Exception as error:  # noqa: BLE001 -- see evaluate
                 said = [_unjudged(layer.name, error)]
+                over = isinstance(error, OverBudget)
             for verdict in said:
                 verdict.layer = layer.name + suffix
                 judging.trail.append(verdict)
@@ -165,8 +172,6 @@ class ApprovalPipeline:
                 if judging.verdict is not None and judging.verdict.kind is Decision.DENY:
                     return
             if judging.verdict is not None and judging.verdict.kind is Decision.DENY:
-                return
-            if budget.spent > budget.seconds:
                 return
 
     # -- answering -------------------------------------------------------------------------------
@@ -240,13 +245,16 @@ class ApprovalPipeline:
 
 
 
+_UNJUDGED = "builtin:unjudged"
+
+
 def _unjudged(where: str, error: Exception) -> Verdict:
     """The question a failure to judge becomes: forced (no mode, rule or reviewer answers it), naming why."""
     if isinstance(error, OverBudget):
-        why = f"it could not be judged in time ({error})"
+        why = f"it could not be judged ({error})"
     else:
         why = f"judging it failed in the {where} step ({type(error).__name__}: {str(error)[:200]})"
-    return Verdict(kind=Decision.ASK, forced=True, rule="builtin:unjudged", by="rules",
+    return Verdict(kind=Decision.ASK, forced=True, rule=_UNJUDGED, by="rules",
                    reason=f"Asked because {why}; nothing about it is proven.")
 
 

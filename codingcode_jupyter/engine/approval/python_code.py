@@ -22,6 +22,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from .budget import check as check_budget, checked
 from .ipython_syntax import read_cell
 from .python_proof import NameLookup, unproven
 
@@ -188,11 +189,19 @@ class _Reader(ast.NodeVisitor):
         # None: bound to something not followed (a loop target, `x += ...`).
         self.bindings: dict[str, list[ast.AST | None]] = {}
         self._evaluating: set[str] = set()
+        self._visited = 0
+
+    def visit(self, node: ast.AST) -> object:
+        # Every node visited counts against the call's judging budget (a script of a million lines).
+        self._visited += 1
+        if self._visited % 256 == 0:
+            check_budget()
+        return super().visit(node)
 
     # -- set-up: imports and names bound once -----------------------------------------------
 
     def run(self, tree: ast.AST) -> None:
-        for node in ast.walk(tree):
+        for node in checked(ast.walk(tree)):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -233,7 +242,7 @@ class _Reader(ast.NodeVisitor):
         (an earlier cell's `sp = subprocess` makes `sp.run` subprocess.run); other objects are noted."""
         if self.names is None:
             return
-        free = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        free = {node.id for node in checked(ast.walk(tree)) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
         # Builtins too: a namespace binding shadows the builtin of that name.
         for name in sorted(free - bound - set(self.aliases) - set(self.bindings)):
             live = self.names(name)
@@ -247,7 +256,7 @@ class _Reader(ast.NodeVisitor):
             elif live.kind != "data":
                 self.aliases[name] = live.qualified
         # An import over a name the namespace already binds changes what earlier code calls.
-        for node in ast.walk(tree):
+        for node in checked(ast.walk(tree)):
             if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
                 for alias in node.names:
                     if isinstance(node, ast.ImportFrom):
@@ -529,7 +538,7 @@ class _Reader(ast.NodeVisitor):
         return isinstance(node, (ast.Call, ast.BinOp, ast.Name, ast.Attribute))
 
     def _from_network(self, node: ast.AST) -> bool:
-        for sub in ast.walk(node):
+        for sub in checked(ast.walk(node)):
             if isinstance(sub, ast.Call) and (self.qualified(sub.func) or "") in _NETWORK:
                 return True
             if isinstance(sub, ast.Name) and isinstance(self._name(sub.id), _Response):
@@ -605,7 +614,7 @@ class _Reader(ast.NodeVisitor):
 def _bound_names(tree: ast.AST) -> set[str]:
     """Every name the code binds itself (assignments, definitions, arguments, handlers), imports aside."""
     bound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in checked(ast.walk(tree)):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             bound.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -627,7 +636,7 @@ def _loop_targets(node: ast.AST) -> list[str]:
         targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
     names: list[str] = []
     for target in targets:
-        names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        names.extend(n.id for n in checked(ast.walk(target)) if isinstance(n, ast.Name))
     return names
 
 

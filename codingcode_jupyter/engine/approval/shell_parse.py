@@ -61,8 +61,8 @@ __all__ = ["split_segments", "quote_word", "expand_braces", "SimpleCommand", "Re
 _MKTEMP = re.compile(r"\$\(\s*mktemp(\s+(-[dqut]+|-p\s+\S+|--tmpdir(=\S+)?|--suffix=\S+|[A-Za-z0-9_./-]*X{3,}[A-Za-z0-9_.-]*))*\s*\)")
 _MAX_DEPTH = 6
 # The longest text given to bashlex, whose pure-Python lexer takes about 5 µs a character and cannot be
-# stopped halfway: a longer line is read word by word (and within the judge's budget) instead.
-_PARSE_MAX = 32 * 1024
+# stopped halfway: a longer line (here-documents aside) is asked about unread.
+_PARSE_MAX = 64 * 1024
 _KNOWN_VARS = ("HOME", "PWD")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 # `${name<op>` before an expansion's operand.
@@ -138,9 +138,10 @@ class _Walker:
         # that reads them (bashlex cannot read a quoted delimiter, and a body is not shell words).
         text, bodies = cut_heredocs(source, self._placeholder)
         self.heredocs.update(bodies)
+        if len(text) > _PARSE_MAX:
+            raise budget.OverBudget(f"the command is {len(text):,} characters long once its here-documents are set "
+                                    f"aside, more than the judge reads ({_PARSE_MAX:,})")
         try:
-            if len(text) > _PARSE_MAX:
-                raise ValueError(f"{len(text):,} characters is longer than the parser reads ({_PARSE_MAX:,})")
             trees = _bashlex_parse(blank_time(text))
         except Exception as error:  # bashlex raises several types for syntax it cannot read
             snippet = text if len(text) <= 80 else text[:77] + "..."

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from . import budget
+
 __all__ = ["RESERVED_WORDS", "blank_time", "quote_word", "dequote", "expand_braces", "unquote_raw", "option_cluster_has",
            "split_segments", "tolerant_words"]
 
@@ -149,6 +151,8 @@ def split_segments(source: str, *, pipes: bool = True) -> list[str]:
         current.clear()
 
     while i < n:
+        if i % 4096 == 0:
+            budget.check()
         ch = source[i]
         if quote:
             current.append(ch)
@@ -187,6 +191,8 @@ def tolerant_words(source: str) -> list[str]:
     started = False
     i, n = 0, len(source)
     while i < n:
+        if i % 4096 == 0:
+            budget.check()
         ch = source[i]
         if ch in " \t":
             if started:
