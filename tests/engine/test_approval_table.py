@@ -144,7 +144,7 @@ CASES = [
     cmd("$'\\x73udo' id", "ask", "bypass"),
     cmd("/usr/bin/su?o id", "ask", "bypass"),
     cmd("ls\u200b -la", "ask", "bypass"),
-    cmd("echo $((1+2))", "ask", "bypass"),
+    cmd("echo $(($(sudo id) + 1))", "deny", "bypass"),  # an arithmetic expansion's substitution runs
     # -- .ssh and .env are asked, in every mode
     tool("read_file", {"path": "~/.ssh/id_rsa"}, "ask", "bypass"),
     cmd("cat ~/.ssh/id_rsa", "ask", "bypass"),

@@ -238,7 +238,8 @@ NOT_READ_ONLY = [
     "git status > status.txt", "sed -i 's/1/2/' src/app.py", "sed -n 'w copy.py' src/app.py",
     "awk '{print > \"out.txt\"}' src/app.py", "awk 'BEGIN{system(\"id\")}'", "cd /etc && ls", "cd ~ && ls",
     "git branch feature", "git remote add origin ../x", "xxd src/app.py out.hex", "python -c 'print(1)'",
-    "grep -rn KEY .", "cat .env", "pytest --collect-only -q",
+    "grep -rn KEY .", "cat .env", "pytest --collect-only -q", "grep -n KEY -f .env src/app.py",
+    "echo $(( $(cat .env | wc -l) + 1 ))",
 ]
 
 

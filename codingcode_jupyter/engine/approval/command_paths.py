@@ -381,16 +381,62 @@ def _argument_words(command: SimpleCommand) -> list[tuple[str, bool]]:
     """(word, dynamic) for the words that may name files: messages and printers' text excluded."""
     out: list[tuple[str, bool]] = []
     skip = False
+    patterns = _pattern_words(command.name, command.argv[1:])
     for index, word in enumerate(command.argv[1:], start=1):
         dynamic = command.dynamic[index] if index < len(command.dynamic) else False
         if skip:
             skip = False
             continue
+        if index in patterns:
+            continue  # a search's pattern names text to find, not a file (`grep -n SECRET_KEY settings.py`)
         if command.name == "git" and (word in _MESSAGE_OPTIONS or word.split("=", 1)[0] in _MESSAGE_OPTIONS):
             skip = "=" not in word
             continue
         out.append((word, dynamic))
     return out
+
+
+# Searches whose first operand is the pattern (unless given with -e or read from a file with -f), and
+# their options that take the next word as a value.
+_SEARCHES = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"})
+_SEARCH_VALUED = frozenset({"-A", "-B", "-C", "-m", "-d", "-D", "-g", "-t", "-T", "-j", "-M", "-E", "-r", "-f",
+                            "--context", "--after-context", "--before-context", "--max-count", "--glob", "--type",
+                            "--type-not", "--threads", "--max-columns", "--encoding", "--replace", "--file",
+                            "--ignore-file", "--directories", "--devices", "--binary-files", "--label", "--color",
+                            "--colour"})
+
+
+def _pattern_words(name: str, args: list[str]) -> set[int]:
+    """The argv indexes (1-based) of a search's patterns: its first operand, or the values of its
+    `-e` / `--regexp` options (then every operand is a file). A `-f` file is a file."""
+    if name not in _SEARCHES:
+        return set()
+    found: set[int] = set()
+    given = False
+    first: int | None = None
+    skip = False
+    for index, word in enumerate(args, start=1):
+        if skip:
+            skip = False
+            continue
+        if word == "--":
+            if first is None and index < len(args):
+                first = index + 1
+            break
+        if word in ("-e", "--regexp"):
+            found.add(index + 1)
+            given, skip = True, True
+        elif word.startswith("--regexp=") or (word.startswith("-e") and len(word) > 2 and name not in ("rg", "ag")):
+            given = True
+        elif word in ("-f", "--file") or word.startswith("--file="):
+            given, skip = True, word in ("-f", "--file")
+        elif word.startswith("-"):
+            skip = word in _SEARCH_VALUED and (name in ("rg", "ag", "ack") or word not in ("-E", "-r"))
+        elif first is None:
+            first = index
+    if not given and first is not None:
+        found.add(first)
+    return found
 
 
 def command_paths(project: Path, parsed: ParsedCommand) -> list[PathRef]:

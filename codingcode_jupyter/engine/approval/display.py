@@ -27,9 +27,38 @@ def _invisible(ch: str) -> bool:
     return category in _INVISIBLE_CATEGORIES or (category == "Zs" and ch != " ")
 
 
+# Parts of an emoji that draw nothing alone but belong to the picture before them: the variation
+# selectors (`⚠️` is U+26A0 U+FE0F), the keycap (`1️⃣`), the joiner between two pictures (`👩‍💻`).
+_EMOJI_SELECTORS = frozenset("\ufe0e\ufe0f")
+_KEYCAP, _JOINER = "\u20e3", "\u200d"
+
+
+def _picture(ch: str) -> bool:
+    return unicodedata.category(ch) in ("So", "Sk") and not ch.isascii()
+
+
+def _emoji_part(text: str, index: int) -> bool:
+    """The invisible character at ``index`` is part of the emoji drawn by what is around it."""
+    ch, before = text[index], text[index - 1] if index else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+    if ch in _EMOJI_SELECTORS:
+        return bool(before) and (_picture(before) or before in "0123456789#*")
+    if ch == _KEYCAP:
+        return before in _EMOJI_SELECTORS or (bool(before) and before in "0123456789#*")
+    if ch == _JOINER:
+        return bool(before) and bool(after) and (_picture(before) or before in _EMOJI_SELECTORS) and _picture(after)
+    return False
+
+
+def _hidden_at(text: str, index: int) -> bool:
+    return _invisible(text[index]) and not _emoji_part(text, index)
+
+
 def has_invisible(text: str) -> bool:
-    """True when ``text`` holds a character a person cannot see."""
-    return any(_invisible(ch) for ch in text)
+    """True when ``text`` holds a character a person cannot see (an emoji's own parts are seen)."""
+    if text.isascii():
+        return any(_invisible(ch) for ch in text)
+    return any(_hidden_at(text, index) for index in range(len(text)))
 
 
 def _foreign(ch: str) -> bool:
@@ -45,10 +74,7 @@ def escape_unicode(text: str) -> str:
     """``text`` with invisible characters and look-alike letters shown as ``\\u{XXXX}``."""
     if text.isascii() and text.isprintable():
         return text  # nothing to escape: no control character, no other script (most text, checked fast)
-    out = []
-    for ch in text:
-        out.append(_escape(ch) if _invisible(ch) else ch)
-    shown = "".join(out)
+    shown = "".join(_escape(ch) if _hidden_at(text, index) else ch for index, ch in enumerate(text))
 
     def fix_word(match: re.Match[str]) -> str:
         word = match.group(0)

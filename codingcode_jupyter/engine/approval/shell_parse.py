@@ -46,6 +46,7 @@ from .python_code import analyse_python
 from .shell_command import ParsedCommand, Reach, Redirect, SimpleCommand
 from .shell_words import (
     RESERVED_WORDS,
+    blank_arithmetic,
     blank_time,
     dequote,
     expand_braces,
@@ -96,6 +97,16 @@ def parse_command(source: str, *, cwd: str | None = None, home: str | None = Non
                          symlinks=walker.symlinks)
 
 
+def _literal_dollar(source: str, word_start: int, at: int) -> bool:
+    """Whether the `$` at ``at`` stands for itself: not `$'...'` (ANSI-C quoting) nor `$"..."` (a
+    translated string), i.e. not followed by a quote it opens."""
+    after = source[at + 1:at + 2]
+    if after not in ("'", '"'):
+        return True
+    before = source[word_start:at].replace('\\"', "")
+    return after == '"' and before.count('"') % 2 == 1  # the quote closes the string the `$` is in
+
+
 _JOINING_WRAPPERS = frozenset({"watch", "ssh"})
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -138,6 +149,17 @@ class _Walker:
         # that reads them (bashlex cannot read a quoted delimiter, and a body is not shell words).
         text, bodies = cut_heredocs(source, self._placeholder)
         self.heredocs.update(bodies)
+        # Arithmetic expansions become the number they expand to (bashlex cannot read them); one
+        # that holds a command substitution runs it.
+        text, expressions = blank_arithmetic(text)
+        for expression in expressions:
+            if ("$(" in expression or "`" in expression) and '"' not in expression:
+                # Inside double quotes its substitutions run as they would; its operators are text.
+                first = len(self.commands)
+                self.parse(f': "{expression}"', cwd=cwd, via=f"{via} $((...))".strip(), depth=depth + 1)
+                self.commands[first:] = [c for c in self.commands[first:] if c.argv[:1] != [":"]]
+            elif "$(" in expression or "`" in expression:
+                self.unresolved.append(f"the arithmetic expansion `$(({_clip(expression)}))` runs a command")
         if len(text) > _PARSE_MAX:
             raise budget.OverBudget(f"the command is {len(text):,} characters long once its here-documents are set "
                                     f"aside, more than the judge reads ({_PARSE_MAX:,})")
@@ -221,6 +243,8 @@ class _Walker:
                 self.cwd = saved
             elif part.kind == "parameter":
                 value = getattr(part, "value", None) or ""
+                if not value and _literal_dollar(source, node.pos[0], part.pos[0]):
+                    continue  # a `$` before nothing it expands (`":$"`, `a$`) is the character itself
                 if value not in _KNOWN_VARS and self.vars.get(value) is None:
                     dynamic = True
                 found.extend(self._parameter_operand(value, via=via, depth=depth))
@@ -455,7 +479,7 @@ class _Walker:
         words, dynamic, name = command.argv, command.dynamic, command.name
         if dynamic[0]:
             self.unresolved.append(f"the command name `{raws[0]}` is only known when it runs")
-        elif _GLOB_CHARS.search(words[0]):
+        elif _GLOB_CHARS.search(words[0]) and words[0] not in ("[", "[["):
             self.unresolved.append(f"the command name `{words[0]}` is a glob pattern")
         if any(not ch.isprintable() for ch in words[0]):
             self.unresolved.append(f"the command name {words[0]!r} holds invisible characters")

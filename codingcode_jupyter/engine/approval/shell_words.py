@@ -8,7 +8,7 @@ import shlex
 
 from . import budget
 
-__all__ = ["RESERVED_WORDS", "blank_time", "quote_word", "dequote", "expand_braces", "unquote_raw", "option_cluster_has",
+__all__ = ["blank_arithmetic", "RESERVED_WORDS", "blank_time", "quote_word", "dequote", "expand_braces", "unquote_raw", "option_cluster_has",
            "split_segments", "tolerant_words"]
 
 
@@ -223,3 +223,44 @@ def tolerant_words(source: str) -> list[str]:
     if started:
         words.append("".join(current))
     return [w for w in words if w]
+
+
+def blank_arithmetic(source: str) -> tuple[str, list[str]]:
+    """``source`` with each arithmetic expansion `$((...))` (and `$[...]`) outside single quotes
+    replaced by a number, which is what it expands to, and the expressions replaced. bashlex
+    cannot read them; the caller judges what an expression may run."""
+    if "$((" not in source and "$[" not in source:
+        return source, []
+    out: list[str] = []
+    found: list[str] = []
+    i, n = 0, len(source)
+    single = False
+    while i < n:
+        ch = source[i]
+        if single:
+            single = ch != "'"
+        elif ch == "\\" and i + 1 < n:
+            out.append(source[i:i + 2])
+            i += 2
+            continue
+        elif ch == "'":
+            single = True
+        elif source.startswith("$((", i) or source.startswith("$[", i):
+            close = "))" if source[i + 1] == "(" else "]"
+            depth, j = 0, i + (3 if close == "))" else 2)
+            while j < n:
+                if source[j] in "([":
+                    depth += 1
+                elif depth and source[j] in ")]":
+                    depth -= 1
+                elif source.startswith(close, j):
+                    break
+                j += 1
+            if j < n:
+                found.append(source[i + (3 if close == "))" else 2):j])
+                out.append("1")
+                i = j + len(close)
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out), found
