@@ -39,6 +39,7 @@ MODULES = [
     "bench_parallel",
     "bench_approval",
     "bench_judge",
+    "bench_replay",
     "bench_sandbox",
     "bench_outputs",
     "bench_questions",

@@ -579,3 +579,40 @@ def test_each_demo_session_is_chosen_by_its_request_and_says_it_is_a_scripted_de
     decisions = _decisions_in(kernel.project)
     assert [r["tool"] for r in decisions if r["tool"] != "todo_write"] == tools, decisions
     assert [r["decision"] for r in decisions if r["by"] == "user"] == ["allow"] * len(clicks), decisions
+
+
+# What terminal agents send most (issue 42): a here-document writing a file, a long `python3 -c`
+# script, a grep of a long pattern. Each once crashed the judge and ended the turn.
+_REAL_TRAFFIC = [
+    "cat <<'EOF' > explorer.py\nimport os\nfor root, dirs, files in os.walk('.'):\n    print(root, len(files))\nEOF",
+    "python3 -c '" + "import json; print(json.dumps({\"ok\": 1}))\n" * 80 + "'",
+    "grep -rn '" + "x" * 3000 + "' . || true",
+]
+
+
+def test_real_agent_commands_run_in_one_turn_that_ends_with_the_answer(kernel):
+    replies = [Reply([tool_use("execute_command", {"command": command}, id=f"c{i}")])
+               for i, command in enumerate(_REAL_TRAFFIC)]
+    kernel.fake.add(*replies, Reply([text("Explored the project.")]))
+    msg_id = kernel.execute("%%agent --mode bypass\nexplore the project")
+    assert kernel.reply(msg_id, timeout=120)["status"] == "ok", kernel.text_output(msg_id)
+    saved = _assert_clean(kernel, msg_id, "Explored the project.")
+    assert "interrupted" not in saved and "cut off" not in saved, saved[:3000]
+    assert (kernel.project / "explorer.py").read_text().startswith("import os")
+    _next_cell_works(kernel)
+
+
+def test_an_internal_error_mid_turn_is_recorded_as_an_error_not_a_restart(kernel):
+    # A fault inside the engine after a call was decided: the turn ends, its record says what happened.
+    kernel.ok("from codingcode_jupyter.engine.approval import pipeline as _p\n"
+              "_real = _p.ApprovalPipeline.record_outcome\n"
+              "def _broken(self, *args, **kwargs):\n    raise RuntimeError('the outcome store broke')\n"
+              "_p.ApprovalPipeline.record_outcome = _broken")
+    kernel.fake.add(Reply([tool_use("search_files", {"pattern": "*.py"}, id="s1")]))
+    msg_id = kernel.execute("%%agent\nlist the python files")
+    kernel.reply(msg_id, timeout=60)
+    saved = _assert_clean(kernel, msg_id, "the outcome store broke")
+    assert "cut off" not in saved and "restarted" not in saved, saved[:3000]
+    assert "· interrupted" not in saved, saved[:3000]
+    kernel.ok("_p.ApprovalPipeline.record_outcome = _real")
+    _next_cell_works(kernel)
