@@ -45,7 +45,7 @@ REPORT = '''
 import gc, statistics
 gc.collect()
 try:
-    from codingcode_jupyter.notebook.kernel import output_history
+    from codingcode_jupyter.notebook.kernel.outputs import output_history
     __h = output_history(get_ipython())
 except ImportError:
     __h = None

@@ -69,11 +69,11 @@ async def _count(project: Path, pick: str, mode: str = "default", sandbox: str |
     answer to the once-per-session no-sandbox card (counted as a card); None: no front shows it,
     as before the card existed (every command that would run unconfined is asked)."""
     from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-    from codingcode_jupyter.engine.approval.types import Reply, ToolCall
+    from codingcode_jupyter.engine.approval.types import Reply
     from codingcode_jupyter.engine.deps import SessionDeps
     from codingcode_jupyter.engine.project_settings import ProjectSettings
     from codingcode_jupyter.engine.state import SessionState
-    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.base import ToolCall, ToolContext
     from codingcode_jupyter.engine.tools.builtin import builtin_tools
 
     tools = {tool.name: tool for tool in builtin_tools()}
@@ -150,11 +150,10 @@ def _cards() -> Row:
 async def _cards_in_mode(project: Path, mode: str) -> tuple[int, int, bool]:
     """(cards, calls the reviewer allowed, was the curl asked) answering each card "allow" once."""
     from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-    from codingcode_jupyter.engine.approval.types import ToolCall
     from codingcode_jupyter.engine.deps import SessionDeps
     from codingcode_jupyter.engine.project_settings import ProjectSettings
     from codingcode_jupyter.engine.state import SessionState
-    from codingcode_jupyter.engine.tools.base import ToolContext
+    from codingcode_jupyter.engine.tools.base import ToolCall, ToolContext
     from codingcode_jupyter.engine.tools.builtin import builtin_tools
 
     tools = {tool.name: tool for tool in builtin_tools()}

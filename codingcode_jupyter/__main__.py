@@ -28,8 +28,8 @@ __all__ = ["main", "check_permission"]
 def _known_tools() -> list[Any]:
     """Every tool a session on this machine may offer whose definition is known without a kernel."""
     from .engine.agents.dispatch import dispatch_agent_tool
-    from .engine.skills import load_skill_tool
     from .engine.tools.builtin import builtin_tools
+    from .engine.tools.skill import load_skill_tool
     from .notebook.kernel.tools import kernel_tools
 
     # load_skill's definition is the same for every project (the project's skills are read when it runs).
@@ -90,12 +90,11 @@ async def check_permission(
     as if the command sandbox were (not) available; None judges as a session on this machine would.
     """
     from .engine.approval.pipeline import ApprovalPipeline
-    from .engine.approval.types import ToolCall
     from .engine.deps import SessionDeps
     from .engine.modes import decide_mode
     from .engine.project_settings import ProjectSettings
     from .engine.runtime import sandbox_factory
-    from .engine.tools.base import ToolContext
+    from .engine.tools.base import ToolCall, ToolContext
 
     project = Path(project).resolve()
     tool, tool_input = _ours(tool, tool_input)

@@ -66,9 +66,11 @@ fi
 .venv-mcp-servers/bin/pip install -q --disable-pip-version-check \
   'mcp-server-time==2026.10.19' 'mcp-server-git==2026.10.19' 'mcp-server-fetch==2026.10.24'
 
-# The checks first: ruff's rules and mypy in strict mode (which, and why, in pyproject.toml), then the tests.
+# The checks first: ruff's rules, mypy in strict mode and the package's import layers (which, and
+# why, in pyproject.toml), then the tests.
 .venv/bin/ruff check
 .venv/bin/python -m mypy codingcode_jupyter
+.venv/bin/lint-imports
 
 # The whole suite, slow end-to-end tests included, one test at a time (the browser and kernel
 # tests measure what a person waits for; they are not shared with other workers).

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
-from .approval.types import Approver, Asker, ToolCall, Verdict
+from .approval.types import Asker, Verdict
 from .events import (
     ErrorEvent,
     EventSink,
@@ -49,7 +49,17 @@ from .messages import (
 from .models.base import Model, ModelError, ModelRequest, ModelResponse
 from .models.pricing import cost_usd
 from .state import SessionState
-from .tools.base import AgentRun, AgentTurn, NoChange, ToolContext, ToolDefinition, ToolError, ToolResult
+from .tools.base import (
+    AgentRun,
+    AgentTurn,
+    Approver,
+    NoChange,
+    ToolCall,
+    ToolContext,
+    ToolDefinition,
+    ToolError,
+    ToolResult,
+)
 from .tools.images import IMAGE_MIME_TYPES
 from .tools.web import server_side_tools
 

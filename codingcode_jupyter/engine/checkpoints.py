@@ -39,7 +39,7 @@ from .paths import is_within
 from .snapshots import ShadowRepo, SnapshotError
 
 if TYPE_CHECKING:
-    from .tools.base import ToolContext
+    pass
 
 __all__ = [
     "CheckpointError",
@@ -49,8 +49,6 @@ __all__ = [
     "UndoPlan",
     "CheckpointStore",
     "checkpoints_dir",
-    "snapshot_before_write",
-    "record_after_write",
 ]
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -489,36 +487,3 @@ class CheckpointStore:
         (audit or AuditLog(self.project)).append(UndoRecord(session_id=checkpoint.session_id, turn_id=checkpoint.turn_id,
                                                             by=actor, forced=bool(force and plan.conflicts), files=done))
         return plan
-
-
-def _store(ctx: "ToolContext") -> CheckpointStore | None:
-    return ctx.deps.checkpoints
-
-
-def snapshot_before_write(ctx: "ToolContext", path: Path) -> None:
-    """Called by file tools before they change ``path``: snapshot it for this turn.
-
-    A snapshot that cannot be taken stops the write (ToolError): a change that could not
-    be undone is not made silently.
-    """
-    store = _store(ctx)
-    if store is None:
-        return
-    try:
-        store.before_change(ctx.session_id, ctx.turn_id, path)
-    except (CheckpointError, OSError) as error:
-        from .tools.base import ToolError
-
-        raise ToolError(f"Could not checkpoint {path} before changing it, so it was not changed: {error}") from None
-
-
-def record_after_write(ctx: "ToolContext", path: Path) -> None:
-    """Called by file tools after they changed ``path``: remember what the turn left there."""
-    store = _store(ctx)
-    if store is None:
-        return
-    try:
-        store.after_change(ctx.session_id, ctx.turn_id, path)
-    except (CheckpointError, OSError):
-        # The change is made; without the hash undo reports no conflict for this file.
-        pass

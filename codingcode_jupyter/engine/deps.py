@@ -20,18 +20,18 @@ from .project_settings import ProjectSettings
 if TYPE_CHECKING:
     import httpx
 
-    from .agents.dispatch import DispatchEnv
-    from .approval.reviewer import ReviewerState
-    from .approval.rules import Rule
-    from .approval.unconfined import UnconfinedChoice
+    from .agents.env import DispatchEnv
+    from .approval.review_state import ReviewerState
+    from .approval.rule_syntax import Rule
+    from .approval.unconfined_choice import UnconfinedChoice
     from .checkpoints import CheckpointStore
     from .hooks.lifecycle import LifecycleHooks
     from .mcp.manager import McpManager
     from .project_settings import EffectiveSettings
     from .sandbox import CommandSandbox
     from .settings import SandboxSettings
+    from .tools.base import SearchBackend
     from .tools.registry import ToolRegistry
-    from .tools.web import SearchBackend
 
 __all__ = ["SessionDeps", "SandboxFactory"]
 
@@ -123,13 +123,13 @@ class SessionDeps:
 
 
 def _unconfined_choice() -> "UnconfinedChoice":
-    from .approval.unconfined import UnconfinedChoice
+    from .approval.unconfined_choice import UnconfinedChoice
 
     return UnconfinedChoice()
 
 
 def _reviewer_state() -> "ReviewerState":
-    from .approval.reviewer import ReviewerState
+    from .approval.review_state import ReviewerState
 
     return ReviewerState()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from .approval.rules import Rule
+    from .approval.rule_syntax import Rule
     from .project_settings import EffectiveSettings, SettingsLayer
     from .sandbox import CommandSandbox
 

@@ -30,8 +30,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from .approval.types import Answer, ApprovalRequest, Reply
-    from .approval.unconfined import UnconfinedAnswer, UnconfinedRequest
+    from .approval.types import Answer, ApprovalRequest, Reply, UnconfinedAnswer, UnconfinedRequest
     from .events import EventSink
     from .mcp.elicitation import ElicitationRequest, ElicitationResponse
     from .trust.items import TrustItem

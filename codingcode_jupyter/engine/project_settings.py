@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .approval.rules import Rule, RuleError, parse_rule
+from .approval.rule_syntax import Rule, RuleError, parse_rule
 from .hooks.runner import ConfiguredHook, configured_hooks
 from .settings import (
     MODE_STRICTNESS,

@@ -20,46 +20,33 @@ from .approval.audit import AuditLog
 from .approval.audit_records import NetworkRecord
 from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
-from .context import compact, keep_in_window
+from .context.session_window import compact, keep_in_window
 from .deps import SessionDeps
 from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager
 from .mcp.startup import StartupWait, startup_wait
 from .project_settings import ProjectSettings, preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
-from .session import Session, new_session_id, sessions_dir
+from .session import Session, new_session_id
 from .settings import PermissionMode, SandboxSettings, SettingsError
 from .state import SessionState
-from .tools.builtin import builtin_tools
+from .tools.builtin import global_registry
 from .tools.registry import ToolRegistry
 from .tools.resolver import ToolVisibilityPolicy
 from .tools.tool_search import make_tool_search
+from .transcript import sessions_dir
 
 if TYPE_CHECKING:
     from .project_settings import EffectiveSettings
     from .sandbox.proxy import ProxyDecision
 
-__all__ = ["global_registry", "open_session", "sandbox_factory", "compact", "warm_up", "start_servers_early",
+__all__ = ["open_session", "sandbox_factory", "compact", "warm_up", "start_servers_early",
            "close_early_servers"]
-
-_REGISTRY: ToolRegistry | None = None
-# warm_up() may build the registry on another thread while a cell registers a custom tool.
-_REGISTRY_LOCK = threading.Lock()
-
-
-def global_registry() -> ToolRegistry:
-    """The process's tools: the built-ins, then custom tools registered from cells."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        with _REGISTRY_LOCK:
-            if _REGISTRY is None:
-                _REGISTRY = ToolRegistry(builtin_tools())
-    return _REGISTRY
-
 
 # Imported on first use by a session and its first turn: where the settings files are, the
 # prompt's hooks, the instruction files of the system prompt.
-_FIRST_TURN_MODULES = ("claude.files", "hooks.lifecycle", "claude.instructions", "config_files", "commands", "skills")
+_FIRST_TURN_MODULES = ("claude.files", "hooks.lifecycle", "claude.instructions", "config_files", "commands", "skills",
+                       "tools.skill", "approval.unconfined_choice")
 
 
 def warm_up(project: Path | str | None = None) -> None:

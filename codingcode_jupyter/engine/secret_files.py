@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import fs_probe
+from . import budget, fs_probe
 
 __all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
            "holds_private_key", "secret_name", "find_secret_named"]
@@ -102,6 +102,8 @@ def _files_under(root: Path, limit: int, *, dotfiles: bool = True) -> Iterator["
                     seen += 1
                     if seen > limit:
                         raise _TooLarge
+                    if seen % 512 == 0:
+                        budget.check()  # a walk made while judging a call counts against its budget
                     if not dotfiles and entry.name.startswith("."):
                         continue
                     if entry.is_dir(follow_symlinks=False):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_message
-from .approval.types import Approver, Asker
+from .approval.types import Asker
 from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoUpdated, ToolCallStarted, TurnDone, Usage
 from .front import Front
 from .messages import ContentBlockParam, MessageParam, ResultPartParam, blocks, text_block, tool_result, user_blocks
@@ -27,6 +27,7 @@ from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
 from .state import SessionState
+from .tools.base import Approver
 from .transcript import (
     CompactionRecord,
     MessageRecord,
@@ -36,6 +37,7 @@ from .transcript import (
     Transcript,
     TurnRecord,
     UsageRecord,
+    sessions_dir,
 )
 from .turn_rules import end_turn, grant_for_turn
 
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from .project_settings import ProjectSettings
     from .sandbox import CommandSandbox
     from .tools.resolver import SessionToolResolver
-    from .trust import TrustItem
+    from .trust.items import TrustItem
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +62,7 @@ _ANSWERS = (TextDelta, ToolCallStarted, TurnDone, ErrorEvent)
 # snapshot's git processes in between would hold that first text back.
 AFTER_FIRST_ANSWER_S = 0.05
 
-__all__ = ["Session", "SessionInfo", "TurnOptions", "Transcript", "list_sessions", "sessions_dir", "new_session_id"]
-
-
-def sessions_dir(project: Path) -> Path:
-    return Path(project) / ".codingcode" / "sessions"
+__all__ = ["Session", "SessionInfo", "TurnOptions", "Transcript", "list_sessions", "new_session_id"]
 
 
 def new_session_id() -> str:
@@ -226,7 +224,7 @@ class Session:
 
     def trust(self, items: "list[TrustItem] | None" = None, *, by: str = "user") -> "list[TrustItem]":
         """Trust ``items`` (default: all pending), remembered per content, and audit it."""
-        from .trust import record_trust
+        from .trust.decisions import record_trust
 
         granted = self.settings.trust(items if items is not None else self.pending_trust())
         if granted:
@@ -237,7 +235,7 @@ class Session:
 
     def decline(self, *, by: str = "user") -> "list[TrustItem]":
         """"Not now": the session runs untrusted and is not asked again until ``%agent trust``."""
-        from .trust import record_trust
+        from .trust.decisions import record_trust
 
         pending = self.pending_trust()
         self.declined.update(item.fingerprint for item in pending)
@@ -247,7 +245,7 @@ class Session:
 
     def revoke_trust(self, *, by: str = "user") -> None:
         """Forget every trust decision about the project (asked again at the next cell)."""
-        from .trust import record_trust
+        from .trust.decisions import record_trust
 
         trusted = [item for item in self.settings.current().items if item not in self.settings.current().ignored]
         self.settings.revoke()

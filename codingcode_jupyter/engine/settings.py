@@ -391,7 +391,7 @@ def _mode(value: Any, dotted: str, screen: _Screen) -> Any:
 
 def _rules(data: dict[str, Any], screen: _Screen) -> None:
     """Every rule parsed now; one that cannot be read is left out with a warning (the others apply)."""
-    from .approval.rules import RuleError, parse_rule
+    from .approval.rule_syntax import RuleError, parse_rule
 
     permissions = data.get("permissions")
     if not isinstance(permissions, dict):

@@ -21,16 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
 from .claude.front_matter import read_front_matter
 from .commands import allowed_tools_list
-from .secret_files import credential_store, is_env_file
-from .tools.access import ToolAccess
-from .tools.base import ToolContext, ToolDefinition, ToolError
 
-__all__ = ["Skill", "SkillCatalog", "skill_dirs", "load_skills", "skills_section", "skill_bodies",
-           "load_skill_tool", "LOAD_SKILL"]
+__all__ = ["Skill", "SkillCatalog", "skill_dirs", "load_skills", "skills_section", "skill_bodies", "LOAD_SKILL",
+           "MAX_SKILL_BYTES"]
 
 Source = Literal["claude-user", "user", "claude-project", "project"]
 LOAD_SKILL = "load_skill"
@@ -149,69 +144,3 @@ def skill_bodies(catalog: SkillCatalog, names: tuple[str, ...]) -> tuple[str, li
             continue
         parts.append(f"<skill name=\"{name}\" directory=\"{skill.directory}\">\n{skill.body}\n</skill>")
     return "\n\n".join(parts), missing
-
-
-class LoadSkillArgs(BaseModel):
-    """Parameters of load_skill."""
-
-    name: str = Field(min_length=1, description="The skill's name, as listed in the system prompt.")
-    file: str | None = Field(default=None, description="A file the skill bundles, relative to its directory "
-                                                       "(omit to load the skill's instructions).")
-
-
-def _bundled(skill: Skill, file: str) -> Path:
-    target = Path(os.path.realpath(skill.directory / file))
-    root = Path(os.path.realpath(skill.directory))
-    if target != root and root not in target.parents:
-        raise ToolError(f"{file!r} is not inside the skill {skill.name!r}; give a path relative to its directory")
-    if is_env_file(target.name) or credential_store(target) is not None:
-        raise ToolError(f"{file!r} holds secrets and is not read")
-    if not target.is_file():
-        listing = ", ".join(skill.files()) or "none"
-        raise ToolError(f"The skill {skill.name!r} has no file {file!r} (its files: {listing})")
-    return target
-
-
-def load_skill_tool(project: Path, home: Path | None = None) -> ToolDefinition:
-    """The load_skill tool over the skills of ``project`` (read afresh at each call)."""
-
-    async def load(args: LoadSkillArgs, ctx: ToolContext) -> str:
-        catalog = load_skills(project, home)
-        skill = catalog.skills.get(args.name)
-        if skill is None:
-            names = ", ".join(catalog.skills) or "none"
-            raise ToolError(f"No skill named {args.name!r}. Skills: {names}.")
-        if args.file:
-            target = _bundled(skill, args.file)
-            with open(target, "rb") as handle:
-                data = handle.read(MAX_SKILL_BYTES)
-            return data.decode("utf-8", errors="replace")
-        _grant(skill, ctx)
-        files = skill.files()
-        listing = ("\n\nFiles in this skill (read one with load_skill(name, file)): " + ", ".join(files)) if files else ""
-        return f"Skill {skill.name} (directory {skill.directory}):\n\n{skill.body}{listing}"
-
-    return ToolDefinition(
-        name=LOAD_SKILL,
-        description=("Load a skill: its instructions for a kind of task (the skills are listed in the system prompt), "
-                     "or, with file, a file the skill bundles."),
-        parameters=LoadSkillArgs,
-        execute=load,
-        read_only=True,
-        # What a rule matches: the skill's name, as Claude Code's `Skill(name)` / `Skill(name *)`.
-        access=ToolAccess(key="name", read_only=True),
-    )
-
-
-def _grant(skill: Skill, ctx: ToolContext) -> None:
-    """The skill's allowed-tools, as allow rules until the turn ends (a project's only once trusted)."""
-    if not skill.allowed_tools:
-        return
-    from .turn_rules import grant_for_turn
-
-    run = ctx.run
-    approver = getattr(run, "approver", None)
-    if approver is None:
-        return
-    grant_for_turn(approver, skill.allowed_tools, f"skill {skill.name}", skill.path,
-                   project_file=skill.from_project, notify=getattr(run, "notify", None))

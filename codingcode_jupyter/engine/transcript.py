@@ -21,6 +21,7 @@ from .events import TodoItem, Usage
 from .messages import MessageParam
 
 __all__ = [
+    "sessions_dir",
     "Transcript",
     "TranscriptRecord",
     "SessionHeader",
@@ -197,3 +198,8 @@ class Transcript:
                 # A line torn by a crash mid-write: skip it rather than lose the session.
                 out.append((number, None))
         return out
+
+
+def sessions_dir(project: Path) -> Path:
+    """Where a project's sessions keep their transcripts."""
+    return Path(project) / ".codingcode" / "sessions"

@@ -30,7 +30,7 @@ def _untrusted(approver: Any, path: Path) -> bool:
 def grant_for_turn(approver: Any, rules: tuple[str, ...], label: str, path: Path, *, project_file: bool,
                    notify: Callable[[str], None] | None = None) -> list[str]:
     """Add ``rules`` (``allowed-tools``) as allow rules for this turn; returns those added."""
-    from .approval.rules import RuleError, parse_rule
+    from .approval.rule_syntax import RuleError, parse_rule
 
     session_rules = getattr(approver, "session_rules", None)
     if session_rules is None or not rules:

@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 
 from . import async_cell
 from .config import CodingCode
-from .failures import AgentFailed, one_line
+from .failures import AgentFailed, AgentInterrupted, one_line
 from .sessions import SessionRegistry
 
 if TYPE_CHECKING:
@@ -36,20 +36,13 @@ _POLICY_NOTICE = {
              "reviewer allows too), everything else is denied (with the reviewer's reason when it handed a call back).",
 }
 
-__all__ = ["AgentInterrupted", "AgentCellRunner", "NO_REQUEST", "APPROVAL_POLICIES"]
+__all__ = ["AgentCellRunner", "NO_REQUEST", "APPROVAL_POLICIES"]
 
 NO_REQUEST = "%%agent needs a request in the cell body, e.g.\n%%agent\nAdd a test for parse()"
 
 
 # What `--approval-policy` may say: who answers the questions of a turn.
 APPROVAL_POLICIES = ("ask", "deny", "rules")
-
-
-class AgentInterrupted(Exception):
-    """The interrupt button (or Stop) ended a turn; shown as one line, not a traceback."""
-
-    def _render_traceback_(self) -> list[str]:
-        return ["Interrupted."]
 
 
 @dataclass

@@ -52,7 +52,7 @@ def load(ip: Any) -> None:
     ip.user_ns_hidden[LINE_FUNCTION] = magics.run_line
     # Errors and outputs are recorded from now on (for the kernel tools and %agent fix); the
     # kernel tools themselves are registered with the first session.
-    from .kernel import install_recorders
+    from .kernel.outputs import install_recorders
 
     install_recorders(ip)
     from .env_secret import install_env_guard
@@ -96,7 +96,7 @@ def unload(ip: Any) -> None:
     if magics.settings in ip.configurables:
         ip.configurables.remove(magics.settings)
     if magics.registry.kernel_tools:
-        from ..engine.runtime import global_registry
+        from ..engine.tools.builtin import global_registry
 
         for tool in magics.registry.kernel_tools:
             global_registry().remove(tool.name)

@@ -14,7 +14,7 @@ import traceback
 
 from IPython.core.error import UsageError
 
-__all__ = ["one_line", "AgentFailed"]
+__all__ = ["one_line", "AgentFailed", "AgentInterrupted"]
 
 
 def _expected(error: BaseException) -> bool:
@@ -47,3 +47,10 @@ class AgentFailed(Exception):
 
     def _render_traceback_(self) -> list[str]:
         return [f"The turn ended with an error: {self.message}"]
+
+
+class AgentInterrupted(Exception):
+    """The interrupt button (or Stop) ended a turn; shown as one line, not a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["Interrupted."]

@@ -96,14 +96,14 @@ def _engine_warm_up(project: str | None) -> Step:
 
 
 def _sdk_import() -> None:
-    from ..engine.models import has_api_key
+    from ..engine.models.clients import has_api_key
 
     if has_api_key():  # without a key the session runs the demo model and never loads the SDK
         importlib.import_module("anthropic")
 
 
 def _sdk_warm_up() -> None:
-    from ..engine.models import has_api_key
+    from ..engine.models.clients import has_api_key
 
     if has_api_key():  # without a key the session runs the demo model and never loads the SDK
         from ..engine.models.anthropic import warm_up
@@ -117,7 +117,7 @@ def _off(name: str) -> bool:
 
 def _preconnect(loop: asyncio.AbstractEventLoop | None) -> Step:
     def run() -> None:
-        from ..engine.models import has_api_key
+        from ..engine.models.clients import has_api_key
 
         # Without a loop (a terminal runs each turn in a loop of its own) a connection would not outlive it.
         if loop is None or loop.is_closed() or not has_api_key() or _off(PRECONNECT_ENV_VAR):
@@ -514,7 +514,7 @@ async def ready(*, show: bool = True) -> Any:
     if prewarm is None or prewarm.done:
         return None
     from . import async_cell
-    from .agent_cell import AgentInterrupted
+    from .failures import AgentInterrupted
 
     shown: list[Any] = []
 

@@ -75,13 +75,14 @@ class SessionRegistry:
         # the engine here while the thread is halfway through it would race its imports.
         prewarm.wait()
         from ..engine import runtime
+        from ..engine.tools.builtin import global_registry
 
         if not self.kernel_tools:
-            from .kernel import register_kernel_tools
             from .kernel.names import declare_kernel_tools
+            from .kernel.tools import register_kernel_tools
 
             declare_kernel_tools()  # before any session reads settings (when the prewarm did not run)
-            self.kernel_tools = register_kernel_tools(runtime.global_registry(), self.shell)
+            self.kernel_tools = register_kernel_tools(global_registry(), self.shell)
         return runtime
 
     def warm_up(self) -> None:

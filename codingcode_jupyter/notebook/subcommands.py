@@ -57,7 +57,7 @@ class Subcommands:
 
     def cmd_status(self, rest: list[str]) -> str:
         """%agent status — session, project, model, mode, tokens, cost, sandbox, what was read"""
-        from ..engine.context import context_status
+        from ..engine.context.session_window import context_status
         from ..engine.models import resolve_model_name
         from ..engine.prompts import loaded_instructions
         from .kernel.working_dir import notebook_dir_line
@@ -134,7 +134,7 @@ class Subcommands:
 
         Shorten what is sent to the model now (the transcript on disk keeps everything).
         """
-        from ..engine.context import compact
+        from ..engine.context.session_window import compact
 
         report = await compact(self.registry.current_session(), force=True)
         return report.describe()
@@ -293,7 +293,8 @@ class Subcommands:
 
         %agent mcp add NAME ENTRY | remove NAME | restart NAME | tools NAME | log NAME [N] | login NAME [ADDRESS]
         """
-        from ..engine.mcp import LoginError, McpConfigError, parse_typed_entry
+        from ..engine.mcp.config import McpConfigError, parse_typed_entry
+        from ..engine.mcp.oauth import LoginError
 
         mcp = self.registry.current_session().mcp
         command, args = (rest[0], rest[1:]) if rest else ("", [])

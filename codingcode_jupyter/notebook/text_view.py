@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from ..engine.approval.unconfined import UnconfinedAnswer, UnconfinedRequest
+    from ..engine.approval.types import UnconfinedAnswer, UnconfinedRequest
     from ..engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
     from ..engine.trust.items import TrustItem
 

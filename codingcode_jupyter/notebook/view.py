@@ -54,7 +54,7 @@ from .widgets.trust import TrustCard
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..engine.approval.unconfined import UnconfinedAnswer, UnconfinedRequest
+    from ..engine.approval.types import UnconfinedAnswer, UnconfinedRequest
     from ..engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
     from ..engine.session import Session
     from ..engine.trust.items import TrustItem

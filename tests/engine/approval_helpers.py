@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.types import ToolCall
-from codingcode_jupyter.engine.tools.base import AnyArgs, ToolContext, ToolDefinition
+from codingcode_jupyter.engine.tools.base import AnyArgs, ToolCall, ToolContext, ToolDefinition
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from tests.engine.helpers import make_deps, tool_context
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from codingcode_jupyter.engine.agent import AgentLoop
-from codingcode_jupyter.engine.mcp import McpManager
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.base import ToolContext

@@ -7,7 +7,7 @@ import asyncio
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.rules import parse_rule
+from codingcode_jupyter.engine.approval.rule_syntax import parse_rule
 
 from .approval_helpers import call, context
 
@@ -111,7 +111,7 @@ def test_no_tool_kind_reads_a_secret_whatever_the_rules(tmp_path_factory, kind, 
         except Exception:
             continue  # a rule form the grammar does not take is not a way in either
     pipeline = ApprovalPipeline(project, session_rules=session, python_hooks=[], audit=False)
-    from codingcode_jupyter.engine.approval.types import ToolCall
+    from codingcode_jupyter.engine.tools.base import ToolCall
 
     result = asyncio.run(pipeline.evaluate(ToolCall(tool_use_id="t", tool=KINDS[kind], input=_input(kind, secret, shape)),
                                            context(project, mode=mode)))

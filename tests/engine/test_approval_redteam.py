@@ -160,7 +160,8 @@ async def test_decision(project, tool_name, tool_input, mode, expected):
     ("git log --format=%h", "git log --format=%H"),
 ])
 def test_an_always_rule_covers_only_its_own_command(tmp_path, asked, other):
-    from codingcode_jupyter.engine.approval.rules import exact_rules, judge, parse_rule
+    from codingcode_jupyter.engine.approval.rule_syntax import parse_rule
+    from codingcode_jupyter.engine.approval.rules import exact_rules, judge
     from codingcode_jupyter.engine.approval.subject import build_subject
 
     from .approval_helpers import TOOLS

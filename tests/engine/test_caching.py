@@ -6,7 +6,7 @@ import json
 
 from pydantic import BaseModel
 
-from codingcode_jupyter.engine.context import keep_in_window
+from codingcode_jupyter.engine.context.session_window import keep_in_window
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition
 from tests.engine.helpers import AllowAll, StaticTools, echo_tool, make_deps

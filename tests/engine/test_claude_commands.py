@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from codingcode_jupyter.engine.commands import expand_command, load_commands, parse_slash
-from codingcode_jupyter.engine.skills import load_skill_tool, load_skills, skills_section
+from codingcode_jupyter.engine.skills import load_skills, skills_section
 from codingcode_jupyter.engine.tools.base import ToolError
+from codingcode_jupyter.engine.tools.skill import load_skill_tool
 from tests.engine.helpers import tool_context
 
 
@@ -181,7 +182,7 @@ async def test_a_skill_rule_matches_the_skills_name(skills: Path, rule: str):
     """Claude Code's `Skill(name)` / `Skill(name *)` rules (and ours, `load_skill(name)`) name a skill:
     a deny stops that skill, its files too, and no other."""
     from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-    from codingcode_jupyter.engine.approval.types import ToolCall
+    from codingcode_jupyter.engine.tools.base import ToolCall
     from tests.engine.helpers import make_deps
 
     write(skills / ".claude" / "skills" / "csv" / "SKILL.md", "---\nname: csv\ndescription: CSV files\n---\nUse csv.\n")

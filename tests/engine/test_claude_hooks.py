@@ -292,7 +292,7 @@ async def test_notification_hooks_run_when_a_card_waits(project):
 
 def session_in(project: Path, monkeypatch, model):
     from codingcode_jupyter.engine import session as session_module
-    from codingcode_jupyter.engine.context import keep_in_window
+    from codingcode_jupyter.engine.context.session_window import keep_in_window
     from codingcode_jupyter.engine.session import Session
 
     monkeypatch.setattr(session_module, "make_model", lambda name: model)
@@ -332,7 +332,7 @@ async def test_our_prompt_hook_that_fails_blocks_the_prompt(project, monkeypatch
 
 
 async def test_pre_compact_runs_with_its_trigger(project, monkeypatch):
-    from codingcode_jupyter.engine.context import compact
+    from codingcode_jupyter.engine.context.session_window import compact
 
     hooks(project, {"PreCompact": [hook("PreCompact", "manual")]})
     session = session_in(project, monkeypatch, scripted())

@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 
 from codingcode_jupyter.engine.agents.profiles import load_profiles
-from codingcode_jupyter.engine.approval.rules import judge, parse_rule
+from codingcode_jupyter.engine.approval.rule_syntax import parse_rule
+from codingcode_jupyter.engine.approval.rules import judge
 from codingcode_jupyter.engine.approval.subject import build_subject
 from codingcode_jupyter.engine.commands import expand_command, load_commands
 from codingcode_jupyter.engine.settings import read_settings_file
-from codingcode_jupyter.engine.skills import load_skill_tool, load_skills
+from codingcode_jupyter.engine.skills import load_skills
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
+from codingcode_jupyter.engine.tools.skill import load_skill_tool
 from tests.engine.helpers import tool_context
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "claude"

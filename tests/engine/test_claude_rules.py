@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.approval.rules import RuleError, judge, parse_rule
+from codingcode_jupyter.engine.approval.rule_syntax import RuleError, parse_rule
+from codingcode_jupyter.engine.approval.rules import judge
 from codingcode_jupyter.engine.approval.subject import build_subject
 from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.settings import SettingsError

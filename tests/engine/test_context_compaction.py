@@ -7,8 +7,9 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from codingcode_jupyter.engine.context import Compactor, apply_compaction, compact, context_status, keep_in_window
-from codingcode_jupyter.engine.context.transforms import SUMMARY_HEADER, TRACE_PREFIX
+from codingcode_jupyter.engine.context.compactor import Compactor
+from codingcode_jupyter.engine.context.session_window import compact, context_status, keep_in_window
+from codingcode_jupyter.engine.context.transforms import SUMMARY_HEADER, TRACE_PREFIX, apply_compaction
 from codingcode_jupyter.engine.context.window import estimate_tokens
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.base import ToolContext, ToolDefinition

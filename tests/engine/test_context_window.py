@@ -68,7 +68,7 @@ def test_empty_or_missing_instruction_files_are_not_listed(tmp_path):
 
 
 def test_open_session_reads_the_context_window_setting_live(tmp_path, monkeypatch):
-    from codingcode_jupyter.engine.context import Compactor
+    from codingcode_jupyter.engine.context.compactor import Compactor
     from codingcode_jupyter.engine.runtime import open_session
 
     monkeypatch.delenv(ENV_VAR, raising=False)

@@ -659,7 +659,7 @@ async def test_a_blocking_sync_tool_does_not_hold_up_an_approval(fake_api, tmp_p
 
 def test_the_decorator_registers_into_the_process_registry_by_default():
     from codingcode_jupyter import tool as exported
-    from codingcode_jupyter.engine.runtime import global_registry
+    from codingcode_jupyter.engine.tools.builtin import global_registry
 
     assert exported is tool
 
@@ -688,8 +688,8 @@ def test_the_decorator_registers_into_the_process_registry_by_default():
 ])
 async def test_a_custom_tool_declaring_code_is_judged_as_run_python(tmp_path, code: str, expected: str) -> None:
     from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-    from codingcode_jupyter.engine.approval.types import ToolCall
     from codingcode_jupyter.engine.tools.access import ToolAccess
+    from codingcode_jupyter.engine.tools.base import ToolCall
     from tests.engine.helpers import tool_context
 
     def run_snippet(code: str) -> str:

@@ -11,9 +11,9 @@ import pytest
 
 from codingcode_jupyter.engine.agent import AgentLoop, Conversation
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.state import SessionState
+from codingcode_jupyter.engine.tools.base import ToolCall
 from codingcode_jupyter.engine.tools.web import fetch_url_tool
 from tests.engine.approval_helpers import context
 from tests.engine.helpers import Recorder, StaticTools, make_deps, write_settings

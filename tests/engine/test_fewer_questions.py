@@ -12,8 +12,8 @@ from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.approval.candidates import allow_candidates, deny_candidates
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.approval.subject import build_subject
-from codingcode_jupyter.engine.approval.types import Reply, ToolCall
-from codingcode_jupyter.engine.tools.base import AnyArgs, ToolDefinition
+from codingcode_jupyter.engine.approval.types import Reply
+from codingcode_jupyter.engine.tools.base import AnyArgs, ToolCall, ToolDefinition
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from tests.engine.approval_helpers import context, make_project
 from tests.engine.helpers import write_settings

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from codingcode_jupyter.engine.events import ApprovalRequested, TurnDone
 from codingcode_jupyter.engine.front import Front
-from codingcode_jupyter.engine.mcp import McpManager
 from codingcode_jupyter.engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from tests.fakes.anthropic_server import Reply, text, tool_use
 from tests.fakes.front import ScriptedFront
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.types import ToolCall
+from codingcode_jupyter.engine.tools.base import ToolCall
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from codingcode_jupyter.notebook.kernel.tools import kernel_tools
 from tests.data.attacks.corpus import GuardRow, guard_rows, make_guard_home, make_guard_project, person_namespace

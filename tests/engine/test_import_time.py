@@ -191,19 +191,6 @@ def test_the_sdk_warm_up_streams_in_memory_without_opening_a_connection():
     assert json.loads(out.strip().splitlines()[-1]) == {"errors": [], "attempts": [], "sdk": True}
 
 
-def test_the_mcp_package_resolves_every_public_name_lazily():
-    import importlib
-
-    import codingcode_jupyter.engine.mcp as mcp
-
-    assert set(mcp._HOMES) == set(mcp.__all__)
-    for name in mcp.__all__:
-        home = importlib.import_module(f"codingcode_jupyter.engine.mcp.{mcp._HOMES[name]}")
-        assert getattr(mcp, name) is getattr(home, name)
-    with pytest.raises(AttributeError):
-        mcp.no_such_name  # noqa: B018
-
-
 EARLY = textwrap.dedent('''
     import asyncio, json, sys, threading
 

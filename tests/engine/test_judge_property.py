@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from codingcode_jupyter.engine.approval.budget import DEFAULT_SECONDS
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+from codingcode_jupyter.engine.budget import DEFAULT_SECONDS
 from codingcode_jupyter.engine.tools.access import ToolAccess
 from codingcode_jupyter.engine.tools.base import AnyArgs, ToolDefinition
 
@@ -123,7 +123,7 @@ def test_every_path_gets_a_decision(tmp_path_factory, tool: str, path: str, mode
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(code=PYTHON, mode=st.sampled_from(["default", "bypass"]))
-@example(code="x = 1\n" * 100_000, mode="bypass")
+@example(code="x = 1\n" * 100_000, mode="bypass")  # a script too long to read: asked unread
 def test_every_python_snippet_gets_a_decision(tmp_path_factory, code: str, mode: str):
     _judged(_project(tmp_path_factory), _run_python(), {"code": code}, mode)
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine import fs_probe
-from codingcode_jupyter.engine.approval import budget
+from codingcode_jupyter.engine import budget, fs_probe
 from codingcode_jupyter.engine.approval.heredocs import cut_heredocs
 from codingcode_jupyter.engine.approval.layers import Layer
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline, default_layers

@@ -19,7 +19,9 @@ import json
 import pytest
 
 from codingcode_jupyter.engine.events import McpProgress
-from codingcode_jupyter.engine.mcp import ElicitationResponse, McpManager, PromptError
+from codingcode_jupyter.engine.mcp.elicitation import ElicitationResponse
+from codingcode_jupyter.engine.mcp.manager import McpManager
+from codingcode_jupyter.engine.mcp.prompts import PromptError
 from tests.engine.mcp_real import (
     EVERYTHING,
     NODE,

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.events import McpServerChanged, McpWaiting
-from codingcode_jupyter.engine.mcp import McpManager
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from codingcode_jupyter.engine.runtime import open_session
+from codingcode_jupyter.engine.tools.base import ToolCall
 from tests.engine.mcp_real import FAKE, STDIO_FAKE, by_display, ctx
 from tests.fakes.anthropic_server import Reply, text, tool_use
 from tests.fakes.front import ScriptedFront

@@ -22,7 +22,9 @@ import httpx
 import pytest
 
 from codingcode_jupyter.engine.events import McpLoginRequired
-from codingcode_jupyter.engine.mcp import LoginError, McpCallError, McpManager
+from codingcode_jupyter.engine.mcp.common import McpCallError
+from codingcode_jupyter.engine.mcp.manager import McpManager
+from codingcode_jupyter.engine.mcp.oauth import LoginError
 from tests.engine.mcp_real import ROOT, by_display, ctx, free_port, wait_port
 from tests.polling import eventually
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.mcp import McpManager
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from tests.engine.mcp_real import (
     EVERYTHING,
     FILESYSTEM,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.mcp import McpManager
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from codingcode_jupyter.engine.sandbox import CommandSandbox
 from codingcode_jupyter.engine.settings import SandboxFilesystem, SandboxSettings
 from tests.engine.test_mcp_servers import STDIO, call

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.mcp import McpManager
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
@@ -181,7 +181,9 @@ async def test_servers_that_fail_to_start_do_not_stop_the_others(tmp_path):
 
 
 async def test_server_that_never_answers_times_out(tmp_path):
-    from codingcode_jupyter.engine.mcp import McpCallError, ServerConnection, StdioServerConfig
+    from codingcode_jupyter.engine.mcp.client import ServerConnection
+    from codingcode_jupyter.engine.mcp.common import McpCallError
+    from codingcode_jupyter.engine.mcp.config import StdioServerConfig
 
     mute = ServerConnection(
         name="mute", project=tmp_path, start_timeout=0.5,
@@ -272,7 +274,8 @@ async def test_http_server_gone_is_a_clear_error(http_server, tmp_path):
 
 async def test_legacy_protocol_list_changed_and_crash(tmp_path):
     """Servers of the handshake era (most published ones) send list_changed as a plain notification."""
-    from codingcode_jupyter.engine.mcp import ServerConnection, StdioServerConfig
+    from codingcode_jupyter.engine.mcp.client import ServerConnection
+    from codingcode_jupyter.engine.mcp.config import StdioServerConfig
 
     changes = []
     connection = ServerConnection(
@@ -286,7 +289,7 @@ async def test_legacy_protocol_list_changed_and_crash(tmp_path):
         await eventually(lambda: changes, what="the list_changed notification")
         assert "late" in [t.name for t in connection.tools]
         assert (await connection.call("late", {"x": 1})).content[0].text == "late 1"
-        from codingcode_jupyter.engine.mcp import McpCallError
+        from codingcode_jupyter.engine.mcp.common import McpCallError
 
         with pytest.raises(McpCallError, match="crashed"):
             await connection.call("crash", {})

@@ -14,10 +14,11 @@ import pytest
 from mcp.shared.auth import OAuthToken
 
 from codingcode_jupyter.engine.events import McpLog
-from codingcode_jupyter.engine.mcp import CallOrigin, McpManager
 from codingcode_jupyter.engine.mcp.call_clocks import CallClocks as _CallClocks
 from codingcode_jupyter.engine.mcp.elicitation import ElicitationSchemaError, check_answer, parse_form
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from codingcode_jupyter.engine.mcp.oauth import FileTokenStorage
+from codingcode_jupyter.engine.mcp.origin import CallOrigin
 from codingcode_jupyter.engine.mcp.prompts import (
     PromptArgument,
     PromptError,

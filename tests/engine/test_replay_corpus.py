@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.approval.budget import DEFAULT_SECONDS
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+from codingcode_jupyter.engine.budget import DEFAULT_SECONDS
 from tests.data.replay.corpus import call_of, load, make_project, reads_in_project
 
 from .approval_helpers import call, context

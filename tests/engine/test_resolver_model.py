@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 
 from codingcode_jupyter.engine.agent import AgentLoop, Conversation
-from codingcode_jupyter.engine.mcp import McpManager
+from codingcode_jupyter.engine.mcp.manager import McpManager
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.registry import ToolRegistry

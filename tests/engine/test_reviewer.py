@@ -12,12 +12,10 @@ import pytest
 from codingcode_jupyter.engine.approval import reviewer as reviewer_module
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+from codingcode_jupyter.engine.approval.review_state import MAX_CONSECUTIVE, MAX_TOTAL, ReviewerState
 from codingcode_jupyter.engine.approval.reviewer import (
-    MAX_CONSECUTIVE,
-    MAX_TOTAL,
     Guidance,
     ReviewError,
-    ReviewerState,
     ReviewInput,
     build_params,
     guidance_from,

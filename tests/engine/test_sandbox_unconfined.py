@@ -261,7 +261,7 @@ async def test_headless_control_with_the_sandbox_there_says_nothing(fake_api, pr
 async def test_concurrent_calls_share_the_one_card(project):
     import asyncio
 
-    from codingcode_jupyter.engine.approval.unconfined import UnconfinedChoice
+    from codingcode_jupyter.engine.approval.unconfined_choice import UnconfinedChoice
     from codingcode_jupyter.engine.tools.base import ToolContext
 
     gate = asyncio.Event()

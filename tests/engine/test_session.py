@@ -142,8 +142,8 @@ def test_a_transcript_written_by_the_previous_version_loads(tmp_path):
     version might add and a torn line: the session replays them; the unknown one is kept, not replayed."""
     import json as _json
 
-    from codingcode_jupyter.engine.session import list_sessions, sessions_dir
-    from codingcode_jupyter.engine.transcript import OtherRecord, Transcript, TurnRecord
+    from codingcode_jupyter.engine.session import list_sessions
+    from codingcode_jupyter.engine.transcript import OtherRecord, Transcript, TurnRecord, sessions_dir
 
     lines = [
         {"ts": 1.0, "type": "session", "id": "20250101-000000-abcd", "created": "2025-01-01T00:00:00+00:00",

@@ -16,15 +16,16 @@ from typing import Any, Callable
 import pytest
 
 from codingcode_jupyter.engine.agent import INTERRUPTED_RESULT, AgentLoop, Conversation
-from codingcode_jupyter.engine.agents.dispatch import DispatchEnv, profile_resolver, profile_system_prompt
+from codingcode_jupyter.engine.agents.dispatch import profile_resolver, profile_system_prompt
+from codingcode_jupyter.engine.agents.env import DispatchEnv
 from codingcode_jupyter.engine.agents.profiles import load_profiles
 from codingcode_jupyter.engine.approval.types import Verdict
 from codingcode_jupyter.engine.models.anthropic import AnthropicModel
-from codingcode_jupyter.engine.session import sessions_dir
 from codingcode_jupyter.engine.state import SessionState
 from codingcode_jupyter.engine.tools.files import read_file_tool, write_file_tool
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
 from codingcode_jupyter.engine.tools.search import search_code_tool, search_files_tool
+from codingcode_jupyter.engine.transcript import sessions_dir
 from tests.engine.helpers import AllowAll, Recorder, echo_tool, make_deps
 from tests.fakes.anthropic_server import Reply, text, tool_use
 from tests.polling import eventually

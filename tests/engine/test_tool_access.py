@@ -9,9 +9,8 @@ import pytest
 
 from codingcode_jupyter.__main__ import _tool_definition, check_permission
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.tools.access import PathArg, ToolAccess
-from codingcode_jupyter.engine.tools.base import AnyArgs, ToolDefinition
+from codingcode_jupyter.engine.tools.base import AnyArgs, ToolCall, ToolDefinition
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from codingcode_jupyter.notebook.kernel.tools import kernel_tools
 from tests.engine.approval_helpers import context, make_project
@@ -77,7 +76,8 @@ async def test_judgement_follows_the_declaration_not_the_name(project):
 
 def test_permissions_check_knows_every_tool_a_session_offers(tmp_path):
     """The CLI resolves each tool name to the definition a session uses, so both judge alike."""
-    from codingcode_jupyter.engine.runtime import global_registry, open_session
+    from codingcode_jupyter.engine.runtime import open_session
+    from codingcode_jupyter.engine.tools.builtin import global_registry
 
     # As the notebook front registers them with the first session.
     kernel = kernel_tools(namespace={})

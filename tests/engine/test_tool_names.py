@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from codingcode_jupyter.engine.agents.dispatch import dispatch_agent_tool
-from codingcode_jupyter.engine.approval.rules import check_tool_name
+from codingcode_jupyter.engine.approval.rule_syntax import check_tool_name
 from codingcode_jupyter.engine.claude import names
 from codingcode_jupyter.engine.mcp.resources import LIST_TOOL, READ_TOOL
 from codingcode_jupyter.engine.skills import LOAD_SKILL

@@ -9,7 +9,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from codingcode_jupyter.engine.tools.web import SearchHit, fetch_url_tool, html_to_markdown, web_search_tool
+from codingcode_jupyter.engine.tools.base import SearchHit
+from codingcode_jupyter.engine.tools.web import fetch_url_tool, html_to_markdown, web_search_tool
 from tests.engine.helpers import make_deps
 
 fetch_url, web_search = fetch_url_tool(), web_search_tool()

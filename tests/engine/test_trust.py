@@ -16,8 +16,8 @@ import pytest
 from codingcode_jupyter.__main__ import check_permission
 from codingcode_jupyter.engine.approval.audit import AuditLog
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.project_settings import ProjectSettings
+from codingcode_jupyter.engine.tools.base import ToolCall
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from codingcode_jupyter.engine.user_dir import user_dir
 from tests.engine.approval_helpers import context

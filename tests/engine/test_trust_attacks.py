@@ -18,12 +18,12 @@ import yaml
 
 from codingcode_jupyter.engine.agents.profiles import load_profiles
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
-from codingcode_jupyter.engine.approval.types import ToolCall
 from codingcode_jupyter.engine.claude.files import claude_dir
 from codingcode_jupyter.engine.mcp.config import McpConfigError, read_mcp_config
 from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.prompts import build_system_prompt
 from codingcode_jupyter.engine.settings import SettingsError
+from codingcode_jupyter.engine.tools.base import ToolCall
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
 from codingcode_jupyter.engine.tools.shell import execute_command_tool
 from codingcode_jupyter.engine.user_dir import user_dir

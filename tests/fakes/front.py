@@ -11,8 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from codingcode_jupyter.engine.approval.types import Answer, ApprovalRequest, Reply
-from codingcode_jupyter.engine.approval.unconfined import UnconfinedAnswer, UnconfinedRequest
+from codingcode_jupyter.engine.approval.types import Answer, ApprovalRequest, Reply, UnconfinedAnswer, UnconfinedRequest
 from codingcode_jupyter.engine.front import TrustAnswer
 from codingcode_jupyter.engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
 from codingcode_jupyter.engine.trust.items import TrustItem

@@ -23,7 +23,7 @@ import pytest
 from IPython.core.events import EventManager, available_events
 
 from codingcode_jupyter.notebook import prewarm as prewarm_module
-from codingcode_jupyter.notebook.agent_cell import AgentInterrupted
+from codingcode_jupyter.notebook.failures import AgentInterrupted
 from codingcode_jupyter.notebook.prewarm import WAITING_TEXT, Prewarm
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text
 from tests.notebook.kernel_harness import Kernel

@@ -17,27 +17,25 @@ loop answers its own unfinished calls before the cancellation goes on up.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from ..agent import AgentLoop, Conversation
+from ..deps import SessionDeps
 from ..events import ErrorEvent, TurnDone
-from ..models import Model, make_model
 from ..prompts import agent_profiles_section, build_system_prompt
-from ..session import sessions_dir
 from ..state import SessionState
 from ..tools.access import ToolAccess
 from ..tools.base import ToolContext, ToolDefinition, ToolError
 from ..tools.registry import ToolRegistry
 from ..tools.resolver import SessionToolResolver, ToolVisibilityPolicy
-from ..transcript import MessageRecord, SubagentRecord, Transcript, TurnRecord
+from ..transcript import MessageRecord, SubagentRecord, Transcript, TurnRecord, sessions_dir
+from .env import MAX_DEPTH, DispatchEnv
 from .profiles import (
     DISPATCH_TOOL_NAME,
     AgentProfile,
-    ProfileCatalog,
     ProfileError,
     profile_mode,
 )
@@ -46,10 +44,8 @@ if TYPE_CHECKING:
     from ..mcp.manager import McpManager
 
 __all__ = [
-    "MAX_DEPTH",
     "DEFAULT_SUBAGENT_STEPS",
     "DispatchArgs",
-    "DispatchEnv",
     "agent_depth",
     "agent_profiles_section",
     "dispatch_agent_tool",
@@ -59,7 +55,6 @@ __all__ = [
 ]
 
 # main (0) -> sub-agent (1) -> sub-sub-agent (2); an agent at depth 2 never gets dispatch_agent.
-MAX_DEPTH = 2
 DEFAULT_SUBAGENT_STEPS = 50
 
 
@@ -148,40 +143,6 @@ def _skill_sections(project: Path, profile: AgentProfile | None, agent: str) -> 
     return sections
 
 
-@dataclass
-class DispatchEnv:
-    """What dispatch_agent needs from the session that assembled it (``ctx.deps.dispatch``)."""
-
-    project: Path
-    registry: ToolRegistry
-    # Loaded for every dispatch, so a profile file added or fixed mid-session is used at once.
-    catalog: Callable[[], ProfileCatalog]
-    mcp: "McpManager | None" = None
-    policy: ToolVisibilityPolicy | None = None
-    # Called with a model name; tests substitute a factory, the session uses make_model.
-    model_factory: Callable[[str], Model] = make_model
-    # Keep a JSONL transcript of every sub-agent's conversation next to the session's.
-    keep_transcripts: bool = True
-    _counters: dict[str, int] = field(default_factory=dict, init=False, repr=False)
-
-    def child_name(self, parent: str, profile: str) -> str:
-        """A session-unique label: ``main/explore#1``, ``main/explore#2``, ``main/plan#1/explore#1``."""
-        key = f"{parent}/{profile}"
-        self._counters[key] = self._counters.get(key, 0) + 1
-        return f"{key}#{self._counters[key]}"
-
-    def dispatchable(self, catalog: ProfileCatalog, depth: int, profile: AgentProfile | None) -> list[AgentProfile]:
-        """The profiles an agent at ``depth`` under ``profile`` may dispatch (empty if none)."""
-        if depth >= MAX_DEPTH:
-            return []
-        if profile is not None and profile.tools is not None:
-            allowed = profile.allows_dispatch()
-        else:
-            # No tool list: the main agent gets every tool; a sub-agent must name dispatch_agent.
-            allowed = depth == 0
-        return catalog.available() if allowed else []
-
-
 class DispatchArgs(BaseModel):
     """Arguments of dispatch_agent."""
 
@@ -204,10 +165,12 @@ def _transcript(env: DispatchEnv, session_id: str, agent: str) -> Transcript | N
 
 
 async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
-    env = ctx.deps.dispatch
+    # Sub-agents run with their parent's parts: only a session's (not a bare call's) has what they need.
+    deps = ctx.deps
     parent = ctx.run
-    if env is None or parent is None:
+    if not isinstance(deps, SessionDeps) or deps.dispatch is None or parent is None:
         raise ToolError("Sub-agents are not available in this session (no dispatch environment).")
+    env = deps.dispatch
     depth = agent_depth(parent.agent) + 1
     if depth > MAX_DEPTH:
         raise ToolError(f"Sub-agents may be nested at most {MAX_DEPTH} deep; '{parent.agent}' cannot dispatch another.")
@@ -258,7 +221,7 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
         agent=name,
         emit=sink,
         ask=parent.ask,
-        deps=ctx.deps,
+        deps=deps,
         mode=mode,
         approval_timeout=ctx.approval_timeout,
         max_steps=profile.max_steps or DEFAULT_SUBAGENT_STEPS,

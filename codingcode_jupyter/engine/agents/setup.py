@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Callable
 from ..state import SessionState
 from ..tools.registry import ToolRegistry
 from ..tools.resolver import SessionToolResolver, ToolVisibilityPolicy
-from .dispatch import DispatchEnv, profile_resolver, profile_system_prompt
+from .dispatch import profile_resolver, profile_system_prompt
+from .env import DispatchEnv
 from .profiles import AgentProfile, ProfileCatalog, load_profiles
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ class AgentSetup:
 
 def _skill_tools(project: Path, home: Path | None) -> list["ToolDefinition"]:
     """load_skill, when the person or the project has a skill (a session without any is not offered it)."""
-    from ..skills import load_skill_tool, load_skills
+    from ..skills import load_skills
+    from ..tools.skill import load_skill_tool
 
     return [load_skill_tool(project, home)] if load_skills(project, home).skills else []
 

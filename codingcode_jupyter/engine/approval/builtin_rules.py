@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from .. import fs_probe
+from .. import budget, fs_probe
 from ..git_index import TrackedFiles, find_repository, tracked_files
 from ..host_paths import git_config_program
 from ..secret_files import find_env_files, find_secret_named, holds_private_key, is_env_file, secret_file, secret_name
-from . import budget
 from .examples import CheckedOnce
 from .inline_code import code_source
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
@@ -868,28 +867,36 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
 )
 
 
+_DENY_FIRST = tuple(rule for rule in BUILTIN_RULES if rule.action == "deny")
+_ASK_RULES = tuple(rule for rule in BUILTIN_RULES if rule.action != "deny")
+
+
 def _checked(rule: BuiltinRule, subject: Subject) -> list[Hit]:
     budget.check()
     return rule.check(subject)
 
 
 def check_builtin(subject: Subject) -> list[Hit]:
-    """Every built-in rule's hits on ``subject``, denials first."""
+    """Every built-in rule's hits on ``subject``, denials first. The deny rules are checked first and
+    a denial ends the check: the ask rules' walks (a tree read for secret names) can only spend the
+    judging budget of a call nothing denies."""
     examples_checked()
-    hits = [hit for rule in BUILTIN_RULES for hit in _checked(rule, subject)]
+    hits = [hit for rule in _DENY_FIRST for hit in _checked(rule, subject)]
+    if any(hit.action == "deny" for hit in hits):
+        return sorted(hits, key=lambda hit: hit.action != "deny")
+    hits += [hit for rule in _ASK_RULES for hit in _checked(rule, subject)]
     return sorted(hits, key=lambda hit: hit.action != "deny")
 
 
 def _check_examples() -> None:
     # The examples are judged through the built-in tools' own declarations, as a session would.
-    from ..tools.builtin import builtin_tools
+    from ..tools.base import declared_tool
 
-    tools = {tool.name: tool for tool in builtin_tools()}
     project = Path("/nonexistent/codingcode-example-project")
     for rule in BUILTIN_RULES:
         for expected, examples in ((True, rule.must_match), (False, rule.must_not_match)):
             for tool, args in examples:
-                subject = build_subject(tools[tool], args, project)
+                subject = build_subject(declared_tool(tool), args, project)
                 matched = any(hit.action == rule.action for hit in rule.check(subject))
                 if matched != expected:
                     verb = "must match" if expected else "must not match"

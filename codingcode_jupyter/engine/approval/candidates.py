@@ -18,7 +18,8 @@ from ..domains import url_host
 from .builtin_rules import check_builtin
 from .paths import protected_reason, relative_to_project
 from .program_traits import NAMES_SUBCOMMAND, NESTED_SUBCOMMANDS, NO_WILDCARD
-from .rules import escape_pattern, exact_rules
+from .rule_syntax import escape_pattern
+from .rules import exact_rules
 from .shell_parse import SimpleCommand
 from .subject import Subject
 

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Literal
 from ..deadline import within
 from ..events import ApprovalAnswered, ApprovalRequested
 from ..settings import SettingsError
+from ..tools.base import ToolCall
 from .amend import persist_rules
 from .display import escape_unicode, escape_value
-from .layers import Judging, WhenUndecided
+from .judging import Judging
+from .layers import WhenUndecided
 from .rules import nearest_allow
-from .types import Answer, ApprovalRequest, Asker, Decision, Reply, ToolCall, Verdict
+from .types import Answer, ApprovalRequest, Asker, Decision, Reply, Verdict
 
 if TYPE_CHECKING:
     from ..project_settings import ProjectSettings

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from .budget import not_counted
+from ..budget import not_counted
 
 __all__ = ["CheckedOnce"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import budget
+from .. import budget
 
 __all__ = ["HereDoc", "cut_heredocs"]
 

@@ -18,7 +18,7 @@ from .paths import relative_to_project
 from .types import Decision
 
 if TYPE_CHECKING:
-    from .layers import Judging
+    from .judging import Judging
 
 __all__ = ["ModeRule", "MODE_RULES", "mode_verdict_row"]
 

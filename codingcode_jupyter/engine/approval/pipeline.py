@@ -15,22 +15,25 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
+from ..budget import DEFAULT_SECONDS, Budget, OverBudget
 from ..events import AuditRecorded
 from ..hooks import pre_tool_use as hooks_module
 from ..project_settings import EffectiveSettings, ProjectSettings
 from ..settings import SettingsError
+from ..tools.base import ToolCall
 from .amend import persist_rules
 from .audit import AuditLog, clip_input
 from .audit_records import DecisionRecord, OutcomeRecord
-from .budget import DEFAULT_SECONDS, Budget, OverBudget
 from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
-from .layers import Egress, Hooks, Judging, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
+from .judging import Judging
+from .layers import Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
 from .reviewer import Reviewer
-from .rules import Rule, RuleError, exact_rules, parse_rule
+from .rule_syntax import Rule, RuleError, parse_rule
+from .rules import exact_rules
 from .subject import Subject, build_subject
-from .types import Asker, Decision, Outcome, ToolCall, Verdict, strictest
+from .types import Asker, Decision, Outcome, Verdict, strictest
 
 if TYPE_CHECKING:
     from ..tools.base import ToolContext

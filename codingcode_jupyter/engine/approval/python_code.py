@@ -22,9 +22,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from .budget import check as check_budget, checked
+from ..budget import OverBudget, check as check_budget, checked
+from ..tools.access import NameLookup
 from .ipython_syntax import read_cell
-from .python_proof import NameLookup, unproven
+from .python_proof import unproven
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -144,6 +145,10 @@ _DOWNLOAD_TO_FILE = frozenset({"urllib.request.urlretrieve", "urllib.urlretrieve
 _OPEN_CALLS = frozenset({"open", "io.open", "codecs.open", "builtins.open", "os.open"})
 
 
+# The longest code read with ast (a script of a few thousand lines; an agent's snippets are far shorter).
+CODE_MAX = 128 * 1024
+
+
 def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None,
                    ipython: bool = False, names: NameLookup | None = None) -> PythonReading:
     """Read ``code`` without running it; ``home`` is what ``~`` means, ``cwd`` where relative paths start.
@@ -151,6 +156,9 @@ def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None
     ``ipython``: the code is a cell as IPython runs it (``!cmd`` lines, magics): its shell lines are
     read as commands and its magics allowed only when the judge knows them (:mod:`.ipython_syntax`).
     ``names``: what a name the code uses without binding it is bound to where it runs."""
+    if len(code) > CODE_MAX:
+        # Parsing cannot be stopped halfway and its tree's walks take seconds past this: asked unread.
+        raise OverBudget(f"the code is {len(code):,} characters long, more than the judge reads ({CODE_MAX:,})")
     reading = PythonReading()
     if ipython:
         cell = read_cell(code)

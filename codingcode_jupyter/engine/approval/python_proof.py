@@ -20,7 +20,7 @@ code), assignments to a module's attributes, dunder attributes beyond :data:`DUN
 and unpickling (``read_pickle``, ``allow_pickle=True``).
 
 A name the code uses but neither binds nor imports is looked up in the namespace the code runs
-in, when the tool says how (:class:`LiveName`, from ``ToolAccess.names``): a module or a
+in, when the tool says how (:class:`~..tools.access.LiveName`, from ``ToolAccess.names``): a module or a
 function there is followed as if the code had imported it (``sp = subprocess`` in an earlier
 cell, then ``sp.run(...)``), plain data (values of builtin types, the data libraries, the
 person's own functions and classes) is understood, and any other object is not — its methods
@@ -33,28 +33,13 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Callable
 
-from .budget import check as check_budget, checked
+from ..budget import check as check_budget, checked
 
-__all__ = ["unproven", "PURE_MODULES", "PARTLY", "SAFE_BUILTINS", "LiveName", "NameLookup"]
-
-
-@dataclass(frozen=True)
-class LiveName:
-    """What a name is bound to in the namespace the code will run in.
-
-    ``module``/``callable``: ``qualified`` is its importable name (``subprocess``, ``subprocess.run``),
-    judged as if imported; ``data``: a value the judge understands; ``object``: anything else
-    (``qualified`` names its type)."""
-
-    kind: Literal["data", "module", "callable", "object"]
-    qualified: str = ""
+__all__ = ["unproven", "PURE_MODULES", "PARTLY", "SAFE_BUILTINS"]
 
 
-# A name's binding in the live namespace, or None when the name is not bound there.
-NameLookup = Callable[[str], "LiveName | None"]
 
 # Any attribute of these modules is understood: computing, parsing, formatting, data frames,
 # plots. Their file functions reach paths the judge collects from literal arguments.

@@ -257,10 +257,10 @@ def _read_only(subject: Subject, confined: bool = False) -> str | None:
 
 
 def _check_examples() -> None:
-    from ..tools.shell import execute_command_tool
+    from ..tools.base import declared_tool
     from .subject import build_subject
 
-    tool = execute_command_tool()
+    tool = declared_tool("execute_command")
     project = Path("/nonexistent/codingcode-example-project")
     for entry in READ_ONLY_PROGRAMS:
         for expected, confined, examples in ((True, False, entry.must), (False, True, entry.must_not),

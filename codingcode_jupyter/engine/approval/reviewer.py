@@ -23,15 +23,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..deadline import within
 from ..events import Usage
 from ..messages import MessageParam, ToolParam, ToolResultBlockParam, blocks, cached_tool, result_parts, user_blocks
 from ..models.pricing import cost_usd
+from ..tools.base import ToolCall
 from .layers import Layer
-from .types import Asker, Decision, ToolCall, Verdict
+from .review_state import ReviewerState
+from .types import Asker, Decision, Verdict
 
 if TYPE_CHECKING:
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
@@ -40,16 +42,14 @@ if TYPE_CHECKING:
     from ..tools.base import ToolContext
 
 __all__ = ["DEFAULT_REVIEWER_MODEL", "REVIEWABLE", "Guidance", "ReviewInput", "ReviewAnswer", "ReviewError",
-           "ReviewerState", "Reviewer", "SYSTEM_PROMPT", "DECISION_TOOL", "review_prompt", "build_params", "parse_answer",
-           "guidance_from", "review_input", "ask_reviewer", "reviewer_settings", "ReviewOutcome", "turn_summary", "MAX_CONSECUTIVE", "MAX_TOTAL"]
+           "Reviewer", "SYSTEM_PROMPT", "DECISION_TOOL", "review_prompt", "build_params", "parse_answer",
+           "guidance_from", "review_input", "ask_reviewer", "reviewer_settings", "ReviewOutcome", "turn_summary"]
 
 DEFAULT_REVIEWER_MODEL = "claude-haiku-4-5"
 # The asks a reviewer may answer: the default card (nothing allowed the call), a request to an
 # unlisted domain, a read outside the project. Every other ask is the person's: a rule or hook they
 # wrote that asks, a project's allow rule not yet trusted, and (forced) what no setting outranks.
 REVIEWABLE = frozenset({"confirm", "egress", "outside"})
-MAX_CONSECUTIVE = 3
-MAX_TOTAL = 20
 # Bounds of what is sent: the summary of the turn, one tool result inside it, the card's preview.
 SUMMARY_CHARS = 6000
 RESULT_CHARS = 600
@@ -302,52 +302,6 @@ def reviewer_settings(settings: "EffectiveSettings | None") -> tuple[str, float,
 
 
 # -- the session's counts --------------------------------------------------------------------
-
-
-@dataclass
-class ReviewerState:
-    """One session's reviewer: its counts, and whether it has handed back too often to go on."""
-
-    allowed: int = 0
-    handed_back: int = 0  # the reviewer answered "ask"
-    failed: int = 0  # error, timeout, an answer that does not parse
-    consecutive: int = 0
-    # Hand-backs since the person last set auto mode (the session limit counts these).
-    since_set: int = 0
-    paused: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    cost: float = 0.0
-
-    def record(self, allowed: bool, failed: bool = False) -> None:
-        if allowed:
-            self.allowed += 1
-            self.consecutive = 0
-            return
-        if failed:
-            self.failed += 1
-        else:
-            self.handed_back += 1
-        self.consecutive += 1
-        self.since_set += 1
-        if self.consecutive >= MAX_CONSECUTIVE:
-            self.paused = f"the reviewer handed back {self.consecutive} calls in a row"
-        elif self.since_set >= MAX_TOTAL:
-            self.paused = f"the reviewer handed back {self.since_set} calls in this session"
-
-    def resume(self) -> None:
-        """The person set auto mode again: the reviewer answers again, its limits counted afresh."""
-        self.paused = None
-        self.consecutive = 0
-        self.since_set = 0
-
-    def describe(self) -> str:
-        cost = f", ${self.cost:.4f}" if self.cost else ""
-        line = (f"reviewer: {self.allowed} allowed, {self.handed_back} handed to you, {self.failed} failed "
-                f"({self.usage.input_tokens + self.usage.cache_read_input_tokens + self.usage.cache_creation_input_tokens}"
-                f" in / {self.usage.output_tokens} out tokens{cost})")
-        if self.paused:
-            line += f"; paused ({self.paused}): every question goes to you until you set %agent mode auto again"
-        return line
 
 
 # -- the layer ------------------------------------------------------------------------------

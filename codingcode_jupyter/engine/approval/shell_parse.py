@@ -18,7 +18,8 @@ import re
 import secrets
 from typing import Any
 
-from . import budget, programs
+from .. import budget
+from . import programs
 from .git_settings import environment_settings, git_settings, setting_effect
 from .heredocs import HereDoc, cut_heredocs
 from .inline_code import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from . import budget
+from .. import budget
 
 __all__ = ["blank_arithmetic", "RESERVED_WORDS", "blank_time", "quote_word", "dequote", "expand_braces", "unquote_raw", "option_cluster_has",
            "split_segments", "tolerant_words"]

@@ -11,16 +11,12 @@ a person must answer, the approver awaits the front's :data:`Asker` callback wit
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Optional, Protocol
+from typing import Any, Awaitable, Callable, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-if TYPE_CHECKING:
-    from ..tools.base import ToolContext, ToolDefinition
-
-__all__ = ["Answer", "Reply", "ApprovalRequest", "Asker", "Decision", "Verdict", "strictest", "ToolCall", "Approver",
-           "Outcome"]
+__all__ = ["Answer", "Reply", "ApprovalRequest", "Asker", "Decision", "Verdict", "strictest", "Outcome",
+           "UnconfinedAnswer", "UnconfinedRequest", "UNCONFINED_CHOICES", "when_unavailable"]
 
 Answer = Literal["allow", "deny", "always", "never"]
 Outcome = Literal["ok", "error", "denied", "interrupted"]
@@ -142,24 +138,36 @@ class Reply(BaseModel):
 Asker = Callable[[ApprovalRequest], Awaitable["Answer | Reply"]]
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    """One call to approve: its id, the tool's definition and the input as the model wrote it."""
+# -- no sandbox here: the once-per-session card (approval/unconfined_choice.py keeps its answer) ------
 
+UnconfinedAnswer = Literal["ask_each", "session", "never"]
+
+# The card's answers in the order it shows them, with the words every front uses.
+UNCONFINED_CHOICES: dict[UnconfinedAnswer, str] = {
+    "ask_each": "Ask for each command",
+    "session": "Run ordinary commands unconfined for this session",
+    "never": "Never on this machine",
+}
+
+
+def when_unavailable(refused: bool) -> str:
+    """What happens to commands while no sandbox can run (status, doctor, the CLI, the session's notice)."""
+    if refused:
+        return "commands that would run unconfined are refused (sandbox.failIfUnavailable); read-only commands run"
+    return ("the first command that would run unconfined asks once how to run such commands this session (ask for "
+            "each, ordinary ones unconfined, never on this machine); read-only commands run")
+
+
+class UnconfinedRequest(BaseModel):
+    """What the card says: why there is no sandbox, the command that needs the answer, where "never" goes."""
+
+    session_id: str
+    turn_id: int
+    agent: str = "main"
     tool_use_id: str
-    tool: "ToolDefinition"
-    input: dict[str, Any]
-
-    @property
-    def definition(self) -> "ToolDefinition":
-        return self.tool
-
-
-class Approver(Protocol):
-    """The contract between the agent loop and the approval pipeline."""
-
-    async def decide(self, call: ToolCall, ctx: "ToolContext", ask: Asker | None) -> Verdict: ...
-
-    def record_outcome(
-        self, call: ToolCall, ctx: "ToolContext", decision: Verdict, outcome: Outcome, duration_ms: float
-    ) -> None: ...
+    # The command as the card shows it (invisible characters escaped).
+    command: str
+    # Why no sandbox can run it here (the probes' reason).
+    why: str
+    # The user settings file "Never on this machine" writes.
+    settings_path: str

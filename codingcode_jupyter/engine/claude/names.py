@@ -117,7 +117,7 @@ _HOOK_NAMES: dict[str, tuple[str, ...]] = _hook_names()
 # the agent machinery's (sub-agents, deferred tools, MCP resources, skills); a test checks them
 # against the definitions. A front adds its own tools' names (the notebook's kernel tools) with
 # declare_front_tools, before it reads any settings. Custom and MCP tools are not known when
-# settings load; see rules.check_tool_name for how those are judged.
+# settings load; see rule_syntax.check_tool_name for how those are judged.
 ENGINE_TOOL_NAMES: frozenset[str] = frozenset({
     "read_file", "write_file", "edit_file", "search_code", "search_files", "execute_command", "fetch_url",
     "web_search", "todo_write", "dispatch_agent", "tool_search", "list_mcp_resources", "read_mcp_resource",

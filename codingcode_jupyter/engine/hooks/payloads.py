@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
@@ -21,7 +21,6 @@ from .events import HookEvent
 
 if TYPE_CHECKING:
     from ..settings import Dialect
-    from ..tools.base import ToolDefinition
 
 __all__ = ["ToolView", "common_fields", "tool_fields", "claude_mode", "transcript_path", "HookInput", "ToolHookInput",
            "PromptHookInput", "StopHookInput", "SessionStartHookInput", "SessionEndHookInput", "PreCompactHookInput",
@@ -36,9 +35,22 @@ def claude_mode(mode: str) -> str:
 
 
 def transcript_path(project: Path | str, session_id: str) -> str:
-    from ..session import sessions_dir
+    from ..transcript import sessions_dir
 
     return str(sessions_dir(Path(project)) / f"{session_id}.jsonl")
+
+
+class NamedTool(Protocol):
+    """A tool's names and origin, as a tool definition has them."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def display_name(self) -> str | None: ...
+
+    @property
+    def source(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -50,7 +62,7 @@ class ToolView:
     mcp: bool = False
 
     @classmethod
-    def of(cls, definition: "ToolDefinition") -> "ToolView":
+    def of(cls, definition: "NamedTool") -> "ToolView":
         return cls(definition.display_name or definition.name, definition.name, definition.source == "mcp")
 
     @property

@@ -26,7 +26,7 @@ import warnings
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Literal, TypedDict, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol, TypedDict, TypeVar
 
 import httpx2
 import mcp_types as types
@@ -41,15 +41,14 @@ from ..events import McpProgress
 from .call_clocks import CallClocks
 from .common import McpCallError
 from .config import HttpServerConfig, SseServerConfig, StdioServerConfig
-from .elicitation import ElicitationRequest, ElicitationSchemaError, check_answer, parse_form
-from .host import ConnectionHost, LoneHost
+from .elicitation import ElicitationRequest, ElicitationResponse, ElicitationSchemaError, check_answer, parse_form
 from .oauth import LoginFlow, LoginPending, default_token_dir, make_oauth
 from .offers import McpToolInfo, ResourceInfo, list_prompts, list_resources, list_tools
 from .origin import CallOrigin
 from .prompts import PromptInfo
 from .results import to_tool_result
-from .sampling import SamplingDeclined, result_for_server, sampling_request
-from .server_log import ServerLog
+from .sampling import SamplingDeclined, SamplingRequest, SamplingResult, result_for_server, sampling_request
+from .server_log import LogEntry, ServerLog
 from .transport import HttpErrors, open_transport
 
 __all__ = [
@@ -59,6 +58,8 @@ __all__ = [
     "ServerConnection",
     "ConnectionState",
     "ConnectionHost",
+    "LoneHost",
+    "Change",
     "to_tool_result",
 ]
 
@@ -627,3 +628,60 @@ class ServerConnection:
 
     def _log_hint(self) -> str:
         return f" (its stderr is in {self.log_path})" if self.log_path and self.transport == "stdio" else ""
+
+
+# -- the connection's owner ------------------------------------------------------------------------
+# What a connection hands on to whoever owns it (the manager): the server's requests, its log, its
+# changes. A connection made on its own (tests, scripts) has a LoneHost, with nobody to ask.
+
+Change = Literal["state", "tools", "prompts", "resources", "login"]
+
+
+class ConnectionHost(Protocol):
+    """What a connection hands on: the server's requests, its log, and changes of its state."""
+
+    async def sample(self, request: SamplingRequest) -> SamplingResult: ...
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse: ...
+
+    def roots(self, server: "ServerConnection | None" = None) -> list[Path]: ...
+
+    def server_logged(self, server: ServerConnection, entry: LogEntry, origin: CallOrigin | None) -> None: ...
+
+    def server_changed(self, server: ServerConnection, change: Change) -> None: ...
+
+    def refusal(self, server: ServerConnection) -> str | None:
+        """Why the server may not start (a project's server the person has not trusted), or None."""
+        ...
+
+    def project_env(self) -> dict[str, str]:
+        """Variables the project's settings set for its servers (their own ``env`` wins)."""
+        ...
+
+
+class LoneHost:
+    """The host of a connection made on its own (tests, scripts): nobody to ask."""
+
+    def __init__(self, project: Path) -> None:
+        self.project = project
+
+    async def sample(self, request: SamplingRequest) -> SamplingResult:
+        raise SamplingDeclined("this client has nobody to approve sampling")
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
+        return ElicitationResponse.decline("nobody can be asked")
+
+    def roots(self, server: "ServerConnection | None" = None) -> list[Path]:
+        return [self.project]
+
+    def server_logged(self, server: ServerConnection, entry: LogEntry, origin: CallOrigin | None) -> None:
+        pass
+
+    def server_changed(self, server: ServerConnection, change: Change) -> None:
+        pass
+
+    def refusal(self, server: ServerConnection) -> str | None:
+        return None
+
+    def project_env(self) -> dict[str, str]:
+        return {}

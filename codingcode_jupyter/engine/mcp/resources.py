@@ -7,7 +7,7 @@ blocks, the same way tool results do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,8 +17,18 @@ from .origin import CallOrigin
 from .results import READ_TOOL, resource_blocks
 
 if TYPE_CHECKING:
-    from .manager import McpManager
+    from .client import ServerConnection
     from .offers import ResourceInfo
+
+
+class ResourceServers(Protocol):
+    """The servers the resource tools reach (the session's MCP manager)."""
+
+    def servers(self) -> list[str]: ...
+
+    def connection(self, name: str) -> "ServerConnection | None": ...
+
+    def resource_servers(self) -> list["ServerConnection"]: ...
 
 __all__ = ["LIST_TOOL", "READ_TOOL", "resource_tools"]
 
@@ -50,7 +60,7 @@ def _describe(resource: ResourceInfo) -> str:
     return " ".join(parts)
 
 
-def resource_tools(manager: "McpManager") -> list[ToolDefinition]:
+def resource_tools(manager: ResourceServers) -> list[ToolDefinition]:
     """The two tools, bound to ``manager``'s servers."""
 
     async def list_resources(args: ListArgs, ctx: ToolContext) -> str:

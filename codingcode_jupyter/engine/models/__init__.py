@@ -5,14 +5,11 @@ from __future__ import annotations
 import os
 
 from .base import Model, ModelError, ModelRequest, ModelResponse
+from .clients import has_api_key
 
 __all__ = ["Model", "ModelError", "ModelRequest", "ModelResponse", "make_model", "resolve_model_name", "has_api_key"]
 
 DEMO = "demo"
-
-
-def has_api_key() -> bool:
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
 
 
 def resolve_model_name(requested: str | None) -> tuple[str, str | None]:

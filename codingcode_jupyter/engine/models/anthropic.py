@@ -187,8 +187,7 @@ def warm_up() -> None:
     # Run by anyio, as the HTTP transport is: its event loop backend loads here, not in the first turn.
     anyio.run(stream_once)
     anyio.connect_tcp  # noqa: B018 -- what the transport connects with, a module anyio loads on first use
-    from . import has_api_key
-    from .clients import prepare
+    from .clients import has_api_key, prepare
 
     if has_api_key():
         prepare()  # the client the first turn sends with: its TLS context is loaded here, not in that turn

@@ -27,7 +27,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["shared_client", "prepare", "preconnect", "forget", "KEEPALIVE_S"]
+__all__ = ["shared_client", "prepare", "preconnect", "forget", "KEEPALIVE_S", "has_api_key"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,11 @@ class _Entry:
 
 _LOCK = threading.Lock()
 _CLIENTS: dict[tuple[Any, ...], _Entry] = {}
+
+
+def has_api_key() -> bool:
+    """An API key (or auth token) for the Anthropic API is in the environment."""
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
 
 
 def _key(max_retries: int) -> tuple[Any, ...]:

@@ -282,7 +282,7 @@ class CommandSandbox:
             return "off (disabled in settings: sandbox.enabled is false)"
         if self.active:
             return f"{BACKEND_NAMES[self.backend or 'bwrap']}: on (network {self.network}) — {self.backend_reason}"
-        from ..approval.unconfined import when_unavailable
+        from ..approval.types import when_unavailable
 
         return f"none: {self.unavailable_reason} — {when_unavailable(self.fail_if_unavailable)}"
 

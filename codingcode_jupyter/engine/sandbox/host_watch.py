@@ -30,12 +30,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from ..host_paths import PYTHON_START_PATTERNS, host_executed, import_path_dirs
-
-if TYPE_CHECKING:
-    from .bwrap import CommandSandbox
+from .project_scan import ProjectScan
 
 __all__ = ["HostChange", "HostWatch", "is_agent_venv_entry"]
 
@@ -98,10 +96,33 @@ def is_agent_venv_entry(path: Path, project: Path, home: Path, agent_venvs: set[
     return hit is None or hit.pattern in PYTHON_START_PATTERNS or hit.root == venv
 
 
+class WatchedSandbox(Protocol):
+    """What a watch reads and keeps in its sandbox (a :class:`~.bwrap.CommandSandbox`): where the
+    project and the home are, its walk of the project, and what it remembers between commands."""
+
+    @property
+    def project(self) -> Path: ...
+
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def project_scan(self) -> ProjectScan: ...
+
+    @property
+    def placeholders(self) -> list[Path]: ...
+
+    @property
+    def agent_venvs(self) -> set[Path]: ...
+
+    @property
+    def host_accepted(self) -> dict[Path, tuple[int, int, int, int, int]]: ...
+
+
 class HostWatch:
     """One sandboxed command's before-and-after view of the project's host-executed entries."""
 
-    def __init__(self, sandbox: "CommandSandbox") -> None:
+    def __init__(self, sandbox: WatchedSandbox) -> None:
         self.sandbox = sandbox
         self.project = sandbox.project
         self.home = sandbox.home
@@ -116,7 +137,7 @@ class HostWatch:
                 self._before[path] = seen
 
     @classmethod
-    def start(cls, sandbox: "CommandSandbox") -> "HostWatch":
+    def start(cls, sandbox: WatchedSandbox) -> "HostWatch":
         """List the host-executed entries now, before the command starts."""
         return cls(sandbox)
 

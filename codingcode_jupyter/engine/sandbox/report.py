@@ -44,7 +44,7 @@ def sandbox_report(sandbox: "CommandSandbox") -> SandboxReport:
     if not sandbox.enabled:
         return SandboxReport("disabled", None, "sandbox.enabled is false")
     if not sandbox.active:
-        from ..approval.unconfined import when_unavailable
+        from ..approval.types import when_unavailable
 
         then = when_unavailable(sandbox.fail_if_unavailable)
         return SandboxReport("unavailable", None, f"{sandbox.unavailable_reason} — {then}")

@@ -15,17 +15,30 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Callable, Literal
 
-if TYPE_CHECKING:
-    from ..approval.python_proof import NameLookup
-
-__all__ = ["Origin", "PathAccess", "PathArg", "ToolAccess", "OPAQUE"]
+__all__ = ["Origin", "PathAccess", "PathArg", "ToolAccess", "OPAQUE", "LiveName", "NameLookup", "BUILTIN_ACCESS"]
 
 # Where a tool comes from: the engine, the kernel front, a notebook cell, an MCP server, or
 # the agent machinery (dispatch_agent).
 Origin = Literal["builtin", "kernel", "custom", "mcp", "agent"]
 PathAccess = Literal["read", "write", "tree", "list"]
+
+
+@dataclass(frozen=True)
+class LiveName:
+    """What a name is bound to in the namespace the code will run in.
+
+    ``module``/``callable``: ``qualified`` is its importable name (``subprocess``, ``subprocess.run``),
+    judged as if imported; ``data``: a value the judge understands; ``object``: anything else
+    (``qualified`` names its type)."""
+
+    kind: Literal["data", "module", "callable", "object"]
+    qualified: str = ""
+
+
+# A name's binding in the live namespace, or None when the name is not bound there.
+NameLookup = Callable[[str], "LiveName | None"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,7 @@ class ToolAccess:
     opaque: bool = False
     # For code run in a live namespace: what a name the code does not bind is bound to there, so
     # the judge follows `sp.run(...)` after an earlier `sp = subprocess` (None: not known).
-    names: "NameLookup | None" = field(default=None, compare=False, repr=False)
+    names: NameLookup | None = field(default=None, compare=False, repr=False)
 
     @property
     def key_argument(self) -> str | None:
@@ -87,3 +100,16 @@ class ToolAccess:
 
 # What a tool the project did not write is judged as: able to reach anything its arguments name.
 OPAQUE = ToolAccess(opaque=True)
+
+# The built-in tools' declarations, one place for each: the tools are defined with them, and the
+# judge's tables check their examples against them (as a session would judge those tools).
+BUILTIN_ACCESS: dict[str, ToolAccess] = {
+    "read_file": ToolAccess(paths=(PathArg("path", "read"),), read_only=True),
+    "write_file": ToolAccess(paths=(PathArg("path", "write"),), edits=True),
+    "edit_file": ToolAccess(paths=(PathArg("path", "write"),), edits=True),
+    "search_code": ToolAccess(paths=(PathArg("path", "tree", default="."),), key="pattern", read_only=True),
+    "search_files": ToolAccess(paths=(PathArg("path", "list", default="."),), key="pattern", read_only=True),
+    "execute_command": ToolAccess(command="command", cwd="cwd"),
+    "fetch_url": ToolAccess(url="url", read_only=True),
+    "web_search": ToolAccess(key="query", read_only=True),
+}

@@ -20,17 +20,23 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Union
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .. import messages
+from ..approval.types import Asker, Outcome, Verdict
 from ..events import EventSink, ToolProgress, Usage
 from ..messages import ResultPartParam, ToolParam
 from ..paths import resolve_path
-from .access import Origin, ToolAccess
+from .access import BUILTIN_ACCESS, Origin, ToolAccess
 
 if TYPE_CHECKING:
-    from ..approval.types import Approver, Asker
-    from ..deps import SessionDeps
+    import httpx
+
+    from ..approval.review_state import ReviewerState
+    from ..approval.unconfined_choice import UnconfinedChoice
+    from ..checkpoints import CheckpointStore
     from ..messages import MessageParam
     from ..models.base import Model
-    from ..settings import PermissionMode
+    from ..project_settings import ProjectSettings
+    from ..sandbox.bwrap import CommandSandbox
+    from ..settings import PermissionMode, WebSearchSettings
     from ..state import SessionState
 
 __all__ = [
@@ -45,6 +51,13 @@ __all__ = [
     "canonical_json_schema",
     "format_validation_error",
     "text_block",
+    "ToolCall",
+    "Approver",
+    "declared_tool",
+    "SessionParts",
+    "BareParts",
+    "SearchHit",
+    "SearchBackend",
 ]
 
 # One block of a tool's result (text, image, document...): the SDK's own tool_result content type.
@@ -143,6 +156,75 @@ def _ignore(event: BaseModel) -> None:
     """The sink of a run nobody watches."""
 
 
+@dataclass
+class SearchHit:
+    """One web search result."""
+
+    title: str
+    url: str
+    snippet: str = ""
+
+
+# A web search backend: (query, how many, the settings' webSearch, the call) -> hits.
+SearchBackend = Callable[[str, int, "WebSearchSettings | None", "ToolContext"], Awaitable[list[SearchHit]]]
+
+
+class SessionParts(Protocol):
+    """What a tool or an approval layer may use of its session: its project and live settings, the
+    command sandbox, the undo store, the person's standing answers, the seams a test or an embedder
+    fills. The session's :class:`~..deps.SessionDeps` has these and what only the loop and the
+    session use (MCP, hooks, sub-agents, the tool registry)."""
+
+    @property
+    def project(self) -> Path: ...
+
+    @property
+    def settings(self) -> "ProjectSettings": ...
+
+    def sandbox(self) -> "CommandSandbox | None": ...
+
+    @property
+    def checkpoints(self) -> "CheckpointStore | None": ...
+
+    @property
+    def unconfined(self) -> "UnconfinedChoice": ...
+
+    @property
+    def reviewer(self) -> "ReviewerState": ...
+
+    @property
+    def http_transport(self) -> "httpx.AsyncBaseTransport | None": ...
+
+    @property
+    def web_search_backend(self) -> SearchBackend | None: ...
+
+
+@dataclass
+class BareParts:
+    """The parts of a call run outside any session (`permissions check`, a benchmark, a test): the
+    project's settings and nothing else (no sandbox, no undo store)."""
+
+    project: Path
+    settings: "ProjectSettings"
+    unconfined: "UnconfinedChoice"
+    reviewer: "ReviewerState"
+    checkpoints: "CheckpointStore | None" = None
+    http_transport: "httpx.AsyncBaseTransport | None" = None
+    web_search_backend: SearchBackend | None = None
+
+    @classmethod
+    def of(cls, project: Path) -> "BareParts":
+        from ..approval.review_state import ReviewerState
+        from ..approval.unconfined_choice import UnconfinedChoice
+        from ..project_settings import ProjectSettings
+
+        root = Path(project).resolve()
+        return cls(project=root, settings=ProjectSettings(root), unconfined=UnconfinedChoice(), reviewer=ReviewerState())
+
+    def sandbox(self) -> "CommandSandbox | None":
+        return None
+
+
 @dataclass(frozen=True)
 class AgentTurn:
     """What every tool call of one agent's turn shares, made once per turn by the agent loop.
@@ -152,7 +234,7 @@ class AgentTurn:
     through its :class:`ToolContext`.
     """
 
-    deps: "SessionDeps"
+    deps: SessionParts
     session_id: str
     turn_id: int
     agent: str = "main"
@@ -187,16 +269,14 @@ class ToolContext:
     ask_in_place: bool = False
 
     @classmethod
-    def standalone(cls, project: Path, *, deps: "SessionDeps | None" = None, session_id: str = "s", turn_id: int = 1,
+    def standalone(cls, project: Path, *, deps: SessionParts | None = None, session_id: str = "s", turn_id: int = 1,
                    tool_use_id: str = "", agent: str = "main", state: "SessionState | None" = None,
                    emit: EventSink = _ignore, mode: "PermissionMode" = "default",
                    approval_timeout: float | None = None, run: AgentRun | None = None) -> "ToolContext":
         """A context for a call run outside any agent's turn (`permissions check`, benchmarks, tests):
         ``deps`` default to the project's settings and nothing else (no sandbox, MCP, checkpoints)."""
         if deps is None:
-            from ..deps import SessionDeps
-
-            deps = SessionDeps.of(project)
+            deps = BareParts.of(project)
         turn = AgentTurn(deps=deps, session_id=session_id, turn_id=turn_id, agent=agent, state=state, emit=emit,
                          mode=mode, approval_timeout=approval_timeout, run=run)
         return cls(turn, tool_use_id)
@@ -208,7 +288,7 @@ class ToolContext:
 
     # The turn's facts, read through the call's context.
     @property
-    def deps(self) -> "SessionDeps":
+    def deps(self) -> SessionParts:
         return self.turn.deps
 
     @property
@@ -395,3 +475,37 @@ def to_result(output: ToolOutput) -> ToolResult:
     if isinstance(output, list):
         return ToolResult(list(output))
     return ToolResult.text(json.dumps(output, default=str))
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call to approve: its id, the tool's definition and the input as the model wrote it."""
+
+    tool_use_id: str
+    tool: ToolDefinition
+    input: dict[str, Any]
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self.tool
+
+
+class Approver(Protocol):
+    """The contract between the agent loop and the approval pipeline."""
+
+    async def decide(self, call: ToolCall, ctx: ToolContext, ask: Asker | None) -> Verdict: ...
+
+    def record_outcome(
+        self, call: ToolCall, ctx: ToolContext, decision: Verdict, outcome: Outcome, duration_ms: float
+    ) -> None: ...
+
+
+async def _declared_only(args: Any, ctx: ToolContext) -> ToolOutput:
+    raise ToolError("a tool declared for judging only cannot run")
+
+
+def declared_tool(name: str) -> ToolDefinition:
+    """A built-in tool as the judge sees it: its name and its declaration (``BUILTIN_ACCESS``), with
+    nothing to run; the judge's tables check their examples through it, below the tools themselves."""
+    return ToolDefinition(name=name, description=name, parameters=AnyArgs, execute=_declared_only,
+                          access=BUILTIN_ACCESS[name])

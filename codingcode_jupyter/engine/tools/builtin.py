@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+
 from .base import ToolDefinition
 from .files import edit_file_tool, read_file_tool, write_file_tool
+from .registry import ToolRegistry
 from .search import search_code_tool, search_files_tool
 from .shell import execute_command_tool
 from .todo import todo_write_tool
 from .web import fetch_url_tool, web_search_tool
 
-__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools"]
+__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "global_registry"]
 
 BUILTIN_TOOL_NAMES = (
     "read_file",
@@ -37,3 +40,18 @@ def builtin_tools() -> list[ToolDefinition]:
         web_search_tool(),
         todo_write_tool(),
     ]
+
+
+_REGISTRY: ToolRegistry | None = None
+# warm_up() may build the registry on another thread while a cell registers a custom tool.
+_REGISTRY_LOCK = threading.Lock()
+
+
+def global_registry() -> ToolRegistry:
+    """The process's tools: the built-ins, then custom tools registered from cells."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        with _REGISTRY_LOCK:
+            if _REGISTRY is None:
+                _REGISTRY = ToolRegistry(builtin_tools())
+    return _REGISTRY

@@ -233,9 +233,7 @@ class _ToolDecorator:
 
 
 def _global_registry() -> ToolRegistry:
-    from ..runtime import (
-        global_registry,  # the runtime knows every layer; import it only when used
-    )
+    from .builtin import global_registry  # the built-in tools' modules, imported only when used
 
     return global_registry()
 

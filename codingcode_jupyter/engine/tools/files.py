@@ -17,10 +17,10 @@ from typing import BinaryIO
 from pydantic import BaseModel, Field
 
 from ..atomic import atomic_write
-from ..checkpoints import record_after_write, snapshot_before_write
+from ..checkpoints import CheckpointError, CheckpointStore
 from ..paths import is_within
 from ..state import FileStamp
-from .access import PathArg, ToolAccess
+from .access import BUILTIN_ACCESS
 from .base import NoChange, ToolContext, ToolDefinition, ToolError, ToolResult, text_block
 from .images import MAX_IMAGE_BYTES, image_block, sniff_image
 
@@ -463,7 +463,7 @@ def read_file_tool() -> ToolDefinition:
         ),
         parameters=ReadFileArgs,
         execute=_read_file,
-        access=ToolAccess(paths=(PathArg("path", "read"),), read_only=True),
+        access=BUILTIN_ACCESS["read_file"],
     )
 
 
@@ -479,7 +479,7 @@ def write_file_tool() -> ToolDefinition:
         execute=_write_file,
         preview=_write_preview,
         precheck=_write_precheck,
-        access=ToolAccess(paths=(PathArg("path", "write"),), edits=True),
+        access=BUILTIN_ACCESS["write_file"],
     )
 
 
@@ -495,5 +495,36 @@ def edit_file_tool() -> ToolDefinition:
         execute=_edit_file,
         preview=_edit_preview,
         precheck=_edit_precheck,
-        access=ToolAccess(paths=(PathArg("path", "write"),), edits=True),
+        access=BUILTIN_ACCESS["edit_file"],
     )
+
+
+def _store(ctx: ToolContext) -> CheckpointStore | None:
+    return ctx.deps.checkpoints
+
+
+def snapshot_before_write(ctx: ToolContext, path: Path) -> None:
+    """Called by file tools before they change ``path``: snapshot it for this turn.
+
+    A snapshot that cannot be taken stops the write (ToolError): a change that could not
+    be undone is not made silently.
+    """
+    store = _store(ctx)
+    if store is None:
+        return
+    try:
+        store.before_change(ctx.session_id, ctx.turn_id, path)
+    except (CheckpointError, OSError) as error:
+        raise ToolError(f"Could not checkpoint {path} before changing it, so it was not changed: {error}") from None
+
+
+def record_after_write(ctx: ToolContext, path: Path) -> None:
+    """Called by file tools after they changed ``path``: remember what the turn left there."""
+    store = _store(ctx)
+    if store is None:
+        return
+    try:
+        store.after_change(ctx.session_id, ctx.turn_id, path)
+    except (CheckpointError, OSError):
+        # The change is made; without the hash undo reports no conflict for this file.
+        pass

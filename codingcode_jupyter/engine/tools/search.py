@@ -22,7 +22,7 @@ from typing import Iterator
 from pydantic import BaseModel, Field
 
 from ..deadline import within
-from .access import PathArg, ToolAccess
+from .access import BUILTIN_ACCESS
 from .base import ToolContext, ToolDefinition, ToolError
 from .files import SKIP_DIRS, SNIFF_BYTES, display_path, resolve_arg
 
@@ -321,7 +321,7 @@ def search_code_tool() -> ToolDefinition:
         parameters=SearchCodeArgs,
         execute=_search_code,
         # It searches the whole project tree.
-        access=ToolAccess(paths=(PathArg("path", "tree", default="."),), key="pattern", read_only=True),
+        access=BUILTIN_ACCESS["search_code"],
     )
 
 
@@ -335,5 +335,5 @@ def search_files_tool() -> ToolDefinition:
         ),
         parameters=SearchFilesArgs,
         execute=_search_files,
-        access=ToolAccess(paths=(PathArg("path", "list", default="."),), key="pattern", read_only=True),
+        access=BUILTIN_ACCESS["search_files"],
     )

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..approval.host_files import settle_host_files
 from ..processes import OutputBuffer, run_process
-from .access import ToolAccess
+from .access import BUILTIN_ACCESS
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
 from .files import resolve_arg
 
@@ -165,5 +165,5 @@ def execute_command_tool() -> ToolDefinition:
         parameters=ExecuteCommandArgs,
         execute=_execute_command,
         preview=_preview,
-        access=ToolAccess(command="command", cwd="cwd"),
+        access=BUILTIN_ACCESS["execute_command"],
     )

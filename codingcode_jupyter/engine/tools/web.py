@@ -14,27 +14,24 @@ import json
 import os
 import re
 import ssl
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
 from ..messages import ToolUnionParam, WebSearchTool20250305Param
-from .access import ToolAccess
-from .base import ToolContext, ToolDefinition, ToolError, ToolResult
+from .access import BUILTIN_ACCESS
+from .base import SearchBackend, SearchHit, ToolContext, ToolDefinition, ToolError, ToolResult
 
 # httpx and the HTML parsers (bs4, markdownify) are imported by the first fetch or search:
 # together they are most of this module's import time, and most sessions never go online.
 if TYPE_CHECKING:
     import httpx
 
-    from ..settings import Settings, WebSearchSettings
+    from ..settings import Settings
 
 __all__ = [
     "FetchUrlArgs",
     "WebSearchArgs",
-    "SearchHit",
-    "SearchBackend",
     "register_search_backend",
     "html_to_markdown",
     "fetch_url_tool",
@@ -85,7 +82,7 @@ def _redirect_judge(ctx: ToolContext, first: httpx.URL) -> Callable[[httpx.Reque
         run = ctx.run
         if run is None:
             raise _RedirectRefused(f"{first} redirects to another host ({host}) and nobody can approve that here")
-        from ..approval.types import ToolCall
+        from ..tools.base import ToolCall
 
         hops += 1
         call = ToolCall(tool_use_id=f"{ctx.tool_use_id}:redirect-{hops}", tool=fetch_url_tool(),
@@ -253,16 +250,6 @@ async def _fetch_preview(args: FetchUrlArgs, ctx: ToolContext) -> str:
 # --------------------------------------------------------------------------- web_search
 
 
-@dataclass
-class SearchHit:
-    """One search result."""
-
-    title: str
-    url: str
-    snippet: str = ""
-
-
-SearchBackend = Callable[[str, int, "WebSearchSettings | None", ToolContext], Awaitable[list[SearchHit]]]
 _BACKENDS: dict[str, SearchBackend] = {}
 
 
@@ -396,7 +383,7 @@ def fetch_url_tool() -> ToolDefinition:
         parameters=FetchUrlArgs,
         execute=_fetch_url,
         preview=_fetch_preview,
-        access=ToolAccess(url="url", read_only=True),
+        access=BUILTIN_ACCESS["fetch_url"],
     )
 
 
@@ -410,5 +397,5 @@ def web_search_tool() -> ToolDefinition:
         ),
         parameters=WebSearchArgs,
         execute=_web_search,
-        access=ToolAccess(key="query", read_only=True),
+        access=BUILTIN_ACCESS["web_search"],
     )

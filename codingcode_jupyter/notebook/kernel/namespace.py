@@ -6,7 +6,7 @@ import types
 from typing import TYPE_CHECKING, Any, MutableMapping
 
 if TYPE_CHECKING:
-    from ...engine.approval.python_proof import LiveName
+    from ...engine.tools.access import LiveName
 
 
 class KernelAccess:
@@ -38,7 +38,7 @@ class KernelAccess:
         try:
             return describe(value)
         except Exception:  # an object whose attributes raise: not understood, so asked
-            from ...engine.approval.python_proof import LiveName
+            from ...engine.tools.access import LiveName
 
             return LiveName("object", "unknown")
 
@@ -61,7 +61,7 @@ def _data_module(module: str) -> bool:
 def describe(value: Any) -> "LiveName":
     """A live value as the judge sees it: a module or function by its importable name, plain data,
     or an object of a type the judge does not understand (its methods may reach anything)."""
-    from ...engine.approval.python_proof import LiveName
+    from ...engine.tools.access import LiveName
 
     if isinstance(value, types.ModuleType):
         return LiveName("module", value.__name__)

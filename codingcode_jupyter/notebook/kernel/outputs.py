@@ -40,7 +40,8 @@ from traitlets.config import Configurable
 
 from .errors import AGENT_CELL, format_exception
 
-__all__ = ["CellRecord", "Output", "OutputHistory", "install_output_recorder", "output_history"]
+__all__ = [
+    "install_recorders","CellRecord", "Output", "OutputHistory", "install_output_recorder", "output_history"]
 
 # Binary types arrive base64-encoded (ipykernel encodes them before sending) or as bytes.
 BINARY_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -555,3 +556,11 @@ def install_output_recorder(shell: Any, **budget: Any) -> OutputHistory | None:
     _wrap_displayhook(shell, history)
     _hook_streams(history)
     return history
+
+
+def install_recorders(shell: Any) -> None:
+    """Record each cell's failure and outputs from now on (for the kernel tools and %agent fix)."""
+    from .errors import install_error_recorder
+
+    install_error_recorder(shell)
+    install_output_recorder(shell)

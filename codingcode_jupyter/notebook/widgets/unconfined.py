@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal, cast
 
-from ...engine.approval.unconfined import UNCONFINED_CHOICES, UnconfinedAnswer, UnconfinedRequest
+from ...engine.approval.types import UNCONFINED_CHOICES, UnconfinedAnswer, UnconfinedRequest
 from ._choice_card import ChoiceCard
 from ._text import h, reveal
 
