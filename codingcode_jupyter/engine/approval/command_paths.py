@@ -289,53 +289,94 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
     `git diff`, `git cat-file -p`, an alias defined on the line): a recursive read of the
     repository from its top (git diffs the whole tree wherever it runs), or of the pathspecs when a
     pathspec surely narrows it. What the index tracks stands for what history holds."""
-    if sub in ("clone", "worktree"):
-        # A copy of the repository's files elsewhere (`git clone . /tmp/x`, `git worktree add /tmp/w`),
-        # read there by a later command this line's paths do not name.
-        source = [w for w in rest if not w.startswith("-")][:1]
-        if sub == "clone":
-            if not (source and os.path.isdir(os.path.join(base, source[0]))):
-                return []
-            return _tree_refs(project, source, base, "`git clone`", links, tracked=True)
-        if sub == "worktree" and rest[:1] != ["add"]:
+    if sub == "clone":
+        return _git_clone_reads(project, rest, base, links)
+    if sub == "worktree":
+        # `git worktree add /tmp/w` copies the repository's files elsewhere, read there by a later
+        # command this line's paths do not name; its other subcommands print no file.
+        if rest[:1] != ["add"]:
             return []
     elif sub in _GIT_NO_CONTENT and not aliased and not any(w in ("-p", "--patch") for w in rest) \
             and not _prints_staged_diff(sub, rest):
         return []  # `-p` makes add, reset, checkout, restore print the changes, hunk by hunk
     before, after = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
     options = [w for w in before if w.startswith("-")]
+    if _git_prints_no_file(sub, before, options, aliased=aliased):
+        return []
+    found = find_repository(Path(os.path.realpath(base)))
+    if found is None or found[0] is None or elsewhere:
+        return _git_opaque_reads(sub, base, found, elsewhere=elsewhere)
+    whole = str(found[0])
+    positional = [w for w in before if not w.startswith("-")]
+    if sub == "diff" and not fs_probe.exists(found[1] / "index") and _diffs_working_tree(options) and all(
+            os.path.lexists(os.path.join(base, w)) for w in positional):
+        return []  # the working tree against an index git has not written: nothing is tracked, nothing differs
+    if sub == "stash":
+        positional = positional[1:]
+    narrowing = _git_narrowing_pathspecs(sub, options, positional, after, base, aliased=aliased)
+    blobs = _git_blob_reads(project, sub, positional, whole, base, links)
+    if blobs is not None:
+        return blobs
+    specs = narrowing or [whole]
+    refs = _tree_refs(project, specs, base, f"`git {sub or 'alias'}`", links, tracked=not elsewhere and not aliased)
+    # `git diff` with no revision compares the working tree with the index: only a file that differs
+    # is printed, which the index's recorded stat tells without reading the file.
+    if sub == "diff" and not aliased and not elsewhere and _diffs_working_tree(options) and all(
+            os.path.lexists(os.path.join(base, os.path.expanduser(w))) for w in positional):
+        for ref in refs:
+            ref.changed_only = True
+    return refs
+
+
+def _git_clone_reads(project: Path, rest: list[str], base: str, links: list[tuple[str, str]]) -> list[PathRef]:
+    """`git clone . /tmp/x` copies the repository's files elsewhere, read there by a later command
+    this line's paths do not name: a read of the tracked tree of a local source."""
+    source = [w for w in rest if not w.startswith("-")][:1]
+    if not (source and os.path.isdir(os.path.join(base, source[0]))):
+        return []
+    return _tree_refs(project, source, base, "`git clone`", links, tracked=True)
+
+
+def _git_prints_no_file(sub: str, before: list[str], options: list[str], *, aliased: bool) -> bool:
+    """Whether the options alone keep git from printing any file's lines (messages, names, counts)."""
     if (sub in _GIT_LOG_FAMILY or (sub == "stash" and before[:1] == ["list"])) and not aliased and all(
             w.split("=", 1)[0] in _GIT_LOG_QUIET or re.fullmatch(r"-n?\d+", w) for w in options):
-        return []
+        return True
     if sub == "stash" and before[:1] not in (["show"], ["list"]):
-        return []
+        return True
     # `git show` prints the patch unless told not to (`-s`, `--stat`, `--name-only`): then, of commits
     # (HEAD and its ancestors), only messages and names.
     if sub == "show" and not aliased and any(w.split("=", 1)[0] in _SHOW_NO_PATCH for w in options) and all(
             w.split("=", 1)[0] in _GIT_LOG_QUIET - {"--follow"} or re.fullmatch(r"-n?\d+", w) for w in options) \
             and all(_COMMIT_REVISION.match(w) for w in before if not w.startswith("-")):
-        return []
+        return True
     if sub == "diff" and all(w.split("=", 1)[0] in _DIFF_NAMES_ONLY for w in options) and any(
             w.split("=", 1)[0] not in ("--cached", "--staged", "--color", "--no-color") for w in options):
-        return []  # names and counts, no line of any file
+        return True  # names and counts, no line of any file
     if sub == "cat-file" and options and set(options) <= {"-t", "-s", "-e"}:
-        return []  # an object's type or size, or whether it exists
-    found = find_repository(Path(os.path.realpath(base)))
+        return True  # an object's type or size, or whether it exists
+    return False
+
+
+def _git_opaque_reads(sub: str, base: str, found: tuple[Path | None, Path] | None, *,
+                      elsewhere: bool) -> list[PathRef]:
+    """No working tree to stand for what git prints: the read is of something the rules cannot list."""
     if found is None and not elsewhere:
         return [PathRef(base, Path(os.path.realpath(base)), "read", f"`git {sub or 'alias'}` (no repository "
                         "where it runs)", opaque="no-repository")]
-    if found is None or found[0] is None or elsewhere:
-        where = str(found[1]) if found is not None else base
-        return [PathRef(where, Path(where), "read", f"`git {sub or 'alias'}` (a repository without its working "
-                        "tree, whose files only git's objects hold)", opaque="history")]
-    whole = str(found[0])
-    positional = [w for w in before if not w.startswith("-")]
-    if sub == "diff" and not fs_probe.exists(found[1] / "index") and not any(
-            w in ("--cached", "--staged", "--no-index") or w.startswith("--merge-base") for w in options) and all(
-            os.path.lexists(os.path.join(base, w)) for w in positional):
-        return []  # the working tree against an index git has not written: nothing is tracked, nothing differs
-    if sub == "stash":
-        positional = positional[1:]
+    where = str(found[1]) if found is not None else base
+    return [PathRef(where, Path(where), "read", f"`git {sub or 'alias'}` (a repository without its working "
+                    "tree, whose files only git's objects hold)", opaque="history")]
+
+
+def _diffs_working_tree(options: list[str]) -> bool:
+    """Whether `git diff` with these options compares the working tree (not the index or two files)."""
+    return not any(w in ("--cached", "--staged", "--no-index") or w.startswith("--merge-base") for w in options)
+
+
+def _git_narrowing_pathspecs(sub: str, options: list[str], positional: list[str], after: list[str], base: str, *,
+                             aliased: bool) -> list[str]:
+    """The pathspecs that surely bound what git prints, or none when something may print beyond them."""
     # --follow also prints the file's history under its earlier names, outside the pathspec.
     narrows = (sub in _GIT_LOG_FAMILY or sub in ("diff", "format-patch", "whatchanged")) and not aliased and all(
         w.split("=", 1)[0] in _GIT_LOG_QUIET - {"--follow"} or w in ("-p", "-u", "--patch", "--cached", "--staged", "--stdout")
@@ -346,7 +387,13 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
             pathspecs.append(word)
         elif not _COMMIT_REVISION.match(word):
             narrows = False
-    # `git show HEAD:config/app.yaml` prints that one file (a tree's names, if it is a directory).
+    return pathspecs if narrows else []
+
+
+def _git_blob_reads(project: Path, sub: str, positional: list[str], whole: str, base: str,
+                    links: list[tuple[str, str]]) -> list[PathRef] | None:
+    """`git show HEAD:config/app.yaml` prints that one file (a tree's names, if it is a directory):
+    the reads of the files such revision:path words name, or None when the words are not all such."""
     # `:0:path` is a stage of the index, `:path` the index's copy.
     blobs = [re.sub(r"^[0-3]:", "", w.split(":", 1)[1]) if w.startswith(":") else w.split(":", 1)[1]
              for w in positional if ":" in w and not w.startswith(":/")]
@@ -355,16 +402,7 @@ def _git_history_reads(project: Path, command: SimpleCommand, sub: str, rest: li
         return [ref for blob in blobs for ref in resolve_all(
             project, blob if blob.startswith(("./", "../")) else os.path.join(whole, blob), base, "read",
             f"`git {sub}`", links)]
-    specs = pathspecs if narrows and pathspecs else [whole]
-    refs = _tree_refs(project, specs, base, f"`git {sub or 'alias'}`", links, tracked=not elsewhere and not aliased)
-    # `git diff` with no revision compares the working tree with the index: only a file that differs
-    # is printed, which the index's recorded stat tells without reading the file.
-    if sub == "diff" and not aliased and not elsewhere and not any(
-            w in ("--cached", "--staged", "--no-index") or w.startswith("--merge-base") for w in options) and all(
-            os.path.lexists(os.path.join(base, os.path.expanduser(w))) for w in positional):
-        for ref in refs:
-            ref.changed_only = True
-    return refs
+    return None
 
 
 def _default_operand(name: str, args: list[str]) -> str | None:

@@ -93,14 +93,7 @@ def cut_heredocs(source: str, token: str) -> tuple[str, dict[str, HereDoc]]:
             budget.check()
         ch = source[i]
         if quote is not None:
-            out.append(ch)
-            if ch == "\\" and quote != "'" and i + 1 < n:
-                out.append(source[i + 1])
-                i += 2
-                continue
-            if ch == quote[-1]:
-                quote = None
-            i += 1
+            i, quote = _quoted_char(source, i, quote, out)
             continue
         if ch == "\\" and i + 1 < n:
             out.append(source[i:i + 2])
@@ -133,25 +126,13 @@ def cut_heredocs(source: str, token: str) -> tuple[str, dict[str, HereDoc]]:
             i, word_start = i + 3, False
             continue
         elif ch == "<" and source.startswith("<<", i) and not arithmetic:
-            strip_tabs = source.startswith("<<-", i)
-            j = i + (3 if strip_tabs else 2)
-            while j < n and source[j] in " \t":
-                j += 1
-            written, delimiter, after = _delimiter_word(source, j)
-            if written:
-                placeholder = f"{token}{len(found) + len(pending)}"
-                literal = any(c in written for c in "'\"\\")
-                pending.append((placeholder, delimiter, literal, strip_tabs))
-                out.append(f"< {placeholder}")
+            after = _cut_operator(source, i, f"{token}{len(found) + len(pending)}", pending, out)
+            if after is not None:
                 i, word_start = after, False
                 continue
         elif ch == "\n" and pending:
             out.append("\n")
-            i += 1
-            for placeholder, delimiter, literal, strip_tabs in pending:
-                body, complete, i = _read_body(source, i, (delimiter, strip_tabs))
-                found[placeholder] = HereDoc(body, delimiter, literal, strip_tabs, complete)
-            pending.clear()
+            i = _cut_bodies(source, i + 1, pending, found)
             word_start = True
             continue
         out.append(ch)
@@ -161,3 +142,44 @@ def cut_heredocs(source: str, token: str) -> tuple[str, dict[str, HereDoc]]:
         # An operator on the last line: its body is empty (bash warns: delimited by end-of-file).
         found[placeholder] = HereDoc("", delimiter, literal, strip_tabs, complete=False)
     return "".join(out), found
+
+
+def _quoted_char(source: str, i: int, quote: str, out: list[str]) -> tuple[int, str | None]:
+    """The character at ``i`` inside ``quote``, kept as written: (index after it, the quote still open).
+
+    A backslash carries the next character with it (so an escaped quote does not close), except
+    between single quotes, where bash gives it no meaning."""
+    ch = source[i]
+    out.append(ch)
+    if ch == "\\" and quote != "'" and i + 1 < len(source):
+        out.append(source[i + 1])
+        return i + 2, quote
+    return i + 1, None if ch == quote[-1] else quote
+
+
+def _cut_operator(source: str, i: int, placeholder: str, pending: list[tuple[str, str, bool, bool]],
+                  out: list[str]) -> int | None:
+    """The `<<` operator at ``i`` and its delimiter word, replaced in ``out`` by an input redirect
+    from ``placeholder``, whose body is then ``pending``: the index after the word, or None when no
+    word follows (the `<<` is then kept as written)."""
+    strip_tabs = source.startswith("<<-", i)
+    j = i + (3 if strip_tabs else 2)
+    while j < len(source) and source[j] in " \t":
+        j += 1
+    written, delimiter, after = _delimiter_word(source, j)
+    if not written:
+        return None
+    literal = any(c in written for c in "'\"\\")
+    pending.append((placeholder, delimiter, literal, strip_tabs))
+    out.append(f"< {placeholder}")
+    return after
+
+
+def _cut_bodies(source: str, i: int, pending: list[tuple[str, str, bool, bool]], found: dict[str, HereDoc]) -> int:
+    """The bodies of the line's ``pending`` here-documents, which follow it in order, from ``i``
+    into ``found`` (``pending`` is then empty): the index after the last one."""
+    for placeholder, delimiter, literal, strip_tabs in pending:
+        body, complete, i = _read_body(source, i, (delimiter, strip_tabs))
+        found[placeholder] = HereDoc(body, delimiter, literal, strip_tabs, complete)
+    pending.clear()
+    return i

@@ -13,6 +13,7 @@ acts on itself (find's clauses run per root, `script -c`, the links `ln -s` make
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["Effects", "effects", "find_exec", "GIT_LISTINGS", "git_lists_only", "pytest_collects_only", "script_commands", "sed_effects", "sed_in_place", "version_query", "symlink_made"]
@@ -267,143 +268,240 @@ def _sed_commands(script: str) -> list[tuple[str, str, str]]:
 def effects(name: str, argv: list[str], cwd: str | None) -> Effects:
     """What ``argv`` (a command whose basename is ``name``) runs, writes and where it moves."""
     out = Effects()
-    args = argv[1:]
-    label = name
-    if name in ("tar", "bsdtar", "gtar"):
-        for value in _values(args, (), ("--checkpoint-action",)):
-            if value.startswith("exec="):
-                out.commands.append((value[5:], "tar --checkpoint-action"))
-        for value in _values(args, ("-I",), ("--to-command", "--use-compress-program", "--rsh-command",
-                                              "--info-script", "--new-volume-script")):
-            out.commands.append((value, "tar option"))
-        for value in _values(args, ("-F",), ()):
-            out.commands.append((value, "tar -F"))
-        for value in _values(args, (), ("--mode",)):
-            out.commands.append((f"chmod {value} tar-member", "tar --mode"))
-        directories = _values(args, ("-C",), ("--directory",))
-        if directories:
-            out.cwd = _join(cwd, directories[0])
-    elif name == "zip":
-        for value in _values(args, ("-TT",), ("--unzip-command",)):
-            out.commands.append((value, "zip -TT"))
-    elif name == "rsync":
-        for value in _values(args, ("-e",), ("--rsh", "--rsync-path")):
-            out.commands.append((value, "rsync -e"))
-        for value in _values(args, (), ("--chmod",)):
-            out.commands.append((f"chmod {value} rsync-target", "rsync --chmod"))
-    elif name in ("ssh", "scp", "sftp", "sshfs", "autossh"):
-        _ssh_options(_values(args, ("-o",), ()), name, out)
-        for value in _values(args, ("-F", "-i"), ()):
-            out.paths.append((value, "read", f"{name} -F/-i"))
-        if name in ("scp", "sftp"):
-            for value in _values(args, ("-S",), ()):
-                out.commands.append((value, f"{name} -S"))
-        if name == "sshfs":
-            for value in _values(args, ("-o",), ()):
-                for part in value.split(","):
-                    key, _, command = part.partition("=")
-                    if key in ("ssh_command", "sftp_server") and command:
-                        out.commands.append((command, f"sshfs -o {key}"))
-    elif name in ("man", "git-man"):
-        for value in _values(args, ("-P",), ("--pager", "--html")):
-            out.commands.append((value, "man -P"))
-    elif name in ("less", "more", "most"):
-        for arg in args:
-            if arg.startswith("+"):
-                text = arg[1:].lstrip("+")
-                if text.startswith("!"):
-                    out.commands.append((text[1:], f"{name} +!"))
-                elif text.startswith(("|", "s", "o")) and len(text) > 1 and name == "less":
-                    out.unresolved.append(f"`{name} {arg}` pipes or saves what it shows")
-    elif name in _VIM:
-        for value in _values(args, ("-c",), ("--cmd",)):
-            _vim_command(value, f"{name} -c", out)
-        for arg in args:
-            if arg.startswith("+") and len(arg) > 1:
-                _vim_command(arg[1:], f"{name} +", out)
-        for value in _values(args, ("-S",), ()):
-            out.paths.append((value, "read", f"{name} -S"))
-            out.unresolved.append(f"`{name} -S {value}` runs the editor script in that file")
-    elif name in ("gdb", "cgdb", "gdb-multiarch"):
-        for value in _values(args, ("-ex", "-iex", "--ex", "--iex"), ("--eval-command", "--init-eval-command")):
-            _gdb_command(value, "gdb -ex", out)
-        for value in _values(args, ("-x",), ("--command",)):
-            out.paths.append((value, "read", "gdb -x"))
-            out.unresolved.append(f"`gdb -x {value}` runs the debugger script in that file")
-    elif name in ("make", "gmake", "remake"):
-        for value in _values(args, ("-E",), ("--eval",)):
-            _make_text(value, out)
-        directories = _values(args, ("-C",), ("--directory",))
-        if directories:
-            out.cwd = _join(cwd, directories[0])
-    elif name in ("sqlite3", "sqlite"):
-        for value in _values(args, ("-cmd",), ()):
-            _sqlite_command(value, "sqlite3 -cmd", out)
-        for arg in _operands(args)[1:]:
-            for line in arg.split("\n"):
-                _sqlite_command(line, "sqlite3", out)
-    elif name == "git":
-        directories = _values(_git_globals(args), ("-C",), ())
-        if directories:
-            out.cwd = _join(cwd, directories[-1])
-        for value in _values(args, (), ("--output",)):
-            out.paths.append((value, "write", "git --output"))
-    elif name == "sort":
-        for value in _values(args, ("-o",), ("--output",)):
-            out.paths.append((value, "write", "sort -o"))
-    elif name == "uniq":
-        operands = _operands(args, "fsw")
-        if len(operands) >= 2:
-            out.paths.append((operands[1], "write", "uniq OUTPUT"))
-    elif name == "xxd":
-        if any(a == "-r" or (a.startswith("-") and not a.startswith("--") and "r" in a[1:] and len(a) <= 4) for a in args):
-            operands = _operands(args, "cglosC")
-            if len(operands) >= 2:
-                out.paths.append((operands[1], "write", "xxd -r OUTFILE"))
-    elif name in ("docker", "podman", "nerdctl"):
-        for value in _values(args, ("-v",), ("--volume", "--mount")):
-            source = value
-            if "source=" in value or "src=" in value:
-                source = re.split(r"(?:source|src)=", value, maxsplit=1)[1].split(",")[0]
-            else:
-                source = value.split(":", 1)[0]
-            if source.startswith(("/", "~", ".")):
-                out.paths.append((source, "tree", f"{name} -v"))
-    elif name == "fzf":
-        for value in _values(args, (), ("--bind", "--preview")):
-            for command in re.findall(r"(?:execute(?:-silent)?|become|reload|preview)[(\[{<](.*?)[)\]}>]", value):
-                out.commands.append((command, "fzf --bind"))
-            if label and "--preview" in " ".join(args):
-                pass
-    elif name == "aria2c":
-        for value in _values(args, (), ("--on-download-complete", "--on-download-error", "--on-download-start",
-                                         "--on-download-pause", "--on-download-stop", "--on-bt-download-complete")):
-            out.commands.append((value, "aria2c --on-download"))
-    elif name == "crontab":
-        if not any(a in ("-l", "-r", "-V", "--help") for a in args):
-            out.unresolved.append("`crontab` installs commands that run later, out of sight of this check")
-    elif name == "puppet" and args[:1] == ["apply"]:
-        for value in _values(args, ("-e",), ("--execute",)):
-            commands = re.findall(r"command\s*=>\s*['\"]([^'\"]*)['\"]", value)
-            out.commands.extend((c, "puppet exec") for c in commands)
-            if not commands:
-                out.unresolved.append("`puppet apply -e` applies a manifest that may do anything")
-        if not _values(args, ("-e",), ("--execute",)):
-            out.unresolved.append("`puppet apply` applies a manifest that may do anything")
-    elif name in ("emacs", "emacsclient"):
-        for value in _values(args, (), ("--eval", "-eval", "-e")):
-            out.code.append((value, f"{name} --eval"))
-    elif name == "exiftool":
-        for value in _values(args, ("-if", "-p"), ("-userparam",)):
-            out.code.append((value, "exiftool -if"))
-    elif name in ("rpm", "rpmquery", "rpmbuild", "rpmspec"):
-        for value in _values(args, ("-E",), ("--eval",)):
-            out.code.append((value, f"{name} --eval"))
-            if "%(" in value or "lua:" in value:
-                out.unresolved.append(f"`{name} --eval` runs a macro that may run commands")
-        for value in _values(args, (), ("--pipe",)):
-            out.commands.append((value, f"{name} --pipe"))
+    handler = _EFFECTS.get(name)
+    if handler is not None:
+        handler(name, argv[1:], cwd, out)
     return out
+
+
+# Each handler reads one program's options (its words after the name) into ``out``.
+_Handler = Callable[[str, list[str], str | None, Effects], None]
+
+
+def _tar_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """tar runs programs named in its options (checkpoints, compressors, volume scripts) and can move first."""
+    for value in _values(args, (), ("--checkpoint-action",)):
+        if value.startswith("exec="):
+            out.commands.append((value[5:], "tar --checkpoint-action"))
+    for value in _values(args, ("-I",), ("--to-command", "--use-compress-program", "--rsh-command",
+                                          "--info-script", "--new-volume-script")):
+        out.commands.append((value, "tar option"))
+    for value in _values(args, ("-F",), ()):
+        out.commands.append((value, "tar -F"))
+    for value in _values(args, (), ("--mode",)):
+        out.commands.append((f"chmod {value} tar-member", "tar --mode"))
+    directories = _values(args, ("-C",), ("--directory",))
+    if directories:
+        out.cwd = _join(cwd, directories[0])
+
+
+def _zip_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """zip tests its archive with a command given in an option."""
+    for value in _values(args, ("-TT",), ("--unzip-command",)):
+        out.commands.append((value, "zip -TT"))
+
+
+def _rsync_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """rsync runs its remote shell (and remote rsync) as given, and its --chmod changes modes."""
+    for value in _values(args, ("-e",), ("--rsh", "--rsync-path")):
+        out.commands.append((value, "rsync -e"))
+    for value in _values(args, (), ("--chmod",)):
+        out.commands.append((f"chmod {value} rsync-target", "rsync --chmod"))
+
+
+def _ssh_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """The ssh family runs commands its -o options name and reads the config and key files given."""
+    _ssh_options(_values(args, ("-o",), ()), name, out)
+    for value in _values(args, ("-F", "-i"), ()):
+        out.paths.append((value, "read", f"{name} -F/-i"))
+    if name in ("scp", "sftp"):
+        for value in _values(args, ("-S",), ()):
+            out.commands.append((value, f"{name} -S"))
+    if name == "sshfs":
+        for value in _values(args, ("-o",), ()):
+            for part in value.split(","):
+                key, _, command = part.partition("=")
+                if key in ("ssh_command", "sftp_server") and command:
+                    out.commands.append((command, f"sshfs -o {key}"))
+
+
+def _man_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """man runs the pager (or HTML browser) it is given."""
+    for value in _values(args, ("-P",), ("--pager", "--html")):
+        out.commands.append((value, "man -P"))
+
+
+def _pager_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """A pager's `+CMD` startup commands can run a shell command (`+!`) or pipe and save what it shows."""
+    for arg in args:
+        if arg.startswith("+"):
+            text = arg[1:].lstrip("+")
+            if text.startswith("!"):
+                out.commands.append((text[1:], f"{name} +!"))
+            elif text.startswith(("|", "s", "o")) and len(text) > 1 and name == "less":
+                out.unresolved.append(f"`{name} {arg}` pipes or saves what it shows")
+
+
+def _vim_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """vim runs the editor commands of -c, --cmd and +CMD, and the script files of -S."""
+    for value in _values(args, ("-c",), ("--cmd",)):
+        _vim_command(value, f"{name} -c", out)
+    for arg in args:
+        if arg.startswith("+") and len(arg) > 1:
+            _vim_command(arg[1:], f"{name} +", out)
+    for value in _values(args, ("-S",), ()):
+        out.paths.append((value, "read", f"{name} -S"))
+        out.unresolved.append(f"`{name} -S {value}` runs the editor script in that file")
+
+
+def _gdb_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """gdb runs the debugger commands of -ex and the script files of -x."""
+    for value in _values(args, ("-ex", "-iex", "--ex", "--iex"), ("--eval-command", "--init-eval-command")):
+        _gdb_command(value, "gdb -ex", out)
+    for value in _values(args, ("-x",), ("--command",)):
+        out.paths.append((value, "read", "gdb -x"))
+        out.unresolved.append(f"`gdb -x {value}` runs the debugger script in that file")
+
+
+def _make_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """make evaluates the makefile text of --eval (recipes, $(shell)) and can move first (-C)."""
+    for value in _values(args, ("-E",), ("--eval",)):
+        _make_text(value, out)
+    directories = _values(args, ("-C",), ("--directory",))
+    if directories:
+        out.cwd = _join(cwd, directories[0])
+
+
+def _sqlite_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """sqlite3's dot-commands (from -cmd or its SQL operands) run commands and read or write files."""
+    for value in _values(args, ("-cmd",), ()):
+        _sqlite_command(value, "sqlite3 -cmd", out)
+    for arg in _operands(args)[1:]:
+        for line in arg.split("\n"):
+            _sqlite_command(line, "sqlite3", out)
+
+
+def _git_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """git moves before its subcommand (the last global -C wins) and writes what --output names."""
+    directories = _values(_git_globals(args), ("-C",), ())
+    if directories:
+        out.cwd = _join(cwd, directories[-1])
+    for value in _values(args, (), ("--output",)):
+        out.paths.append((value, "write", "git --output"))
+
+
+def _sort_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """sort writes the file -o names."""
+    for value in _values(args, ("-o",), ("--output",)):
+        out.paths.append((value, "write", "sort -o"))
+
+
+def _uniq_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """uniq writes its second operand."""
+    operands = _operands(args, "fsw")
+    if len(operands) >= 2:
+        out.paths.append((operands[1], "write", "uniq OUTPUT"))
+
+
+def _xxd_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """xxd -r writes its second operand."""
+    if any(a == "-r" or (a.startswith("-") and not a.startswith("--") and "r" in a[1:] and len(a) <= 4) for a in args):
+        operands = _operands(args, "cglosC")
+        if len(operands) >= 2:
+            out.paths.append((operands[1], "write", "xxd -r OUTFILE"))
+
+
+def _container_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """A container engine's volumes expose a host directory, whole, to whatever runs inside."""
+    for value in _values(args, ("-v",), ("--volume", "--mount")):
+        source = value
+        if "source=" in value or "src=" in value:
+            source = re.split(r"(?:source|src)=", value, maxsplit=1)[1].split(",")[0]
+        else:
+            source = value.split(":", 1)[0]
+        if source.startswith(("/", "~", ".")):
+            out.paths.append((source, "tree", f"{name} -v"))
+
+
+def _fzf_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """fzf's key bindings and preview run the commands they name."""
+    for value in _values(args, (), ("--bind", "--preview")):
+        for command in re.findall(r"(?:execute(?:-silent)?|become|reload|preview)[(\[{<](.*?)[)\]}>]", value):
+            out.commands.append((command, "fzf --bind"))
+
+
+def _aria2c_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """aria2c runs the hook commands given for download events."""
+    for value in _values(args, (), ("--on-download-complete", "--on-download-error", "--on-download-start",
+                                     "--on-download-pause", "--on-download-stop", "--on-bt-download-complete")):
+        out.commands.append((value, "aria2c --on-download"))
+
+
+def _crontab_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """crontab, unless it only lists or removes, installs commands that run later."""
+    if not any(a in ("-l", "-r", "-V", "--help") for a in args):
+        out.unresolved.append("`crontab` installs commands that run later, out of sight of this check")
+
+
+def _puppet_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """`puppet apply` runs a manifest: its exec commands when they can be read, else anything."""
+    if args[:1] != ["apply"]:
+        return
+    for value in _values(args, ("-e",), ("--execute",)):
+        commands = re.findall(r"command\s*=>\s*['\"]([^'\"]*)['\"]", value)
+        out.commands.extend((c, "puppet exec") for c in commands)
+        if not commands:
+            out.unresolved.append("`puppet apply -e` applies a manifest that may do anything")
+    if not _values(args, ("-e",), ("--execute",)):
+        out.unresolved.append("`puppet apply` applies a manifest that may do anything")
+
+
+def _emacs_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """emacs evaluates the Lisp of --eval."""
+    for value in _values(args, (), ("--eval", "-eval", "-e")):
+        out.code.append((value, f"{name} --eval"))
+
+
+def _exiftool_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """exiftool evaluates the Perl of -if and -p."""
+    for value in _values(args, ("-if", "-p"), ("-userparam",)):
+        out.code.append((value, "exiftool -if"))
+
+
+def _rpm_effects(name: str, args: list[str], cwd: str | None, out: Effects) -> None:
+    """rpm expands the macros of --eval (which may run commands) and pipes its output to --pipe."""
+    for value in _values(args, ("-E",), ("--eval",)):
+        out.code.append((value, f"{name} --eval"))
+        if "%(" in value or "lua:" in value:
+            out.unresolved.append(f"`{name} --eval` runs a macro that may run commands")
+    for value in _values(args, (), ("--pipe",)):
+        out.commands.append((value, f"{name} --pipe"))
+
+
+_EFFECTS: dict[str, _Handler] = {
+    **dict.fromkeys(("tar", "bsdtar", "gtar"), _tar_effects),
+    "zip": _zip_effects,
+    "rsync": _rsync_effects,
+    **dict.fromkeys(("ssh", "scp", "sftp", "sshfs", "autossh"), _ssh_effects),
+    **dict.fromkeys(("man", "git-man"), _man_effects),
+    **dict.fromkeys(("less", "more", "most"), _pager_effects),
+    **dict.fromkeys(_VIM, _vim_effects),
+    **dict.fromkeys(("gdb", "cgdb", "gdb-multiarch"), _gdb_effects),
+    **dict.fromkeys(("make", "gmake", "remake"), _make_effects),
+    **dict.fromkeys(("sqlite3", "sqlite"), _sqlite_effects),
+    "git": _git_effects,
+    "sort": _sort_effects,
+    "uniq": _uniq_effects,
+    "xxd": _xxd_effects,
+    **dict.fromkeys(("docker", "podman", "nerdctl"), _container_effects),
+    "fzf": _fzf_effects,
+    "aria2c": _aria2c_effects,
+    "crontab": _crontab_effects,
+    "puppet": _puppet_effects,
+    **dict.fromkeys(("emacs", "emacsclient"), _emacs_effects),
+    "exiftool": _exiftool_effects,
+    **dict.fromkeys(("rpm", "rpmquery", "rpmbuild", "rpmspec"), _rpm_effects),
+}
 
 
 def find_exec(args: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:

@@ -464,35 +464,18 @@ class _Reader(ast.NodeVisitor):
         args = node.args
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         if name in _OPEN_CALLS:
-            mode = self.value(args[1]) if len(args) > 1 else self.value(keywords.get("mode")) if "mode" in keywords else "r"
-            if name == "os.open":
-                access: CodeAccess = "unknown"
-            elif isinstance(mode, str):
-                access = "write" if any(c in mode for c in "wax+") else "read"
-            else:
-                access = "unknown"
-            self.add_path(args[0] if args else keywords.get("file"), access, name)
+            self._open_call(name, args, keywords)
         elif name in _FILE_CALLS:
-            target = args[0] if args else keywords.get("path") or keywords.get("top") or keywords.get("pathname")
-            path = self.add_path(target, _FILE_CALLS[name], name)
-            if name in ("shutil.rmtree", "os.removedirs") and path is not None:
-                self.reading.calls.append(CodeCall("delete-tree", self._absolute(path), name))
+            self._file_call(name, args, keywords)
         elif name in _COPY_CALLS:
             self.add_path(args[0] if args else keywords.get("src"), "tree" if name == "shutil.copytree" else "read", name)
             self.add_path(args[1] if len(args) > 1 else keywords.get("dst"), "write", name)
         elif name in ("os.chmod", "os.lchmod", "os.fchmod") or (short in ("chmod", "lchmod") and isinstance(node.func, ast.Attribute)):
             self._chmod(node, name)
         elif name == "os.chdir":
-            path = self.path_of(args[0]) if args else None
-            self.cwd = self._absolute(self._expanduser(path)) if path is not None else None
-            if path is None:
-                self.reading.unresolved.append("`os.chdir` moves to a directory the code computes at run time")
+            self._chdir(args)
         elif name in _KILL:
-            pid = self.value(args[0]) if args else UNKNOWN
-            if isinstance(pid, int) and pid in (1, -1):
-                self.reading.calls.append(CodeCall("kill-init", str(pid), name))
-            elif not isinstance(pid, int):
-                self.reading.unresolved.append(f"`{name}` signals a process the code picks at run time")
+            self._kill(name, args)
         elif name in _SETUID:
             self.reading.calls.append(CodeCall("setuid", ast.unparse(node), name))
         elif name in _SHELL_CALLS:
@@ -500,14 +483,7 @@ class _Reader(ast.NodeVisitor):
         elif name in _SUBPROCESS or name.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
             self._subprocess(node, name)
         elif name in _DOWNLOAD_TO_FILE:
-            self.reading.network = True
-            target = args[1] if len(args) > 1 else keywords.get("filename") or keywords.get("out")
-            path = self.path_of(target)
-            if path is not None:
-                self.reading.downloads.append(self._absolute(path))
-                self.reading.paths.append(CodePath(self._absolute(path), "write", name))
-            elif target is not None:
-                self.reading.unresolved.append(f"`{name}` saves to a file the code computes at run time")
+            self._download(name, args, keywords)
         elif name in _DYNAMIC_CODE or short in ("exec", "eval") and name in ("exec", "eval"):
             if name in ("exec", "eval", "builtins.exec", "builtins.eval") and args and self._from_network(args[0]):
                 self.reading.runs_download = True
@@ -519,28 +495,79 @@ class _Reader(ast.NodeVisitor):
         elif name in _NETWORK:
             self.reading.network = True
         elif isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_METHODS:
-            owner = self.value(node.func.value)
-            if isinstance(owner, _PathValue):
-                access = _PATH_METHODS[node.func.attr]
-                if node.func.attr == "open":
-                    mode = self.value(args[0]) if args else "r"
-                    access = "write" if isinstance(mode, str) and any(c in mode for c in "wax+") else (
-                        "read" if isinstance(mode, str) else "unknown")
-                if node.func.attr == "chmod":
-                    self._mode(self.value(args[0]) if args else UNKNOWN, owner.text, f"Path.{node.func.attr}")
-                self.reading.paths.append(CodePath(self._absolute(owner.text), access, f"Path.{node.func.attr}"))
-                if node.func.attr in ("rename", "replace", "symlink_to", "hardlink_to") and args:
-                    self.add_path(args[0], "write", f"Path.{node.func.attr}")
-            elif node.func.attr in ("read_text", "read_bytes", "write_text", "write_bytes", "unlink", "rmdir",
-                                    "touch", "symlink_to") and owner is UNKNOWN and self._looks_like_path(node.func.value):
-                self.reading.unresolved.append(f"`.{node.func.attr}()` on a path the code computes at run time")
+            self._path_method(node.func, args)
         else:
-            # Any other call: its string arguments that look like paths may be reached.
-            for arg in list(args) + list(keywords.values()):
-                path = self.path_of(arg)
-                if path is not None and _path_like(path):
-                    self.reading.paths.append(CodePath(self._absolute(path), "unknown", name or "a call"))
+            self._other_call(name, args, keywords)
         self.generic_visit(node)
+
+    def _open_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
+        """`open(F, mode)`: the mode says whether F is read or written; `os.open`'s flags are not read."""
+        mode = self.value(args[1]) if len(args) > 1 else self.value(keywords.get("mode")) if "mode" in keywords else "r"
+        if name == "os.open":
+            access: CodeAccess = "unknown"
+        elif isinstance(mode, str):
+            access = "write" if any(c in mode for c in "wax+") else "read"
+        else:
+            access = "unknown"
+        self.add_path(args[0] if args else keywords.get("file"), access, name)
+
+    def _file_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
+        """A call that reaches the path it is given (`os.remove`, `os.listdir`...); rmtree deletes a whole tree."""
+        target = args[0] if args else keywords.get("path") or keywords.get("top") or keywords.get("pathname")
+        path = self.add_path(target, _FILE_CALLS[name], name)
+        if name in ("shutil.rmtree", "os.removedirs") and path is not None:
+            self.reading.calls.append(CodeCall("delete-tree", self._absolute(path), name))
+
+    def _chdir(self, args: list[ast.expr]) -> None:
+        """`os.chdir` moves where later relative paths are resolved; to somewhere unknown, they are unknown."""
+        path = self.path_of(args[0]) if args else None
+        self.cwd = self._absolute(self._expanduser(path)) if path is not None else None
+        if path is None:
+            self.reading.unresolved.append("`os.chdir` moves to a directory the code computes at run time")
+
+    def _kill(self, name: str, args: list[ast.expr]) -> None:
+        """A signal to init or every process (pid 1, -1) is its own danger; to a computed pid, unknown."""
+        pid = self.value(args[0]) if args else UNKNOWN
+        if isinstance(pid, int) and pid in (1, -1):
+            self.reading.calls.append(CodeCall("kill-init", str(pid), name))
+        elif not isinstance(pid, int):
+            self.reading.unresolved.append(f"`{name}` signals a process the code picks at run time")
+
+    def _download(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
+        """A download saved to a file writes that file, which may later be run."""
+        self.reading.network = True
+        target = args[1] if len(args) > 1 else keywords.get("filename") or keywords.get("out")
+        path = self.path_of(target)
+        if path is not None:
+            self.reading.downloads.append(self._absolute(path))
+            self.reading.paths.append(CodePath(self._absolute(path), "write", name))
+        elif target is not None:
+            self.reading.unresolved.append(f"`{name}` saves to a file the code computes at run time")
+
+    def _path_method(self, func: ast.Attribute, args: list[ast.expr]) -> None:
+        """A pathlib method reaches its own path (`Path(F).write_text(...)`); on a computed path, unknown."""
+        owner = self.value(func.value)
+        if isinstance(owner, _PathValue):
+            access = _PATH_METHODS[func.attr]
+            if func.attr == "open":
+                mode = self.value(args[0]) if args else "r"
+                access = "write" if isinstance(mode, str) and any(c in mode for c in "wax+") else (
+                    "read" if isinstance(mode, str) else "unknown")
+            if func.attr == "chmod":
+                self._mode(self.value(args[0]) if args else UNKNOWN, owner.text, f"Path.{func.attr}")
+            self.reading.paths.append(CodePath(self._absolute(owner.text), access, f"Path.{func.attr}"))
+            if func.attr in ("rename", "replace", "symlink_to", "hardlink_to") and args:
+                self.add_path(args[0], "write", f"Path.{func.attr}")
+        elif func.attr in ("read_text", "read_bytes", "write_text", "write_bytes", "unlink", "rmdir",
+                           "touch", "symlink_to") and owner is UNKNOWN and self._looks_like_path(func.value):
+            self.reading.unresolved.append(f"`.{func.attr}()` on a path the code computes at run time")
+
+    def _other_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
+        """Any other call: its string arguments that look like paths may be reached."""
+        for arg in list(args) + list(keywords.values()):
+            path = self.path_of(arg)
+            if path is not None and _path_like(path):
+                self.reading.paths.append(CodePath(self._absolute(path), "unknown", name or "a call"))
 
     def _looks_like_path(self, node: ast.AST) -> bool:
         return isinstance(node, (ast.Call, ast.BinOp, ast.Name, ast.Attribute))

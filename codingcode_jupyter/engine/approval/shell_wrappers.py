@@ -99,11 +99,7 @@ class WrapperPeeler:
             sub = COMMAND_WRAPPERS.get(name)
             if sub is not None and len(words) > 1 and (words[1] == sub or sub == "") and not dynamic[0]:
                 # `uv run CMD`, `npm exec CMD`, `npx CMD`: a package tool that runs the command after it.
-                i = 1 if sub == "" else 2
-                while i < len(words) and words[i].startswith("-") and words[i] != "--":
-                    i += 1
-                if i < len(words) and words[i] == "--":
-                    i += 1
+                i = _package_tool_command(words, sub)
                 if i >= len(words):
                     break
                 wrappers = [*wrappers, f"{name} {sub}".strip()]
@@ -113,45 +109,13 @@ class WrapperPeeler:
             if spec is None or dynamic[0]:
                 break
             before = assignments
-            short_val, long_val, skip = spec
-            i = 1
             if name == "command" and any(w in ("-v", "-V") for w in words[1:2]):
                 break  # `command -v x` looks x up, it does not run it
-            while i < len(words):
-                word = words[i]
-                if word == "--":
-                    i += 1
-                    break
-                if name == "env" and "=" in word and not word.startswith("-"):
-                    assignments = [*assignments, word]
-                    i += 1
-                    continue
-                if not word.startswith("-") or word == "-":
-                    break
-                if word.startswith("--"):
-                    key, has_value, value = word.partition("=")
-                    if name == "env" and key == "--split-string":
-                        value = value if has_value else (words[i + 1] if i + 1 < len(words) else "")
-                        step = 1 if has_value else 2
-                        return self._env_split(words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail)
-                    takes = key in long_val and not has_value
-                    if takes and i + 1 < len(words):
-                        value = words[i + 1]
-                    self._option(name, key, value if (has_value or takes) else None, dynamic[i + 1] if takes and i + 1 < len(dynamic) else dynamic[i])
-                    i += 2 if takes else 1
-                    continue
-                letter = word[1:2]
-                if name == "env" and letter == "S":
-                    value = word[2:] if len(word) > 2 else (words[i + 1] if i + 1 < len(words) else "")
-                    step = 1 if len(word) > 2 else 2
-                    return self._env_split(words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail)
-                if letter in short_val:
-                    glued = len(word) > 2
-                    option_value = word[2:] if glued else (words[i + 1] if i + 1 < len(words) else None)
-                    self._option(name, "-" + letter, option_value, dynamic[i] if glued else (dynamic[i + 1] if i + 1 < len(dynamic) else False))
-                    i += 1 if glued else 2
-                else:
-                    i += 1
+            i, assignments, split = self._wrapper_options(name, spec, words, dynamic, assignments)
+            if split is not None:
+                step, value = split
+                return self._env_split(words, raws, dynamic, i, step, value, assignments, wrappers, dynamic_tail)
+            skip = spec[2]
             for offset in range(skip):
                 if i + offset < len(words) and name in ("flock", "chroot"):
                     self._option(name, "", words[i + offset], dynamic[i + offset])
@@ -172,6 +136,48 @@ class WrapperPeeler:
                 # `xargs -I{} sh -c '{}'`: every word holding the replace string comes from stdin.
                 dynamic = [d or self.xargs_replace in w for w, d in zip(words, dynamic)]
         return words, raws, dynamic, assignments, wrappers, dynamic_tail, extra_names
+
+    def _wrapper_options(self, name: str, spec: tuple[str, frozenset[str], int], words: list[str],
+                         dynamic: list[bool], assignments: list[str]) -> tuple[int, list[str], tuple[int, str] | None]:
+        """The options of the wrapper ``words[0]`` (and env's NAME=VALUE words), each one's reach noted
+        by :meth:`_option`: (index after them, the assignments, and env's split string as (words it
+        takes, its text) if one is met, since the rest of the line is then read from that string)."""
+        short_val, long_val, _ = spec
+        i = 1
+        while i < len(words):
+            word = words[i]
+            if word == "--":
+                i += 1
+                break
+            if name == "env" and "=" in word and not word.startswith("-"):
+                assignments = [*assignments, word]
+                i += 1
+                continue
+            if not word.startswith("-") or word == "-":
+                break
+            if word.startswith("--"):
+                key, has_value, value = word.partition("=")
+                if name == "env" and key == "--split-string":
+                    value = value if has_value else (words[i + 1] if i + 1 < len(words) else "")
+                    return i, assignments, (1 if has_value else 2, value)
+                takes = key in long_val and not has_value
+                if takes and i + 1 < len(words):
+                    value = words[i + 1]
+                self._option(name, key, value if (has_value or takes) else None, dynamic[i + 1] if takes and i + 1 < len(dynamic) else dynamic[i])
+                i += 2 if takes else 1
+                continue
+            letter = word[1:2]
+            if name == "env" and letter == "S":
+                value = word[2:] if len(word) > 2 else (words[i + 1] if i + 1 < len(words) else "")
+                return i, assignments, (1 if len(word) > 2 else 2, value)
+            if letter in short_val:
+                glued = len(word) > 2
+                option_value = word[2:] if glued else (words[i + 1] if i + 1 < len(words) else None)
+                self._option(name, "-" + letter, option_value, dynamic[i] if glued else (dynamic[i + 1] if i + 1 < len(dynamic) else False))
+                i += 1 if glued else 2
+            else:
+                i += 1
+        return i, assignments, None
 
     def _option(self, name: str, option: str, value: str | None, dynamic: bool) -> None:
         """What one option of a wrapper reaches: a file it reads or writes, a directory it moves to."""
@@ -218,3 +224,14 @@ class WrapperPeeler:
         rest_dyn = [dynamic[i + 1] if i + 1 < len(dynamic) else False] * len(split) + dynamic[i + step:]
         new_words = ["env", *rest]
         return self.peel(new_words, ["env", *rest_raw], [False, *rest_dyn], assignments, wrappers, dynamic_tail)
+
+
+def _package_tool_command(words: list[str], sub: str) -> int:
+    """Where the command of `uv run [OPTIONS] [--] CMD` (``sub`` the tool's run word, or none) starts;
+    ``len(words)`` when there is none."""
+    i = 1 if sub == "" else 2
+    while i < len(words) and words[i].startswith("-") and words[i] != "--":
+        i += 1
+    if i < len(words) and words[i] == "--":
+        i += 1
+    return i
