@@ -16,7 +16,7 @@ from . import words
 from .agent_cell import AgentCellRunner
 from .sessions import SessionRegistry
 
-__all__ = ["Subcommands", "COMMANDS", "mode_arg"]
+__all__ = ["Subcommands", "COMMANDS", "mode_arg", "nearest", "unknown_subcommand"]
 
 # The one table of subcommands: dispatch (Subcommands.handler) and help (help_text) both read it; each
 # `cmd_<name>` method's docstring opens with its help line, "%agent NAME ARGS — what it does".
@@ -51,7 +51,7 @@ class Subcommands:
             raise UsageError("usage: %agent help [COMMAND]")
         if rest:
             if rest[0] not in COMMANDS:
-                raise UsageError(f"Unknown subcommand {rest[0]!r}. Try: %agent help")
+                raise UsageError(unknown_subcommand(rest[0]))
             return command_help(rest[0], full=True)
         return help_text()
 
@@ -478,6 +478,24 @@ def _nothing_here(notebook: str, project: Any) -> Exception:
     return CheckpointError(f"Nothing to undo from this notebook ({words.relative(notebook, project)}): no session started "
                            "here changed a file that is not undone yet. Other notebooks' sessions are left alone; "
                            "%agent sessions lists them, and %agent resume ID, then %agent undo, undoes one.")
+
+
+def nearest(word: str, names: "list[str] | tuple[str, ...]") -> str | None:
+    """The name ``word`` was most likely meant to be (a typo, a prefix), None when none is close."""
+    import difflib
+
+    prefixed = [name for name in names if len(word.strip("-")) >= 2 and name.lstrip("-").startswith(word.lstrip("-"))]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_subcommand(word: str) -> str:
+    """What `%agent WORD` says when WORD is no subcommand: the nearest one, and where they are all listed."""
+    close = nearest(word, COMMANDS)
+    hint = f" Did you mean %agent {close}?" if close else ""
+    return f"%agent has no subcommand {word!r}.{hint} The subcommands: {', '.join(COMMANDS)} (%agent help says what each does)."
 
 
 def _help_line(name: str) -> tuple[str, str, str]:

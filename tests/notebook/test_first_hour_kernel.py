@@ -103,3 +103,25 @@ def test_run_cells_card_does_not_read_a_division_as_a_path_outside_the_project(k
     # Asked or not, no reason may say the code reads outside the project: `/` here divides.
     assert "outside the project" not in shown, re.findall(r"[^<>]{0,120}outside the project[^<>]{0,60}", shown)
     assert any(o.get("data", {}).get("text/plain") == "10.0" for o in page.cells[0]["outputs"]), page.cells[0]
+
+
+# -- 13: an unknown option lists the options; an unknown subcommand suggests the nearest --------------
+
+
+def test_an_unknown_option_lists_the_options_and_a_typo_gets_the_nearest(kernel):
+    msg_id = kernel.execute("%%agent --frobnicate\nhello")
+    assert kernel.reply(msg_id)["status"] == "error"
+    said = kernel.text_output(msg_id)
+    assert "--frobnicate" in said and "unrecognized" not in said, said
+    for option in ("--new", "--model", "--mode", "--agent", "--project", "--approval-timeout", "--approval-policy"):
+        assert option in said, (option, said)
+    msg_id = kernel.execute("%%agent --aproval-policy rules\nhello")
+    kernel.reply(msg_id)
+    assert "did you mean --approval-policy?" in kernel.text_output(msg_id), kernel.text_output(msg_id)
+    msg_id = kernel.execute("%agent stauts")
+    assert kernel.reply(msg_id)["status"] == "error"
+    assert "Did you mean %agent status?" in kernel.text_output(msg_id), kernel.text_output(msg_id)
+    msg_id = kernel.execute("%agent help undoo")
+    kernel.reply(msg_id)
+    assert "Did you mean %agent undo?" in kernel.text_output(msg_id), kernel.text_output(msg_id)
+    assert not kernel.fake.requests, "nothing was sent to the model"
