@@ -125,3 +125,32 @@ def test_an_unknown_option_lists_the_options_and_a_typo_gets_the_nearest(kernel)
     kernel.reply(msg_id)
     assert "Did you mean %agent undo?" in kernel.text_output(msg_id), kernel.text_output(msg_id)
     assert not kernel.fake.requests, "nothing was sent to the model"
+
+
+# -- 10: .codingcode/ keeps itself out of the person's git status ------------------------------------
+
+
+def _git(project: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_agents_own_folder_stays_out_of_git_status_and_shared_settings_do_not(kernel):
+    project = kernel.project
+    _git(project, "init", "-q")
+    kernel.fake.add(Reply([tool_use("write_file", {"path": "notes.txt", "content": "hi\n"}, id="w1")]), Reply([text("Written.")]))
+    msg_id = kernel.execute("%%agent --mode acceptEdits\nwrite notes.txt")
+    assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
+    own = project / ".codingcode"
+    assert (own / "audit.jsonl").exists() and (own / "sessions").is_dir() and (own / "checkpoints").is_dir()
+    status = _git(project, "status", "--porcelain", "--untracked-files=all")
+    # The control: git status sees the file the agent wrote; the agent's own folder is not in it.
+    assert "notes.txt" in status and ".codingcode" not in status, status
+    # What a project shares from the folder is not ignored: it can be committed as before.
+    (own / "settings.json").write_text("{}\n")
+    (own / "agents").mkdir()
+    (own / "agents" / "reviewer.md").write_text("---\nname: reviewer\n---\nReview.\n")
+    shared = _git(project, "status", "--porcelain", "--untracked-files=all")
+    assert ".codingcode/settings.json" in shared and ".codingcode/agents/reviewer.md" in shared, shared
+    assert "audit.jsonl" not in shared and "sessions" not in shared and "checkpoints" not in shared, shared
