@@ -134,7 +134,9 @@ class AgentCellRunner:
                 turn.cancel()
             session.mcp.detach_front(view)
             view.finish(interrupted=interrupted, failed=failure is not None)
-        if interrupted:
+        # Stop ends this turn, and the record says so in one line; the kernel's interrupt ends the run
+        # (an error, so Run All stops at this cell).
+        if interrupted and not getattr(view, "stopped_by_button", False):
             raise AgentInterrupted()
         if failure is not None:
             raise AgentFailed(failure)
@@ -202,5 +204,4 @@ class AgentCellRunner:
             frontend_wait=self.config.frontend_wait,
             headless_timeout=self.config.headless_timeout,
             approval_timeout=approval_timeout,
-            todo=list(session.state.todo),
         )

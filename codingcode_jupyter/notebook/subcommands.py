@@ -245,7 +245,7 @@ class Subcommands:
         for record in records:
             what, said, came = audit_row_words(record, project)
             rows.append([str(record.get("ts", ""))[:19].replace("T", " "), what, said.replace("`", ""), came])
-        return table(rows, wrap={1: 40, 2: 48})
+        return table(rows, wrap={1: 40, 2: 48, 3: 60})
 
     def cmd_tools(self, rest: list[str]) -> str:
         """%agent tools — the tools the agent sees"""
@@ -530,13 +530,20 @@ def help_text() -> str:
 
 
 def merge_outcomes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Decision records with their outcome folded in (one row a call); other records as they are."""
+    """Decision records with their outcome (and a review's answers) folded in (one row a call); other
+    records as they are."""
+    from .record import fold_review
+
     out: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
     for record in records:
         call = str(record.get("tool_use_id") or "")
         if record.get("event") == "outcome" and call in by_call:
             by_call[call]["outcome"] = record.get("outcome", "")
+            continue
+        if record.get("event") == "review":
+            if call in by_call:
+                fold_review([by_call[call]], record)  # each change and its answer, on the call's row
             continue
         row = dict(record)
         out.append(row)

@@ -17,6 +17,7 @@ import pytest
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 from tests.notebook.fake_page import FakePage
 from tests.notebook.kernel_harness import Kernel
+from tests.notebook.test_record_kernel import _outputs, _saved_text
 
 pytestmark = pytest.mark.kernel
 
@@ -154,3 +155,88 @@ def test_the_agents_own_folder_stays_out_of_git_status_and_shared_settings_do_no
     shared = _git(project, "status", "--porcelain", "--untracked-files=all")
     assert ".codingcode/settings.json" in shared and ".codingcode/agents/reviewer.md" in shared, shared
     assert "audit.jsonl" not in shared and "sessions" not in shared and "checkpoints" not in shared, shared
+
+
+# -- 7, 8: each turn its own plan; panels only when they have something; one line for a Stop ---------
+
+
+def test_each_turn_shows_its_own_plan_and_a_trivial_turn_no_empty_panels(kernel):
+    plan = [{"step": "Read the data", "status": "completed"}, {"step": "Plot it", "status": "in_progress"}]
+    kernel.fake.add(Reply([tool_use("todo_write", {"plan": plan}, id="t1")]), Reply([text("Planned.")]))
+    first = _turn(kernel, "make a plan")
+    saved = _saved_text(kernel, first)
+    assert "Plot it" in saved and "Todo" in saved, saved[:2000]  # the control: a plan is shown
+    kernel.fake.add(Reply([text("Hello.")]))
+    second = _turn(kernel, "hi")
+    saved = _saved_text(kernel, second)
+    assert "Hello." in saved
+    assert "Plot it" not in saved and "Read the data" not in saved, saved[:2000]  # not the previous turn's plan
+    for empty in ("Todo", "no steps yet", "Audit", "no decisions yet"):
+        assert empty not in saved, (empty, saved[:2000])
+    # Live, too: the side column of this turn's view was never displayed.
+    sides = [cid for cid, state in kernel.widgets.items() if state.get("_model_name") == "LayoutModel"
+             and state.get("flex") == "0 1 18em"]
+    assert len(sides) >= 2 and kernel.widgets[sides[-1]].get("display") == "none", [kernel.widgets[c] for c in sides]
+    assert not kernel.widgets[sides[-2]].get("display"), "the first turn (a plan) showed its side column"
+
+
+def test_stop_is_one_line_and_no_error_output(kernel):
+    kernel.fake.add(Reply([text("too late")], delay=8.0))
+    msg_id = kernel.execute("%%agent\nthink slowly")
+    _render(kernel, msg_id)
+    stop = kernel.wait_for(lambda: (_live_buttons(kernel, "Stop") or [None])[0], 30, "the Stop button")
+    kernel.wait_for(lambda: "thinking" in "".join(kernel.widgets[c].get("value", "") for c in kernel.with_class("codingcode-thinking")),
+                    20, "the thinking indicator")
+    kernel.click(stop)
+    reply = kernel.reply(msg_id, timeout=30)
+    assert reply["status"] == "ok", kernel.text_output(msg_id)  # Stop ends the turn, not the run
+    outputs = _outputs(kernel, msg_id)
+    assert [o["type"] for o in outputs] == ["display_data"], outputs  # the record alone: no error output saved
+    plain = outputs[0]["data"]["text/plain"]
+    assert "Interrupted." not in plain and "too late" not in plain, plain
+    assert len(re.findall(r"stopped", plain, re.I)) == 1, plain
+
+
+# -- 4: the record and the audit name each reviewed change and its answer ------------------------------
+
+
+def test_the_record_and_the_audit_name_each_change_and_its_answer(kernel):
+    page = FakePage(kernel, _cells(("a", "x = 1"), ("b", "y = 2")))
+    kernel.fake.add(
+        Reply([tool_use("read_notebook", {})]),
+        Reply([tool_use("edit_notebook", {"changes": [
+            {"action": "replace", "cell_id": "a", "source": "x = 10"},
+            {"action": "insert", "cell_id": "b", "source": "print(x + y)"},
+            {"action": "replace", "cell_id": "b", "source": "y = 20"},
+            {"action": "delete", "cell_id": "a"},
+        ]}, id="edit1")]),
+        Reply([text("done")]),
+    )
+
+    def person() -> None:
+        if any(r["op"] == "propose" for r in page.requests) and not page.answers:
+            page.cells[1]["source"] = "y = 2  # typed meanwhile"
+            page.answers.update({"c1": "accepted", "c2": "accepted", "c3": "accepted", "c4": "rejected"})
+
+    msg_id = _turn(kernel, "change the cells", page=page, until=person)
+    (record,) = _outputs(kernel, msg_id)
+    html, plain = record["data"]["text/html"], record["data"]["text/plain"]
+    expected = ["replace cell a: accepted", "insert a new code cell after cell b: accepted",
+                "replace cell b: conflict", "delete cell a: rejected"]
+    for line in expected:
+        assert line in plain, (line, plain)
+    # On the collapsed row itself (outside its <details>), one line a change.
+    row = html[html.index("<code>edit_notebook</code>"):]
+    below = row[row.index("</details>"):].split('class="cc-tool ')[0].split("codingcode-audit")[0]
+    assert below.count("cc-review-answer") == 4, below
+    assert not re.search(r"reviewed on the cells:\s*$", plain, re.M), plain
+    # The audit panel says what became of each change, not "done".
+    audit = html[html.index("codingcode-audit"):]
+    audit = audit[audit.index("<code>edit_notebook</code>"):].split('class="audit-row"')[0]
+    assert "replace cell b: conflict" in audit and "delete cell a: rejected" in audit and "→ done" not in audit, audit
+    records = [json.loads(line) for line in (kernel.project / ".codingcode" / "audit.jsonl").read_text().splitlines()]
+    (review,) = [r for r in records if r.get("event") == "review"]
+    assert review["tool_use_id"] == "edit1"
+    assert [c["answer"] for c in review["changes"]] == ["accepted", "accepted", "conflict", "rejected"], review
+    listed = kernel.ok("%agent audit 5")["output"]
+    assert "conflict" in listed and "rejected" in listed and "sent for your review" in listed, listed

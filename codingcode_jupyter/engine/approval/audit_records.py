@@ -13,7 +13,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["AuditRecord", "DecisionRecord", "OutcomeRecord", "NetworkRecord", "TrustRecord", "TrustRecordItem",
+__all__ = ["AuditRecord", "DecisionRecord", "OutcomeRecord", "ReviewRecord", "NetworkRecord", "TrustRecord", "TrustRecordItem",
            "UndoRecord", "OtherAuditRecord", "UnreadableLine", "WrittenRecord", "parse_record"]
 
 
@@ -70,6 +70,15 @@ class OutcomeRecord(_CallRecord):
     duration_ms: float = 0.0
 
 
+class ReviewRecord(_CallRecord):
+    """What came of each change of a call the person reviewed where it applies (edit_notebook's cells):
+    ``changes`` holds one ``{"change": what, "answer": accepted | rejected | conflict | cancelled | applied}``
+    (and a ``note``) per change, in order."""
+
+    event: Literal["review"] = "review"
+    changes: list[dict[str, Any]] = []
+
+
 class NetworkRecord(AuditRecord):
     """A connection a sandboxed command asked the allowlist proxy for."""
 
@@ -123,9 +132,9 @@ class UnreadableLine(AuditRecord):
     line: str = ""
 
 
-WrittenRecord = Union[DecisionRecord, OutcomeRecord, NetworkRecord, TrustRecord, UndoRecord]
+WrittenRecord = Union[DecisionRecord, OutcomeRecord, ReviewRecord, NetworkRecord, TrustRecord, UndoRecord]
 _BY_EVENT: dict[str, type[AuditRecord]] = {
-    "decision": DecisionRecord, "outcome": OutcomeRecord, "network": NetworkRecord, "trust": TrustRecord,
+    "decision": DecisionRecord, "outcome": OutcomeRecord, "review": ReviewRecord, "network": NetworkRecord, "trust": TrustRecord,
     "undo": UndoRecord, "unreadable": UnreadableLine,
 }
 

@@ -206,34 +206,71 @@ async def edit_notebook(shell: Any, args: EditNotebookArgs, ctx: ToolContext, *,
     except PageError as error:
         raise ToolError(f"The notebook page could not apply the changes: {error}") from None
     results = {result.get("change"): result for result in reply.get("results", [])}
-    described: list[str] = []
-    inverses: list[dict[str, Any]] = []
-    lines = []
+    outcome = _outcome(args, wire, results, read)
+    if outcome.inverses:
+        _record(ctx, str(live.get("path") or ""), outcome.described, outcome.inverses)
+    _audit_answers(ctx, outcome.answers)
+    how = "reviewed on the cells" if review else "applied (allowed without review)"
+    return f"Notebook changes {how}:\n" + "\n".join(outcome.lines)
+
+
+class _Outcome(BaseModel):
+    """What came of each change: the lines told to the model, the answers for the record and the audit,
+    and what undo needs of the accepted ones."""
+
+    lines: list[str] = Field(default_factory=list)
+    answers: list[dict[str, Any]] = Field(default_factory=list)
+    described: list[str] = Field(default_factory=list)
+    inverses: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def _what(change: CellChange) -> str:
+    if change.action == "insert":
+        anchor = f" {change.position} cell {change.cell_id}" if change.cell_id else " at the end"
+        return f"insert a new {change.cell_type} cell{anchor}"
+    return f"{change.action} cell {change.cell_id}"
+
+
+def _outcome(args: EditNotebookArgs, wire: list[dict[str, Any]], results: dict[Any, dict[str, Any]],
+             read: dict[str, str]) -> _Outcome:
+    outcome = _Outcome()
     for change, sent in zip(args.changes, wire):
         result = results.get(sent["change"], {"answer": "cancelled"})
-        answer = result.get("answer", "cancelled")
-        if change.action == "insert":
-            anchor = f" {change.position} cell {change.cell_id}" if change.cell_id else " at the end"
-            what = f"insert a new {change.cell_type} cell{anchor}"
-        else:
-            what = f"{change.action} cell {change.cell_id}"
+        answer = str(result.get("answer", "cancelled"))
+        what = _what(change)
+        note = str(result.get("note") or "")
+        outcome.answers.append({"change": what, "answer": answer, **({"note": note} if note else {})})
         if answer == "conflict":
-            lines.append(f"- {what}: not done, {result.get('note', 'the cell changed')}")
+            outcome.lines.append(f"- {what}: not done, {note or 'the cell changed'}")
             continue
         if answer in ("applied", "accepted"):
             inverse = _inverse(sent, result)
             if inverse is not None:
-                inverses.append(inverse)
-                described.append(what)
+                outcome.inverses.append(inverse)
+                outcome.described.append(what)
             if change.action == "insert" and result.get("cell_id"):
                 what += f" (its id: {result['cell_id']})"
+                outcome.answers[-1]["cell_id"] = result["cell_id"]
             if change.cell_id and change.action == "replace":
                 read[change.cell_id] = change.source or ""
-        lines.append(f"- {what}: {_ANSWERS.get(answer, answer)}")
-    if inverses:
-        _record(ctx, str(live.get("path") or ""), described, inverses)
-    how = "reviewed on the cells" if review else "applied (allowed without review)"
-    return f"Notebook changes {how}:\n" + "\n".join(lines)
+        outcome.lines.append(f"- {what}: {_ANSWERS.get(answer, answer)}")
+    return outcome
+
+
+def _audit_answers(ctx: ToolContext, answers: list[dict[str, Any]]) -> None:
+    """Each change and its answer in the audit log and the cell's audit panel (the decision said only
+    that the call went to the person's review)."""
+    from ...engine.approval.audit import AuditLog
+    from ...engine.approval.audit_records import ReviewRecord
+    from ...engine.events import AuditRecorded
+
+    typed = ReviewRecord(session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=ctx.tool_use_id, agent=ctx.agent,
+                         tool="edit_notebook", changes=answers)
+    try:
+        record = AuditLog(ctx.project_path).append(typed)
+    except OSError:
+        record = typed.written(None)  # the cell still shows them
+    ctx.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
 
 
 def undo_cell_edits(shell: Any, store: CheckpointStore, edits: CellEdits) -> str:
