@@ -388,6 +388,24 @@ def review_lines(changes: list[dict[str, Any]]) -> list[str]:
             for change in changes]
 
 
+# How many of a command's last lines show under its row without expanding it (pytest's summary, a
+# build's last error).
+TAIL_LINES = 4
+
+
+def command_tail(item: ToolItem) -> list[str]:
+    """The last lines a command printed (stdout, else stderr), as its result holds them."""
+    if item.tool != "execute_command" or item.status in ("denied", "interrupted") or "--- stdout ---" not in item.result:
+        return []
+    body = item.result.split("--- stdout ---", 1)[1]
+    stdout, _, stderr = body.partition("--- stderr ---")
+    for stream in (stdout, stderr):
+        lines = [line.rstrip() for line in stream.strip("\n").splitlines() if line.strip() and line.strip() != "(empty)"]
+        if lines:
+            return [short(line, 200) for line in lines[-TAIL_LINES:]]
+    return []
+
+
 def _result_summary(item: ToolItem, project: Any) -> str:
     """The first line of what the tool returned, as a person reads it (not a denial told to the model)."""
     if item.status in ("denied", "interrupted") or not item.result or item.diff == item.result:
@@ -424,6 +442,10 @@ def tool_row_html(item: ToolItem, project: Any = None, *, live: bool = False) ->
                          for change, line in zip(item.review, review_lines(item.review)))
     elif summary_line:
         extra += f'<div class="cc-result" style="margin-left:1.4em;color:{theme.MUTED}">{h(summary_line)}</div>'
+    tail = command_tail(item)
+    if tail:
+        extra += (f'<pre class="cc-command-tail" style="margin:2px 0 2px 1.4em;color:{theme.MUTED};white-space:pre;'
+                  f'overflow-x:auto">{h(words.relative(chr(10).join(tail), project))}</pre>')
     if item.diff:
         extra += f'<div style="margin-left:1.4em">{diff_html(item.diff)}</div>'
     if live and item.progress and item.status == "running":
@@ -482,6 +504,7 @@ def item_text(item: Item, project: Any = None, indent: str = "") -> list[str]:
         out.extend(f"{indent}    {reveal(said)}" for said in review_lines(item.review))
     elif summary:
         out.append(f"{indent}    {reveal(summary)}")
+    out.extend(f"{indent}    | {reveal(words.relative(line, project))}" for line in command_tail(item))
     if item.diff:
         out.extend(f"{indent}    {reveal(d)}" for d in item.diff.splitlines()[:200])
     return out

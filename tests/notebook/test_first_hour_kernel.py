@@ -240,3 +240,19 @@ def test_the_record_and_the_audit_name_each_change_and_its_answer(kernel):
     assert [c["answer"] for c in review["changes"]] == ["accepted", "accepted", "conflict", "rejected"], review
     listed = kernel.ok("%agent audit 5")["output"]
     assert "conflict" in listed and "rejected" in listed and "sent for your review" in listed, listed
+
+
+# -- 11: a command's last lines show without expanding its row ------------------------------------------
+
+
+def test_a_commands_last_lines_show_under_its_row(kernel):
+    command = "printf 'collected 3 items\\ntest_a.py .\\ntest_b.py .\\ntest_c.py .\\n\\n3 passed in 0.02s\\n'"
+    kernel.fake.add(Reply([tool_use("execute_command", {"command": command}, id="c1")]), Reply([text("Tests pass.")]))
+    msg_id = _turn(kernel, "run the tests", head="%%agent --mode bypass")
+    (record,) = _outputs(kernel, msg_id)
+    html, plain = record["data"]["text/html"], record["data"]["text/plain"]
+    row = html[html.index("<code>execute_command</code>"):]
+    collapsed = row[row.index("</details>"):].split('class="cc-tool ')[0].split("codingcode-audit")[0]
+    assert "3 passed in 0.02s" in collapsed and "exit code 0" in collapsed, collapsed
+    assert "collected 3 items" not in collapsed  # the last lines only
+    assert "| 3 passed in 0.02s" in plain, plain
