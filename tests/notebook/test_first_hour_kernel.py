@@ -256,3 +256,21 @@ def test_a_commands_last_lines_show_under_its_row(kernel):
     assert "3 passed in 0.02s" in collapsed and "exit code 0" in collapsed, collapsed
     assert "collected 3 items" not in collapsed  # the last lines only
     assert "| 3 passed in 0.02s" in plain, plain
+
+
+# -- 14: the demo does not contradict itself ----------------------------------------------------------
+
+
+def test_the_demo_says_what_it_does_and_counts_what_its_search_found(kernel):
+    (kernel.project / "cli.py").write_text("def main():\n    pass\n")
+    first = _turn(kernel, "add a docstring to main", head="%%agent --model demo --mode bypass")
+    said = _saved_text(kernel, first)
+    # It writes a file of its own; it says so rather than "edit a file".
+    assert "For this request: write a new file and run it." in re.sub(r"\*\*|<[^>]+>", "", said), said[:1500]
+    assert "edit a file" not in said
+    assert (kernel.project / "codingcode_demo.py").exists()
+    second = _turn(kernel, "what files are in this project?", head="%%agent --model demo")
+    said = _saved_text(kernel, second)
+    found = re.search(r"(\d+) files? match", said)
+    answered = re.search(r"The project has (\d+) Python files?", said)
+    assert found and answered and found.group(1) == answered.group(1) == "2", said[:3000]

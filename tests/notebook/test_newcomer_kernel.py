@@ -549,7 +549,7 @@ def _decisions_in(project) -> list[dict]:
 _DEMO_SESSIONS = {
     "what files are in this project?": ("look around and explain a file", ["search_files", "read_file"], [],
                                         "The project has 2 Python files"),
-    "add a docstring to main": ("edit a file", ["search_files", "read_file", "write_file", "execute_command"],
+    "add a docstring to main": ("write a new file and run it", ["search_files", "read_file", "write_file", "execute_command"],
                                 ["Allow", "Allow"], "Done. I wrote"),
     "run the tests": ("run the tests", ["search_files", "execute_command"], ["Allow"], "python3 -m pytest -q"),
     "what is the meaning of life?": ("a question a script cannot answer", [], [], "A script cannot answer that"),
