@@ -416,14 +416,18 @@ class Subcommands:
             plan = store.plan_undo(chosen, allow_outside="--outside" in flags)
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
-        display({"text/plain": words.relative(plan.render(), project), "text/html": plan_html(plan, project)}, raw=True)
         cells = turn_edits(store, plan.checkpoint.session_id, plan.checkpoint.turn_id)
+        files = [words.relative(item.path, project) for item in plan.files if item.action != "unchanged"]
+        if files or cells is None:  # a turn that changed cells alone is not shown as "0 files"
+            display({"text/plain": words.relative(plan.render(), project), "text/html": plan_html(plan, project)},
+                    raw=True)
         if cells is not None:
-            display(Pretty("Notebook cells the turn changed: " + "; ".join(cells.described)))
+            display(Pretty(f"Undo {plan.checkpoint.label}: the notebook cells it changed: " + "; ".join(cells.described)))
+        what = _restoring(files, cells)
         if "--dry-run" in flags:
-            return "Dry run: nothing was changed. `%agent undo` asks, then restores these files (and cells)."
+            return f"Dry run: nothing was changed. `%agent undo` asks, then restores {what}."
         if "--yes" not in flags:
-            answer = await ask_restore(self.shell, "Restore these files as they were before the turn?",
+            answer = await ask_restore(self.shell, f"Restore {what} as before the turn?",
                                        frontend_wait=self.runner.config.frontend_wait)
             if answer == "no":
                 return "Nothing was restored."
@@ -434,16 +438,15 @@ class Subcommands:
             store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags)
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
-        changed = sum(1 for item in plan.files if item.action != "unchanged")
         if session is not None and session.id == plan.checkpoint.session_id:
-            files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
             self.runner.undo_notes.setdefault(session.id, []).append(
-                f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
-                f"as they were before it: {files}. Read them again before changing them.)"
+                f"(Note: the user undid your changes of turn {plan.checkpoint.turn_id}; these are back as they were "
+                f"before it: {_restoring(files, cells, names=True)}. Read them again before changing them.)"
             )
-        undone = f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
+        undone = f"Undid {plan.checkpoint.label}" + (
+            f": restored {_restoring(files, None)}; recorded in the audit log." if files else ".")
         if cells is not None:
-            undone += " " + undo_cell_edits(self.shell, store, cells)
+            undone += " " + await undo_cell_edits(self.shell, store, cells)
         return undone
 
     def _notebook_session(self, project: Any, store: Any) -> str | None:
@@ -470,6 +473,18 @@ class Subcommands:
         if rest not in ([], ["--keyring"]):
             raise UsageError("usage: %agent login [--keyring]")
         return login(self.shell, keyring="--keyring" in rest)
+
+
+def _restoring(files: list[str], cells: Any, *, names: bool = False) -> str:
+    """What an undo restores, in words: "app.py", "3 files and 2 notebook cells", "2 notebook cells"."""
+    parts = []
+    if files:
+        parts.append(", ".join(files) if names or len(files) == 1 else f"{len(files)} files")
+    count = len(cells.inverse) if cells is not None else 0
+    if count:
+        parts.append("notebook cells " + ", ".join(cells.described) if names
+                     else f"{count} notebook cell{'s' if count != 1 else ''}")
+    return " and ".join(parts) or "nothing"
 
 
 def _nothing_here(notebook: str, project: Any) -> Exception:

@@ -87,3 +87,100 @@ def test_lab_sh_roots_lab_at_the_repository_serves_notebook_7_and_installs_the_t
         # Notebook 7 is installed and served beside Lab, on the same files.
         page.goto(f"{lab_sh['base']}/tree?token={lab_sh['token']}")
         expect(page.locator(".jp-DirListing-content").get_by_text("notebooks", exact=True)).to_be_visible(timeout=60_000)
+
+
+# -- 3: a conflict on Accept shows on the cell; the diff follows the person's typing -----------------------
+
+from tests.e2e.test_browser import _run_cells, dark_lab, lab, notebook7  # noqa: E402,F401 (fixtures)
+from tests.e2e.test_notebook_edits import _notebook, _tool_results, _type_unsaved  # noqa: E402
+from tests.fakes.anthropic_server import Reply, text, tool_use  # noqa: E402
+
+ARTIFACTS = Path("/tmp/codingcode-artifacts")
+
+
+def _conflict_flow(server: dict, tmp_path: Path, name: str, url: str) -> None:
+    from playwright.sync_api import expect
+
+    project: Path = server["project"]
+    (project / "conflict.ipynb").write_text(json.dumps(_notebook([
+        ("c-load", "%load_ext codingcode_jupyter"), ("c-data", "x = 1"), ("c-agent", "%%agent\nchange the data cell")])))
+    server["api"].add(
+        Reply([tool_use("read_notebook", {})]),
+        Reply([tool_use("edit_notebook", {"changes": [{"action": "replace", "cell_id": "c-data", "source": "x = 2"}]})]),
+        Reply([text("Noted.")]),
+    )
+    with _Browser(tmp_path, name) as page:
+        page.goto(url)
+        page.wait_for_function("document.body.dataset.codingcodeNotebook === '1'", timeout=60_000)
+        _run_cells(page, server, 3)
+        bar = page.locator(".cc-review-bar.cc-review-replace")
+        expect(bar).to_have_count(1, timeout=60_000)
+        accept = bar.get_by_role("button", name="Accept", exact=True)
+        expect(accept).to_be_enabled()
+        expect(bar.locator(".cc-review-conflict-note")).to_be_hidden()
+        # The person types in the cell under review: the diff follows, the conflict is said, Accept is off.
+        _type_unsaved(page, 1, "  # mine")
+        expect(bar.locator(".cc-diff-del")).to_contain_text("x = 1  # mine", timeout=10_000)
+        expect(bar.locator(".cc-review-conflict-note")).to_be_visible()
+        expect(accept).to_be_disabled()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"conflict-{name}.png"), full_page=True)
+        # Accept all anyway: nothing is overwritten, and the cell says why.
+        page.locator(".cc-review-banner").get_by_role("button", name="Accept all").click()
+        settled = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".cc-review-conflict-settled")
+        expect(settled).to_be_visible(timeout=10_000)
+        expect(settled).to_contain_text("Not applied")
+        expect(page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".cm-content")).to_contain_text("x = 1  # mine")
+        expect(page.locator(".jp-Notebook .jp-Cell", has_text="%%agent").locator(".jp-OutputArea")).to_contain_text(
+            "conflict", timeout=60_000)
+        settled.get_by_role("button", name="OK").click()
+        expect(settled).to_have_count(0)
+    assert any("not done, the cell changed since the agent read it" in r for r in _tool_results(server["api"]))
+
+
+def test_a_conflict_on_accept_shows_on_the_cell_in_jupyterlab(lab, tmp_path):
+    _conflict_flow(lab, tmp_path, "lab", f"{lab['base']}/lab/tree/conflict.ipynb?token={lab['token']}")
+
+
+def test_a_conflict_on_accept_shows_on_the_cell_in_the_dark_theme(dark_lab, tmp_path):
+    _conflict_flow(dark_lab, tmp_path, "dark", f"{dark_lab['base']}/lab/tree/conflict.ipynb?token={dark_lab['token']}")
+
+
+def test_a_conflict_on_accept_shows_on_the_cell_in_notebook7(notebook7, tmp_path):
+    _conflict_flow(notebook7, tmp_path, "nb7", f"{notebook7['base']}/notebooks/conflict.ipynb?token={notebook7['token']}")
+
+
+# -- 5: undo puts a deleted cell back with its id and outputs --------------------------------------------
+
+
+def test_undo_puts_a_deleted_cell_back_with_its_id_and_outputs(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    project: Path = lab["project"]
+    (project / "undo.ipynb").write_text(json.dumps(_notebook([
+        ("c-load", "%load_ext codingcode_jupyter"), ("c-data", "x = 6 * 7\nx"),
+        ("c-agent", "%%agent --mode bypass\ndelete the data cell"), ("c-undo", "%agent undo --yes")])))
+    lab["api"].add(
+        Reply([tool_use("read_notebook", {})]),
+        Reply([tool_use("edit_notebook", {"changes": [{"action": "delete", "cell_id": "c-data"}]})]),
+        Reply([text("Deleted.")]),
+    )
+    with _Browser(tmp_path, "undo") as page:
+        page.goto(f"{lab['base']}/lab/tree/undo.ipynb?token={lab['token']}")
+        page.wait_for_function("document.body.dataset.codingcodeNotebook === '1'", timeout=60_000)
+        _run_cells(page, lab, 3)
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        expect(cells).to_have_count(3, timeout=60_000)  # the data cell is gone
+        expect(cells.nth(1).locator(".jp-OutputArea")).to_contain_text("Deleted.", timeout=60_000)
+        cells.nth(2).click()
+        page.keyboard.press("Shift+Enter")
+        expect(cells).to_have_count(4, timeout=60_000)
+        expect(cells.nth(3).locator(".jp-OutputArea")).to_contain_text("Restored 1 cell", timeout=30_000)
+        expect(cells.nth(1).locator(".jp-OutputArea")).to_contain_text("42")  # its output, as it was
+        before = (project / "undo.ipynb").stat().st_mtime_ns
+        page.keyboard.press("Control+s")
+        wait_until(lambda: (project / "undo.ipynb").stat().st_mtime_ns != before, 30, "the notebook saved", interval=0.3)
+    saved = json.loads((project / "undo.ipynb").read_text())
+    data = saved["cells"][1]
+    assert data["id"] == "c-data" and "".join(data["source"]) == "x = 6 * 7\nx", data
+    assert any("42" in "".join(o.get("data", {}).get("text/plain", "")) for o in data["outputs"]), json.dumps(data)

@@ -274,3 +274,52 @@ def test_the_demo_says_what_it_does_and_counts_what_its_search_found(kernel):
     found = re.search(r"(\d+) files? match", said)
     answered = re.search(r"The project has (\d+) Python files?", said)
     assert found and answered and found.group(1) == answered.group(1) == "2", said[:3000]
+
+
+# -- 5: undo of cell edits keeps ids and outputs, asks by what it restores, says what happened ---------
+
+
+def test_undo_of_cell_edits_keeps_ids_and_outputs_and_says_what_it_did(kernel):
+    (kernel.user / "settings.json").write_text(json.dumps({"permissions": {"allow": ["edit_notebook"]}}))
+    mine = [{"output_type": "stream", "name": "stdout", "text": "what the person's run showed\n"}]
+    page = FakePage(kernel, [
+        {"id": "a", "cell_type": "code", "source": "x = 1\nprint(x)", "outputs": list(mine), "execution_count": 3},
+        {"id": "b", "cell_type": "code", "source": "y = 2", "outputs": [{"output_type": "stream", "name": "stdout",
+                                                                           "text": "b's output\n"}], "execution_count": 4},
+    ])
+    kernel.fake.add(
+        Reply([tool_use("read_notebook", {})]),
+        Reply([tool_use("edit_notebook", {"changes": [
+            {"action": "replace", "cell_id": "a", "source": "x = 2\nprint(x)"},
+            {"action": "delete", "cell_id": "b"},
+            {"action": "insert", "source": "print('added')"},
+        ]})]),
+        Reply([text("done")]),
+    )
+    _turn(kernel, "edit the cells", page=page)
+    assert [c["id"] for c in page.cells] == ["a", "new1"]
+    # The agent ran its edited cell since: its output is in the cell now.
+    page.cells[0]["outputs"], page.cells[0]["execution_count"] = [{"output_type": "stream", "name": "stdout",
+                                                                   "text": "the agent's run\n"}], None
+
+    def undo(line: str) -> str:
+        msg_id = kernel.execute(line)
+        kernel.wait_for(lambda: (page.step(), kernel._idle(msg_id))[1], 60, line)
+        return kernel.text_output(msg_id)
+
+    asked = undo("%agent undo")  # nobody can answer here: the question is kept as text
+    question = re.search(r"Restore ([^?]*)\?", asked)
+    assert question and question.group(1) == "3 notebook cells as before the turn", asked
+    done = undo("%agent undo --yes")
+    assert "Restored 3 cells in page.ipynb" in done and "Asked the notebook page" not in done, done
+    assert "0 file" not in done, done
+    assert [c["id"] for c in page.cells] == ["a", "b"], page.cells  # b is b again, the added cell gone
+    assert page.cells[0]["source"] == "x = 1\nprint(x)" and page.cells[0]["outputs"] == mine, page.cells[0]
+    assert page.cells[0]["execution_count"] == 3
+    assert page.cells[1]["outputs"][0]["text"] == "b's output\n" and page.cells[1]["execution_count"] == 4
+    # The agent's next edit by id finds the restored cell.
+    kernel.fake.add(Reply([tool_use("read_notebook", {})]),
+                    Reply([tool_use("edit_notebook", {"changes": [{"action": "replace", "cell_id": "b", "source": "y = 3"}]})]),
+                    Reply([text("edited b")]))
+    _turn(kernel, "edit b", page=page)
+    assert page.cells[1]["source"] == "y = 3", page.cells

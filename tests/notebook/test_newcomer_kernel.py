@@ -329,7 +329,7 @@ def test_undo_shows_a_coloured_diff_and_asks_before_restoring(kernel):
     assert kernel.reply(asked)["status"] == "ok", kernel.text_output(asked)
     assert not (kernel.project / "app.py").exists()  # the turn created it
     saved = _saved_text(kernel, asked)
-    assert "Restore these files" in saved and "Restore: yes" in saved and "restored" in saved
+    assert "Restore app.py as before the turn?" in saved and "Restore: yes" in saved and "restored" in saved
     assert "widget-view" not in json.dumps(_outputs(kernel, asked)), "the question stays as text, not dead buttons"
 
 
