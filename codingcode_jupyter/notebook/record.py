@@ -306,7 +306,7 @@ class TurnRecord:
         if self.interrupted:
             main += f'<div style="color:{theme.MUTED};margin-top:4px">{icon("stop")} The turn was stopped before it finished.</div>'
         side = todo_html(self.todo) + audit_html(self.audit, self.project)
-        side_html = (f'<div style="flex:0 1 18em;min-width:12em;border-left:1px solid {theme.BORDER};padding-left:8px;'
+        side_html = (f'<div style="flex:0 1 14em;min-width:10em;border-left:1px solid {theme.BORDER};padding-left:8px;'
                      f'font-size:.92em">{side}</div>') if side else ""  # a turn with no plan and no call: no panels
         footer = (f'<div class="codingcode-usage" style="color:{theme.MUTED};font-size:.9em;margin-top:4px">'
                   f"{h(self.usage)}</div>") if self.usage else ""

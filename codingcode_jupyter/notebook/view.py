@@ -151,7 +151,7 @@ class TurnView:
         # The todo and the audit beside the answer, narrow; shown once one of them has something.
         self.side = widgets.VBox(
             [self.todo, self.audit],
-            layout=widgets.Layout(flex="0 1 18em", min_width="12em", padding="0 0 0 8px",
+            layout=widgets.Layout(flex="0 1 14em", min_width="10em", padding="0 0 0 8px",
                                   border_left=f"1px solid {theme.BORDER}"),
         )
         self._show_panels()

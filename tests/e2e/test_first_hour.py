@@ -184,3 +184,53 @@ def test_undo_puts_a_deleted_cell_back_with_its_id_and_outputs(lab, tmp_path):
     data = saved["cells"][1]
     assert data["id"] == "c-data" and "".join(data["source"]) == "x = 6 * 7\nx", data
     assert any("42" in "".join(o.get("data", {}).get("text/plain", "")) for o in data["outputs"]), json.dumps(data)
+
+
+# -- 12: a long diff line scrolls inside the card; the side panel stays narrow ----------------------------
+
+
+def _card_fits(server: dict, tmp_path: Path, name: str, url: str) -> None:
+    from playwright.sync_api import expect
+
+    project: Path = server["project"]
+    long_line = "VALUE = '" + "x" * 600 + "'  # the end of a very long line"
+    (project / "wide.ipynb").write_text(json.dumps(_notebook([
+        ("c-load", "%load_ext codingcode_jupyter"), ("c-agent", "%%agent\nwrite wide.py")])))
+    server["api"].add(
+        Reply([tool_use("todo_write", {"plan": [{"step": "Write wide.py", "status": "in_progress"}]})]),
+        Reply([tool_use("write_file", {"path": "wide.py", "content": long_line + "\n"})]),
+        Reply([text("Written.")]),
+    )
+    with _Browser(tmp_path, name) as page:
+        page.goto(url)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        _run_cells(page, server, 2)
+        diff = page.locator(".codingcode-approval .cc-diff").first
+        expect(diff).to_be_visible(timeout=60_000)
+        sizes = diff.evaluate("""(box) => {
+            const area = box.closest('.jp-OutputArea-output').getBoundingClientRect();
+            const own = box.getBoundingClientRect();
+            const row = box.closest('.codingcode-cell').getBoundingClientRect();
+            const side = box.closest('.codingcode-cell').querySelector('.codingcode-todo').closest('.widget-vbox')
+                .getBoundingClientRect();
+            return {right: own.right, areaRight: area.right, scroll: box.scrollWidth, client: box.clientWidth,
+                    side: side.width, row: row.width};
+        }""")
+        # The diff ends inside the output area and scrolls sideways to show the rest of the line.
+        assert sizes["right"] <= sizes["areaRight"] + 1, sizes
+        assert sizes["scroll"] > sizes["client"] + 100, sizes
+        diff.evaluate("(box) => { box.scrollLeft = box.scrollWidth; }")
+        expect(diff.get_by_text("the end of a very long line", exact=False)).to_be_in_viewport()
+        assert sizes["side"] <= 0.2 * sizes["row"], sizes  # the todo and audit beside it, not a quarter
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"wide-card-{name}.png"), full_page=True)
+        page.get_by_role("button", name="Allow", exact=True).click()
+        expect(page.locator(".codingcode-record")).to_be_visible(timeout=60_000)
+
+
+def test_a_long_diff_line_scrolls_in_the_card_in_jupyterlab(lab, tmp_path):
+    _card_fits(lab, tmp_path, "lab", f"{lab['base']}/lab/tree/wide.ipynb?token={lab['token']}")
+
+
+def test_a_long_diff_line_scrolls_in_the_card_in_the_dark_theme(dark_lab, tmp_path):
+    _card_fits(dark_lab, tmp_path, "dark", f"{dark_lab['base']}/lab/tree/wide.ipynb?token={dark_lab['token']}")

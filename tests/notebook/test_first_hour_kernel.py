@@ -175,7 +175,7 @@ def test_each_turn_shows_its_own_plan_and_a_trivial_turn_no_empty_panels(kernel)
         assert empty not in saved, (empty, saved[:2000])
     # Live, too: the side column of this turn's view was never displayed.
     sides = [cid for cid, state in kernel.widgets.items() if state.get("_model_name") == "LayoutModel"
-             and state.get("flex") == "0 1 18em"]
+             and state.get("flex") == "0 1 14em"]
     assert len(sides) >= 2 and kernel.widgets[sides[-1]].get("display") == "none", [kernel.widgets[c] for c in sides]
     assert not kernel.widgets[sides[-2]].get("display"), "the first turn (a plan) showed its side column"
 
