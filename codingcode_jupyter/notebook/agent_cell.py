@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..engine.mcp.manager import McpManager
     from ..engine.messages import ContentBlockParam
     from ..engine.session import Session
+    from .text_view import RunnerView
     from .view import TextView, TurnView
 
 _POLICY_NOTICE = {
@@ -191,12 +192,16 @@ class AgentCellRunner:
             raise UsageError(str(error)) from None
         return prompt if content is None else content
 
-    def make_view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
-        """Widgets in a kernel, text in a terminal."""
+    def make_view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView | RunnerView":
+        """Widgets in a kernel, text in a terminal, the record alone for a runner's cell (nbconvert, papermill:
+        it would save the live widgets' state in the notebook, and nobody sees them)."""
+        from .text_view import RunnerView
         from .view import TextView, TurnView
 
         if async_cell.kernel_of(self.shell) is None:
             return TextView(session=session)
+        if async_cell.sent_by_runner(self.shell):
+            return RunnerView(session=session)
         return TurnView(
             ip=self.shell,
             session=session,

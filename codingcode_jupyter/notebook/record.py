@@ -429,7 +429,7 @@ def tool_row_html(item: ToolItem, project: Any = None, *, live: bool = False) ->
         + f' <span class="tool-status" style="color:{theme.MUTED}">· {h(status)}</span>'
     )
     body = f'<div style="margin:2px 0 0 1.4em"><div style="color:{theme.MUTED}">input</div>{pre(h(pretty_json(item.input)))}'
-    if item.result and item.status not in ("denied",):
+    if item.result and item.status not in ("denied",) and item.result != item.diff:  # a diff shows once, below
         result = item.result if len(item.result) <= RESULT_LIMIT else item.result[:RESULT_LIMIT] + "\n…"
         body += f'<div style="color:{theme.MUTED}">result</div>{pre(h(words.relative(result, project)))}'
     # A denial's reason is written for the model and is not shown; the row says who decided and why.

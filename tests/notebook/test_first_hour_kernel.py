@@ -323,3 +323,37 @@ def test_undo_of_cell_edits_keeps_ids_and_outputs_and_says_what_it_did(kernel):
                     Reply([text("edited b")]))
     _turn(kernel, "edit b", page=page)
     assert page.cells[1]["source"] == "y = 3", page.cells
+
+
+# -- 9: a notebook run headless keeps its records, not the live widgets' state ------------------------------
+
+
+def test_nbconvert_keeps_the_records_and_no_widget_state(tmp_path):
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from nbclient import NotebookClient
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cli.py").write_text("def main():\n    pass\n")
+    spec = tmp_path / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    spec.joinpath("kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3", "language": "python"}))
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("%load_ext codingcode_jupyter"),
+                      nbformat.v4.new_code_cell("%%agent --model demo\nwhat files are in this project?"),
+                      nbformat.v4.new_code_cell("%%agent --model demo\nadd a docstring to main")]
+    NotebookClient(notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(project)}},
+                   kernel_manager_kwargs={"kernel_spec_manager": KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])},
+                   ).execute()
+    saved = nbformat.writes(notebook)
+    assert "widget-state" not in saved and "widget-view" not in saved, json.loads(saved).get("metadata", {}).keys()
+    looked = "\n".join(str((out.get("data") or {}).get("text/html", "")) for out in notebook.cells[1].outputs)
+    asked = "\n".join(str((out.get("data") or {}).get("text/plain", "")) for out in notebook.cells[2].outputs)
+    # The records are all there: the answer, each call, who decided; a question nobody could answer, said so.
+    assert "codingcode-record" in looked and "The project has 1 Python file" in looked, looked[:2000]
+    assert "a runner such as nbconvert or papermill sent this cell" in asked and "write_file" in asked, asked[:3000]
+    assert not (project / "codingcode_demo.py").exists()
+    assert len(saved) < 45_000, len(saved)  # was 88 KB, 65 KB of it the widgets' state
