@@ -57,6 +57,43 @@ class Subcommands:
 
     def cmd_status(self, rest: list[str]) -> str:
         """%agent status — session, project, model, mode, tokens, cost, sandbox, what was read"""
+        from ..engine.settings import SettingsError
+
+        try:
+            self._session_unless_broken()
+            return self._status()
+        except SettingsError:
+            return self._status_broken()
+
+    def _session_unless_broken(self) -> Any:
+        """The notebook's session; SettingsError when it cannot open because a settings file is broken
+        (opening says that as a UsageError, as a cell does)."""
+        from ..engine.doctor import read_despite_broken
+        from ..engine.settings import SettingsError
+
+        try:
+            return self.registry.current_session()
+        except UsageError:
+            _, broken = read_despite_broken(self.registry.current or self.registry.project())
+            if broken:
+                raise SettingsError(broken[0]) from None
+            raise
+
+    def _status_broken(self) -> str:
+        """Status while a settings file is broken: every broken file and what holds meanwhile."""
+        from ..engine.doctor import read_despite_broken
+
+        project = self.registry.current or self.registry.project()
+        _, broken = read_despite_broken(project)
+        session = self.registry.sessions.get(project)
+        rows = [*([("session", session.id)] if session is not None else []),
+                ("project", words.home_short(project)),
+                *[("broken", words.relative(problem, project, "the project")) for problem in broken],
+                ("meanwhile", "nothing runs: each %%agent cell stops at its start until the file"
+                 f"{'s are' if len(broken) != 1 else ' is'} fixed or removed (%agent doctor: the full report)")]
+        return columns(rows)
+
+    def _status(self) -> str:
         from ..engine.context.session_window import context_status
         from ..engine.models import resolve_model_name
         from ..engine.prompts import loaded_instructions
@@ -115,19 +152,25 @@ class Subcommands:
 
         What was read from which file (ours and Claude Code's), what was ignored and why, what is in force.
         """
-        from ..engine.doctor import doctor_report
+        from ..engine.doctor import doctor_report, read_despite_broken
         from ..engine.settings import SettingsError
 
         if rest:
             raise UsageError("usage: %agent doctor")
-        session = self.registry.current_session()
+        project = self.registry.current or self.registry.project()
+        broken: list[str] = []
         try:
+            session = self._session_unless_broken()
             effective = session.settings.current()
-        except SettingsError as error:
-            raise UsageError(str(error)) from None
-        report = doctor_report(session.project, effective, session.pipeline.session_rules,
-                               sandbox=session.sandbox()).render()
-        return wrapped(words.relative(report, session.project, "the project"))
+            rules, sandbox = list(session.pipeline.session_rules), session.sandbox()
+            project = session.project
+        except SettingsError:
+            # That moment is the doctor's: every broken file, what holds meanwhile, and what the others say.
+            effective, broken = read_despite_broken(project)
+            opened = self.registry.sessions.get(project)
+            rules, sandbox = (list(opened.pipeline.session_rules) if opened is not None else []), None
+        report = doctor_report(project, effective, rules, sandbox=sandbox, broken=broken).render()
+        return wrapped(words.relative(report, project, "the project"))
 
     async def cmd_compact(self, rest: list[str]) -> str:
         """%agent compact — summarise older turns now to free context

@@ -357,3 +357,35 @@ def test_nbconvert_keeps_the_records_and_no_widget_state(tmp_path):
     assert "a runner such as nbconvert or papermill sent this cell" in asked and "write_file" in asked, asked[:3000]
     assert not (project / "codingcode_demo.py").exists()
     assert len(saved) < 45_000, len(saved)  # was 88 KB, 65 KB of it the widgets' state
+
+
+# -- 2: doctor and status with broken settings files: every one, where, and what holds meanwhile -----------
+
+
+def test_doctor_and_status_name_every_broken_file_with_line_and_column_and_what_holds_meanwhile(kernel):
+    own = kernel.project / ".codingcode"
+    own.mkdir()
+    (own / "settings.json").write_text('{\n  "permissions": {"allow": ["read_file(*)"],}\n}\n')  # a JSON error
+    (kernel.user / "settings.json").write_text('{\n  "model": "claude-test",\n  "permisions": {"deny": []}\n}\n')  # a typo
+    (own / "settings.local.json").write_text(json.dumps({"permissions": {"allow": ["execute_command(pytest *)"]}}))
+    for first in (True, False):
+        if not first:  # the same with a session already open
+            (own / "settings.json").write_text("{}")
+            (kernel.user / "settings.json").write_text("{}")
+            kernel.fake.add(Reply([text("Hello.")]))
+            assert kernel.reply(kernel.execute("%%agent\nhi"))["status"] == "ok"
+            (own / "settings.json").write_text('{\n  "permissions": {"allow": ["read_file(*)"],}\n}\n')
+            (kernel.user / "settings.json").write_text('{\n  "model": "claude-test",\n  "permisions": {"deny": []}\n}\n')
+        doctor = " ".join(kernel.ok("%agent doctor")["output"].split())  # as read, not as wrapped
+        assert "Broken settings files" in doctor and "In force meanwhile" in doctor, doctor
+        assert re.search(r"\.codingcode/settings\.json: not valid JSON \(line 2, column \d+\)", doctor), doctor
+        assert re.search(r"settings\.json: entry 'permisions' \(line 3, column 3\)", doctor), doctor
+        assert "nothing runs" in doctor
+        # The full report of what the other files say follows.
+        assert "Rules in force" in doctor and "execute_command(pytest *)" in doctor, doctor
+        status = " ".join(kernel.ok("%agent status")["output"].split())
+        assert status.count("broken") >= 2 and "line 2" in status and "line 3" in status, status
+        assert "nothing runs" in status and "%agent doctor" in status, status
+    msg_id = kernel.execute("%%agent\nhello")  # and a cell still stops in one line
+    kernel.reply(msg_id)
+    assert "settings.json" in kernel.text_output(msg_id) and "Traceback" not in kernel.text_output(msg_id)
