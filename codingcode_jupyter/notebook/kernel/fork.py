@@ -191,8 +191,7 @@ class _Reader:
         self.fds = {out: "stdout", err: "stderr", ctl: "control"}
         self.text: dict[str, list[str]] = {"stdout": [], "stderr": []}
         self.pending: dict[str, str] = {"stdout": "", "stderr": ""}
-        self.control = b""
-        self.frames: list[tuple[bytes, bytes]] = []
+        self.control = transfer.FrameReader()
         self.line = line
 
     def run(self) -> None:
@@ -200,7 +199,7 @@ class _Reader:
         while open_fds:
             ready, _, _ = select.select(list(open_fds), [], [])
             for fd in ready:
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     open_fds.discard(fd)
                     os.close(fd)
@@ -209,8 +208,7 @@ class _Reader:
 
     def _take(self, which: str, chunk: bytes) -> None:
         if which == "control":
-            frames, self.control = transfer.read_frames(self.control + chunk)
-            self.frames.extend(frames)
+            self.control.feed(chunk)
             return
         text = chunk.decode("utf-8", errors="replace")
         self.text[which].append(text)
@@ -221,7 +219,7 @@ class _Reader:
 
     def result(self) -> ForkResult:
         found = ForkResult(stdout="".join(self.text["stdout"]), stderr="".join(self.text["stderr"]))
-        for kind, body in self.frames:
+        for kind, body in self.control.frames:
             if kind == transfer.KEPT:
                 size = int.from_bytes(body[:2], "little")
                 name = body[2:2 + size].decode()

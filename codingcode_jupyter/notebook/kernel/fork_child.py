@@ -1,5 +1,8 @@
 """The confined fork's side of run_python (:mod:`.fork`): confine, run, send back, leave.
 
+Everything it uses is imported with this module, in the kernel: after the fork confines itself it
+imports nothing of the package (whose files it may not be allowed to read).
+
 Everything here runs in the child after ``os.fork()``: the kernel's other threads do not exist
 here, its sockets and event loop belong to the parent, so nothing below touches them. Output goes
 to the child's own pipes, a display to the control pipe, and the child leaves through
@@ -21,6 +24,11 @@ from typing import Any, BinaryIO, MutableMapping, NoReturn
 from ...engine.sandbox.landlock import Plan
 from ...engine.sandbox.self_confine import ConfinementError, become_subreaper, confine_current_process, kill_descendants
 from . import transfer
+
+# Imported here, in the kernel, before any fork: once confined, the child may not read the package's
+# files (an editable install lives outside what the plan grants).
+from .errors import format_exception
+from .values import clip, safe_call
 
 __all__ = ["run_child"]
 
@@ -97,9 +105,6 @@ def _own_descriptors(out_w: int, err_w: int, ctl_w: int) -> BinaryIO:
 
 def _run(namespace: MutableMapping[str, Any], code: str, timeout: float, control: BinaryIO) -> None:
     """Run ``code`` as a cell would (its last expression is its value), within ``timeout`` seconds."""
-    from .errors import format_exception
-    from .values import clip, safe_call
-
     filename = "<agent-run_python>"
     try:
         tree = ast.parse(code, filename)

@@ -16,7 +16,7 @@ import pickle
 import struct
 from typing import Any, BinaryIO
 
-__all__ = ["DISPLAY", "VALUE", "FAILURE", "KEPT", "REFUSED", "CONFINED", "write_frame", "read_frames", "load_value",
+__all__ = ["DISPLAY", "VALUE", "FAILURE", "KEPT", "REFUSED", "CONFINED", "write_frame", "read_frames", "FrameReader", "load_value",
            "UnsafeValue"]
 
 # Frame kinds.
@@ -35,18 +35,29 @@ def write_frame(stream: BinaryIO, kind: bytes, payload: bytes | dict[str, Any]) 
     stream.flush()
 
 
+class FrameReader:
+    """Frames from a stream read in chunks: each chunk is appended once, each frame cut once (a
+    100 MB value is not copied again at every chunk)."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.frames: list[tuple[bytes, bytes]] = []
+
+    def feed(self, chunk: bytes) -> None:
+        self.buffer += chunk
+        while len(self.buffer) >= _HEAD.size:
+            kind, size = _HEAD.unpack_from(self.buffer, 0)
+            if len(self.buffer) < _HEAD.size + size:
+                return
+            self.frames.append((kind, bytes(self.buffer[_HEAD.size:_HEAD.size + size])))
+            del self.buffer[:_HEAD.size + size]
+
+
 def read_frames(data: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
     """The whole frames in ``data`` and what is left of a frame not yet complete."""
-    frames = []
-    at = 0
-    while len(data) - at >= _HEAD.size:
-        kind, size = _HEAD.unpack_from(data, at)
-        if len(data) - at - _HEAD.size < size:
-            break
-        start = at + _HEAD.size
-        frames.append((kind, data[start:start + size]))
-        at = start + size
-    return frames, data[at:]
+    reader = FrameReader()
+    reader.feed(data)
+    return reader.frames, bytes(reader.buffer)
 
 
 class UnsafeValue(pickle.UnpicklingError):
