@@ -1,0 +1,159 @@
+"""``codingcode acp`` end to end: a real ACP client spawns it over stdio, it starts a real kernel,
+and the fake Messages API plays the model."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.acp.acp_harness import RecordingClient, agent_process, texts, updates_of
+from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
+from tests.polling import eventually
+
+pytestmark = pytest.mark.kernel
+
+from acp import text_block  # noqa: E402
+
+
+@pytest.fixture
+def fake():
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+async def test_a_prompt_streams_and_commands_are_offered(fake, project):
+    (project / ".claude" / "commands").mkdir(parents=True)
+    (project / ".claude" / "commands" / "greet.md").write_text("---\ndescription: Say hello\nargument-hint: NAME\n---\n"
+                                                               "Say hello to $ARGUMENTS.\n")
+    fake.add(Reply([text("Hello from the kernel, line one.\nAnd line two.")], chunk=4))
+    client = RecordingClient()
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert session.modes.current_mode_id == "default"
+        assert {mode.id for mode in session.modes.available_modes} == {"default", "acceptEdits", "plan", "bypass", "auto"}
+        commands = await eventually(lambda: updates_of(client, "available_commands_update"), 30, "the commands")
+        assert [(c.name, c.description) for c in commands[-1].available_commands] == [("greet", "Say hello")]
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Say hello")])
+    assert response.stop_reason == "end_turn"
+    assert texts(client).endswith("Hello from the kernel, line one.\nAnd line two.")
+    # Streamed as it came, a chunk at a time, not as one message at the end.
+    assert len(updates_of(client, "agent_message_chunk")) >= 10
+    assert fake.requests[-1]["messages"][0]["content"] in ("Say hello", [{"type": "text", "text": "Say hello"}]) \
+        or "Say hello" in json.dumps(fake.requests[-1]["messages"][0])
+
+
+def _write_script(fake: FakeAnthropic, name: str) -> None:
+    fake.add(Reply([tool_use("write_file", {"path": name, "content": "from the agent\n"})]), Reply([text("Done.")]))
+
+
+async def test_a_write_asks_and_the_editors_choice_decides(fake, project):
+    (project / "kept.txt").write_text("as it was\n")
+    answers = iter(["deny", "always"])
+    client = RecordingClient(lambda call, options: next(answers))
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        # An existing file is read before it is written (the tool insists), then the write is asked.
+        fake.add(Reply([tool_use("read_file", {"path": "kept.txt"})]),
+                 Reply([tool_use("write_file", {"path": "kept.txt", "content": "overwritten\n"})]), Reply([text("Ok.")]))
+        denied = await conn.prompt(session_id=session.session_id, prompt=[text_block("Overwrite kept.txt")])
+        _write_script(fake, "notes.txt")
+        allowed = await conn.prompt(session_id=session.session_id, prompt=[text_block("Write notes.txt")])
+    assert denied.stop_reason == allowed.stop_reason == "end_turn"
+    # Deny: the file is as it was; Always allow: written, and the rule saved as the card's button saves it.
+    assert (project / "kept.txt").read_text() == "as it was\n"
+    assert (project / "notes.txt").read_text() == "from the agent\n"
+    saved = json.loads((project / ".codingcode" / "settings.local.json").read_text())
+    assert any("write_file" in rule for rule in saved["permissions"]["allow"]), saved
+    # The card's four buttons, in ACP's kinds; the edit shown as the editor's own diff.
+    call, options = client.questions[0]
+    assert [(o.option_id, o.name, o.kind) for o in options] == [
+        ("allow", "Allow", "allow_once"), ("always", "Always allow", "allow_always"),
+        ("deny", "Deny", "reject_once"), ("never", "Never allow", "reject_always")]
+    diff = next(c for c in call.content if c.type == "diff")
+    assert (diff.path, diff.old_text, diff.new_text) == (str(project / "kept.txt"), "as it was\n", "overwritten\n")
+    finished = [u for u in updates_of(client, "tool_call_update") if u.status in ("completed", "failed")]
+    assert [u.status for u in finished] == ["completed", "failed", "completed"]  # read, denied write, written
+    assert len(client.questions) == 2
+
+
+def _sleeping(marker: str) -> bool:
+    """Whether a process runs ``sleep MARKER`` on this machine (the sandbox's processes are visible here)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", marker.encode()]:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+async def test_cancel_stops_a_running_command(fake, project):
+    marker = "6061"
+    fake.add(Reply([tool_use("execute_command", {"command": f"touch started && sleep {marker}"})]),
+             Reply([text("never sent")]))
+    client = RecordingClient(lambda call, options: next(o.option_id for o in options if o.kind.startswith("allow")))
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        import asyncio
+
+        prompt = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("Sleep")]))
+        await eventually(lambda: (project / "started").exists() and _sleeping(marker), 60, "the command to run")
+        await conn.cancel(session_id=session.session_id)
+        response = await prompt
+        assert response.stop_reason == "cancelled"
+        await eventually(lambda: not _sleeping(marker), 30, "the command to be killed")
+        commands = [u for u in updates_of(client, "tool_call") if u.kind == "execute"]
+        assert commands and commands[0].raw_input["command"] == f"touch started && sleep {marker}"
+        assert any(c.type == "content" and marker in c.content.text for c in commands[0].content)
+        # The session goes on after a cancel.
+        fake.script.clear()
+        fake.add(Reply([text("Still here.")]))
+        again = await conn.prompt(session_id=session.session_id, prompt=[text_block("Are you there?")])
+    assert again.stop_reason == "end_turn"
+    assert texts(client).endswith("Still here.")
+
+
+async def test_a_session_loads_after_the_process_restarts(fake, project):
+    fake.add(Reply([text("Noted: 42.")]))
+    first = RecordingClient()
+    async with agent_process(first, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("Remember the number 42.")])
+    fake.add(Reply([text("It was 42.")]))
+    second = RecordingClient()
+    async with agent_process(second, project, fake.base_url) as conn:
+        loaded = await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert loaded.modes.current_mode_id == "default"
+        # The conversation is replayed before the answer.
+        assert texts(second, "user_message_chunk") == "Remember the number 42."
+        assert texts(second) == "Noted: 42."
+        listed = await conn.list_sessions(cwd=str(project))
+        assert [info.session_id for info in listed.sessions] == [session.session_id]
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Which number?")])
+    assert response.stop_reason == "end_turn"
+    sent = fake.requests[-1]["messages"]
+    assert "Remember the number 42." in json.dumps(sent[0]) and "Noted: 42." in json.dumps(sent[1])
+    assert "Which number?" in json.dumps(sent[-1])
+
+
+async def test_plan_mode_set_by_the_editor_denies_a_write_without_asking(fake, project):
+    _write_script(fake, "notes.txt")
+    client = RecordingClient()
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Write notes.txt")])
+    assert response.stop_reason == "end_turn"
+    assert not (project / "notes.txt").exists()
+    assert client.questions == []
+    assert [u.status for u in updates_of(client, "tool_call_update") if u.status] == ["failed"]
