@@ -241,7 +241,8 @@ def engine_prompt(blocks: list[Any]) -> str | list[dict[str, Any]]:
             parts.append({"type": "image", "source": {"type": "base64", "media_type": block.mime_type,
                                                       "data": block.data}})
         elif kind == "resource" and hasattr(block.resource, "text"):
-            parts.append({"type": "text", "text": f"<file uri=\"{block.resource.uri}\">\n{block.resource.text}\n</file>"})
+            body = block.resource.text.rstrip("\n")
+            parts.append({"type": "text", "text": f'<file uri="{block.resource.uri}">\n{body}\n</file>'})
         elif kind in ("resource", "resource_link"):
             uri = block.resource.uri if kind == "resource" else block.uri
             parts.append({"type": "text", "text": f"@{uri}"})
@@ -259,17 +260,18 @@ def commands_update(commands: list[dict[str, str]]) -> AvailableCommandsUpdate:
 
 
 def mcp_entries(servers: list[Any] | None) -> dict[str, dict[str, Any]]:
-    """The editor's MCP servers as ``.mcp.json`` entries (stdio, http, sse)."""
+    """The editor's MCP servers as ``.mcp.json`` entries (stdio, http, sse; the others are left out)."""
     out: dict[str, dict[str, Any]] = {}
     for server in servers or []:
         name = getattr(server, "name", None)
         if not name:
             continue
-        if getattr(server, "command", None):
+        kind = getattr(server, "type", None)
+        if kind in ("http", "sse") and getattr(server, "url", None):
+            out[name] = {"type": kind, "url": server.url,
+                         "headers": {header.name: header.value for header in server.headers or []}}
+        elif kind in (None, "stdio") and getattr(server, "command", None):
             out[name] = {"command": server.command, "args": list(server.args or []),
                          "env": {variable.name: variable.value for variable in server.env or []}}
-        elif getattr(server, "url", None):
-            kind = getattr(server, "type", None) or "http"
-            out[name] = {"type": "sse" if kind == "sse" else "http", "url": server.url,
-                         "headers": {header.name: header.value for header in server.headers or []}}
+        # MCP over ACP itself (type "acp": the editor serves the tools on this connection) is not supported.
     return out

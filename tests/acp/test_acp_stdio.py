@@ -3,19 +3,20 @@ and the fake Messages API plays the model."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
+from acp import text_block
 
 from tests.acp.acp_harness import RecordingClient, agent_process, texts, updates_of
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
 from tests.polling import eventually
 
 pytestmark = pytest.mark.kernel
-
-from acp import text_block  # noqa: E402
 
 
 @pytest.fixture
@@ -104,8 +105,6 @@ async def test_cancel_stops_a_running_command(fake, project):
     client = RecordingClient(lambda call, options: next(o.option_id for o in options if o.kind.startswith("allow")))
     async with agent_process(client, project, fake.base_url) as conn:
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
-        import asyncio
-
         prompt = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("Sleep")]))
         await eventually(lambda: (project / "started").exists() and _sleeping(marker), 60, "the command to run")
         await conn.cancel(session_id=session.session_id)
@@ -157,3 +156,28 @@ async def test_plan_mode_set_by_the_editor_denies_a_write_without_asking(fake, p
     assert not (project / "notes.txt").exists()
     assert client.questions == []
     assert [u.status for u in updates_of(client, "tool_call_update") if u.status] == ["failed"]
+
+
+async def test_an_existing_kernel_is_shared_with_the_editor(fake, project, tmp_path):
+    from tests.notebook.kernel_harness import Kernel
+
+    # A notebook's kernel: the key and the API are in its environment, a variable in its namespace.
+    kernel = Kernel(sys.executable, project, {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key",
+                                              "CODINGCODE_MODEL": "claude-test"}, tmp_path / "jupyter")
+    try:
+        assert kernel.run("x = 41")["status"] == "ok"
+        before = kernel.run("1")["execution_count"]
+        fake.add(Reply([tool_use("run_python", {"code": "x + 1"})]), Reply([text("It is 42.")]))
+        client = RecordingClient()
+        async with agent_process(client, project, fake.base_url, "--existing", kernel.km.connection_file) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            response = await conn.prompt(session_id=session.session_id, prompt=[text_block("What is x + 1?")])
+        assert response.stop_reason == "end_turn"
+        finished = [u for u in updates_of(client, "tool_call_update") if u.status == "completed"]
+        assert finished and "42" in finished[0].raw_output["result"]
+        # The kernel goes on after the editor left: its variables, the agent's magics, its own numbering.
+        reply = kernel.ok("print(x, 'agent' in get_ipython().magics_manager.magics['line'])")
+        assert reply["output"].strip() == "41 True"
+        assert reply["execution_count"] == before + 1
+    finally:
+        kernel.close()
