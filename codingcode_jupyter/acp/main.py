@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 from typing import Any, cast
 
@@ -39,6 +40,12 @@ async def _serve(existing: str | None, kernel_name: str | None) -> None:
                                                         channel)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     agent = CodingcodeAgent(existing=existing, kernel_name=kernel_name)
+    # An editor stops its agent with SIGTERM: the sessions still end (their SessionEnd hooks run)
+    # and a kernel started here is shut down, not left to notice its parent is gone.
+    main = asyncio.current_task()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if main is not None:
+            loop.add_signal_handler(signum, main.cancel)
     try:
         # The agent answers the methods it has; the package answers "method not found" for the rest
         # (fork, resume, config options), so it is not the whole Agent protocol.
@@ -54,5 +61,8 @@ def serve(existing: str | None = None, kernel_name: str | None = None) -> int:
     if existing and not os.path.isfile(existing):
         print(f"codingcode acp: no connection file {existing}", file=sys.stderr)
         return 2
-    asyncio.run(_serve(existing, kernel_name))
+    try:
+        asyncio.run(_serve(existing, kernel_name))
+    except asyncio.CancelledError:
+        pass  # stopped by a signal, after closing what it had opened
     return 0

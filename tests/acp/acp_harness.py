@@ -34,6 +34,8 @@ class RecordingClient:
         self.updates: list[Any] = []
         self.questions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = []
         self.choose = choose or (lambda call, options: _first(options, "allow_once"))
+        # The agent's process, once spawned.
+        self.process: Any = None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
@@ -74,5 +76,6 @@ async def agent_process(client: RecordingClient, project: Path, fake_url: str,
     async with spawn_agent_process(client, sys.executable, "-m", "codingcode_jupyter", "acp", *args,
                                    env=agent_env(fake_url), cwd=str(project),
                                    transport_kwargs={"stderr": None, "shutdown_timeout": 30.0}) as (conn, process):
+        client.process = process
         await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
         yield conn

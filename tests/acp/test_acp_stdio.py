@@ -181,3 +181,16 @@ async def test_an_existing_kernel_is_shared_with_the_editor(fake, project, tmp_p
         assert reply["execution_count"] == before + 1
     finally:
         kernel.close()
+
+
+async def test_sigterm_ends_the_sessions_before_the_agent_exits(fake, project):
+    # A SessionEnd hook leaves a file: it runs only if the agent closes its sessions on the signal.
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionEnd": [
+        {"hooks": [{"type": "command", "command": "touch session-ended"}]}]}}))
+    client = RecordingClient()
+    async with agent_process(client, project, fake.base_url) as conn:
+        await conn.new_session(cwd=str(project), mcp_servers=[])
+        client.process.terminate()
+        assert await client.process.wait() == 0
+    assert (project / "session-ended").exists()
