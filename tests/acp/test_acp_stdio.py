@@ -158,23 +158,36 @@ async def test_plan_mode_set_by_the_editor_denies_a_write_without_asking(fake, p
     assert [u.status for u in updates_of(client, "tool_call_update") if u.status] == ["failed"]
 
 
-async def test_an_existing_kernel_is_shared_with_the_editor(fake, project, tmp_path):
+def _kernel_pythons() -> list:
+    """This venv's ipykernel, and 6.x (where nothing reaches a running cell unless it pumps the shell) when CI has it."""
+    six = os.environ.get("CODINGCODE_IPYKERNEL6_PYTHON")
+    return [pytest.param(sys.executable, id="ipykernel7"),
+            pytest.param(six or sys.executable, id="ipykernel6", marks=pytest.mark.skipif(
+                not six, reason="CODINGCODE_IPYKERNEL6_PYTHON is not set (CI sets it to a venv with ipykernel 6.29)"))]
+
+
+@pytest.mark.parametrize("python", _kernel_pythons())
+async def test_an_existing_kernel_is_shared_with_the_editor(fake, project, tmp_path, python):
     from tests.notebook.kernel_harness import Kernel
 
     # A notebook's kernel: the key and the API are in its environment, a variable in its namespace.
-    kernel = Kernel(sys.executable, project, {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key",
-                                              "CODINGCODE_MODEL": "claude-test"}, tmp_path / "jupyter")
+    kernel = Kernel(python, project, {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key",
+                                      "CODINGCODE_MODEL": "claude-test"}, tmp_path / "jupyter")
     try:
         assert kernel.run("x = 41")["status"] == "ok"
         before = kernel.run("1")["execution_count"]
-        fake.add(Reply([tool_use("run_python", {"code": "x + 1"})]), Reply([text("It is 42.")]))
+        # A call on the kernel's variable, then a write whose answer reaches the turn while its cell runs.
+        fake.add(Reply([tool_use("run_python", {"code": "x + 1"})]),
+                 Reply([tool_use("write_file", {"path": "answer.txt", "content": "42\n"})]), Reply([text("It is 42.")]))
         client = RecordingClient()
         async with agent_process(client, project, fake.base_url, "--existing", kernel.km.connection_file) as conn:
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             response = await conn.prompt(session_id=session.session_id, prompt=[text_block("What is x + 1?")])
         assert response.stop_reason == "end_turn"
         finished = [u for u in updates_of(client, "tool_call_update") if u.status == "completed"]
-        assert finished and "42" in finished[0].raw_output["result"]
+        assert len(finished) == 2 and "42" in finished[0].raw_output["result"]
+        assert [call.tool_call_id for call, _ in client.questions][-1] == finished[1].tool_call_id
+        assert (project / "answer.txt").read_text() == "42\n"
         # The kernel goes on after the editor left: its variables, the agent's magics, its own numbering.
         reply = kernel.ok("print(x, 'agent' in get_ipython().magics_manager.magics['line'])")
         assert reply["output"].strip() == "41 True"
