@@ -90,9 +90,13 @@ class RelayFront:
 
     def __call__(self, event: BaseModel) -> None:
         try:
+            extra = self._extra(event)
+        except Exception:  # noqa: BLE001 -- the event goes without what could not be added to it
+            log.exception("the title or diff of an event could not be made")
+            extra = None
+        try:
             message: dict[str, Any] = {"type": "event", "session_id": self.session_id,
                                        "event": event.model_dump(mode="json")}
-            extra = self._extra(event)
             if extra:
                 message["extra"] = extra
             self.channel.send(message)

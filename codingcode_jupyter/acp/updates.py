@@ -47,6 +47,7 @@ from pydantic import TypeAdapter
 
 from ..engine.approval.types import UNCONFINED_CHOICES, ApprovalRequest
 from ..engine.events import (
+    ApprovalAnswered,
     ErrorEvent,
     Event,
     McpProgress,
@@ -56,7 +57,6 @@ from ..engine.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
-    TurnDone,
 )
 
 __all__ = ["Update", "MODES", "modes_state", "event_updates", "history_updates", "approval_permission",
@@ -156,7 +156,8 @@ def event_updates(data: dict[str, Any], extra: dict[str, Any] | None, project: P
         return [update_agent_message_text(event.text) if main else update_agent_thought_text(event.text)]
     if isinstance(event, ToolCallStarted):
         return [_started(event, extra, project)]
-    if isinstance(event, (ToolProgress, McpProgress)):
+    if isinstance(event, (ToolProgress, McpProgress)) or (isinstance(event, ApprovalAnswered)
+                                                         and event.answer in ("allow", "always")):
         return [update_tool_call(event.tool_use_id, status="in_progress")]
     if isinstance(event, ToolCallFinished):
         return [_finished(event, extra)]
@@ -164,7 +165,7 @@ def event_updates(data: dict[str, Any], extra: dict[str, Any] | None, project: P
         return [update_plan([plan_entry(item.step, status=item.status) for item in event.items])]
     if isinstance(event, ErrorEvent):
         return [update_agent_message_text(f"\n\n**Error:** {event.message}\n\n")]
-    if isinstance(event, Notice) and not isinstance(event, TurnDone):
+    if isinstance(event, Notice):
         text = event.text.replace("\n", "\n> ")
         return [update_agent_message_text(f"\n\n> {text}\n\n") if main else update_agent_thought_text(event.text)]
     return []

@@ -65,6 +65,14 @@ def test_a_command_call_shows_its_command_and_an_edit_its_diff():
     assert (done.session_update, done.status, done.content[0].type) == ("tool_call_update", "completed", "diff")
 
 
+def test_an_allowed_call_is_under_way_and_a_denied_one_waits_for_its_end():
+    from codingcode_jupyter.engine.events import ApprovalAnswered
+
+    [running] = _updates(ApprovalAnswered(tool_use_id="t4", answer="always"))
+    assert (running.tool_call_id, running.status) == ("t4", "in_progress")
+    assert _updates(ApprovalAnswered(tool_use_id="t4", answer="deny")) == []
+
+
 def test_a_failed_call_shows_its_result_cut_to_the_limit():
     [failed] = _updates(ToolCallFinished(tool_use_id="t3", tool="execute_command", status="denied",
                                          result="x" * (RESULT_LIMIT + 10)))
