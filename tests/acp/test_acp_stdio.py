@@ -36,21 +36,30 @@ async def test_a_prompt_streams_and_commands_are_offered(fake, project):
     (project / ".claude" / "commands").mkdir(parents=True)
     (project / ".claude" / "commands" / "greet.md").write_text("---\ndescription: Say hello\nargument-hint: NAME\n---\n"
                                                                "Say hello to $ARGUMENTS.\n")
-    fake.add(Reply([text("Hello from the kernel, line one.\nAnd line two.")], chunk=4))
+    (project / ".claude" / "skills" / "tidy").mkdir(parents=True)
+    (project / ".claude" / "skills" / "tidy" / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the code\n"
+                                                                      "---\nRun the formatter.\n")
+    fake.add(Reply([text("Hello from the kernel, line one.\nAnd line two.")], chunk=4), Reply([text("Hello, Ada.")]),
+             Reply([text("Tidied.")]))
     client = RecordingClient()
     async with agent_process(client, project, fake.base_url) as conn:
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
         assert session.modes.current_mode_id == "default"
         assert {mode.id for mode in session.modes.available_modes} == {"default", "acceptEdits", "plan", "bypass", "auto"}
         commands = await eventually(lambda: updates_of(client, "available_commands_update"), 30, "the commands")
-        assert [(c.name, c.description) for c in commands[-1].available_commands] == [("greet", "Say hello")]
+        assert [(c.name, c.description) for c in commands[-1].available_commands] == [
+            ("greet", "Say hello"), ("tidy", "skill: Tidy the code")]
         response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Say hello")])
-    assert response.stop_reason == "end_turn"
-    assert texts(client).endswith("Hello from the kernel, line one.\nAnd line two.")
-    # Streamed as it came, a chunk at a time, not as one message at the end.
-    assert len(updates_of(client, "agent_message_chunk")) >= 10
-    assert fake.requests[-1]["messages"][0]["content"] in ("Say hello", [{"type": "text", "text": "Say hello"}]) \
-        or "Say hello" in json.dumps(fake.requests[-1]["messages"][0])
+        assert response.stop_reason == "end_turn"
+        assert texts(client).endswith("Hello from the kernel, line one.\nAnd line two.")
+        # Streamed as it came, a chunk at a time, not as one message at the end.
+        assert len(updates_of(client, "agent_message_chunk")) >= 10
+        assert "Say hello" in json.dumps(fake.requests[-1]["messages"][0])
+        # A command runs as a cell's /greet does; a skill's name has the model load it.
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("/greet Ada")])
+        assert "Say hello to Ada." in json.dumps(fake.requests[-1]["messages"][-1])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("/tidy src")])
+    assert "load_skill('tidy')" in json.dumps(fake.requests[-1]["messages"][-1])
 
 
 def _write_script(fake: FakeAnthropic, name: str) -> None:
