@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..notebook import async_cell
 from .kernel_front import RelayFront, history
-from .wire import HANDLE, PROTOCOL, TARGET
+from .wire import PROTOCOL, TARGET
 
 if TYPE_CHECKING:
     from ..engine.events import TurnDone
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..engine.session import Session, TurnOptions
     from ..notebook.magics import AgentMagics
 
-__all__ = ["Bridge", "install"]
+__all__ = ["Bridge", "install", "turn"]
 
 log = logging.getLogger(__name__)
 _BRIDGE: "Bridge | None" = None
@@ -42,8 +42,13 @@ async def install(ip: Any) -> None:
     if _BRIDGE is None or _BRIDGE.ip is not ip:
         _BRIDGE = Bridge(ip, asyncio.get_running_loop())
     _BRIDGE.register()
-    ip.user_ns[HANDLE] = _BRIDGE
-    ip.user_ns_hidden[HANDLE] = _BRIDGE
+
+
+async def turn(token: str) -> None:
+    """Run the staged turn ``token`` (the cell :func:`.wire.turn_code` writes)."""
+    if _BRIDGE is None:
+        raise RuntimeError("the ACP bridge is not installed in this kernel")
+    await _BRIDGE.turn(token)
 
 
 @dataclass

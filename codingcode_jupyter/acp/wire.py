@@ -13,14 +13,10 @@ module of each other, so the messages are named once.
 
 from __future__ import annotations
 
-__all__ = ["TARGET", "PROTOCOL", "SETUP_CODE", "HANDLE", "turn_code", "OPS", "ANSWERS", "TRUST_ANSWERS",
-           "UNCONFINED_ANSWERS"]
+__all__ = ["TARGET", "PROTOCOL", "SETUP_CODE", "turn_code", "OPS", "ANSWERS", "TRUST_ANSWERS", "UNCONFINED_ANSWERS"]
 
 TARGET = "codingcode.acp"
 PROTOCOL = 1
-
-# The kernel-side object the turn's cell awaits, hidden from %who.
-HANDLE = "__codingcode_acp__"
 
 # Run once per kernel (awaited, so the bridge knows the kernel's event loop): loads the extension
 # (magics, recorders, the engine in the background) and registers the comm target.
@@ -37,5 +33,6 @@ UNCONFINED_ANSWERS = ("ask_each", "session", "never")
 
 
 def turn_code(token: str) -> str:
-    """The cell that runs the staged turn ``token``."""
-    return f"await {HANDLE}.turn({token!r})\n"
+    """The cell that runs the staged turn ``token``: it names nothing in the person's namespace, so a
+    ``%reset`` there does not break it, and leaves nothing in it."""
+    return f"await __import__('codingcode_jupyter.acp.kernel_side', fromlist=['turn']).turn({token!r})\n"

@@ -183,14 +183,16 @@ async def test_an_existing_kernel_is_shared_with_the_editor(fake, project, tmp_p
     kernel = Kernel(python, project, {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key",
                                       "CODINGCODE_MODEL": "claude-test"}, tmp_path / "jupyter")
     try:
-        assert kernel.run("x = 41")["status"] == "ok"
-        before = kernel.run("1")["execution_count"]
+        assert kernel.run("x = 1")["status"] == "ok"
         # A call on the kernel's variable, then a write whose answer reaches the turn while its cell runs.
         fake.add(Reply([tool_use("run_python", {"code": "x + 1"})]),
                  Reply([tool_use("write_file", {"path": "answer.txt", "content": "42\n"})]), Reply([text("It is 42.")]))
         client = RecordingClient()
         async with agent_process(client, project, fake.base_url, "--existing", kernel.km.connection_file) as conn:
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            # The person empties their namespace after the agent set up: its turns do not depend on it.
+            assert kernel.run("%reset -f\nx = 41")["status"] == "ok"
+            before = kernel.run("1")["execution_count"]
             response = await conn.prompt(session_id=session.session_id, prompt=[text_block("What is x + 1?")])
         assert response.stop_reason == "end_turn"
         finished = [u for u in updates_of(client, "tool_call_update") if u.status == "completed"]
