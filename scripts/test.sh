@@ -80,6 +80,8 @@ fi
 # script pick the tests instead (one pass, one at a time).
 # --junitxml: benchmarks/bench_suite.py reports the suite's wall time from these files.
 JUNIT=/tmp/codingcode-test-junit.xml
+# The judge's property tests try more inputs here than in a quick local run.
+export CODINGCODE_PROPERTY_EXAMPLES=200
 JUNIT_BROWSER=/tmp/codingcode-test-junit-browser.xml
 rm -f "$JUNIT" "$JUNIT_BROWSER"
 if [ $# -gt 0 ]; then
