@@ -69,7 +69,8 @@ async def test_reading_ssh_key_and_shadow_fails(sb: CommandSandbox, home: Path) 
     assert SECRET not in result.out
     assert "root:" not in result.out
     assert "id_rsa" not in result.out
-    assert result.returncode != 0
+    # The key is absent (an empty directory in its place); /etc/shadow reads as an empty file.
+    assert f"{home}/.ssh/id_rsa: " in result.err
 
 
 async def test_control_secrets_are_readable_when_not_masked(project: Path, home: Path, tmp_path: Path) -> None:

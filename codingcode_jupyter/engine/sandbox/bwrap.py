@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
 from ..domains import validate_domain_patterns
-from ..host_paths import sandbox_targets
+from ..host_paths import HOST_PATHS, host_executed, sandbox_targets
 from ..secret_files import HOME_SECRETS
 from ..settings import SandboxSettings
 from . import landlock
@@ -66,6 +66,7 @@ from .host_watch import HostWatch, is_agent_venv_entry
 from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
 from .project_scan import ProjectScan
 from .seccomp import sandbox_filter
+from .watched import git_host_parts
 
 if TYPE_CHECKING:
     # The allowlist proxy is imported by the first command that needs it (an allowlist is set).
@@ -94,11 +95,13 @@ PROTECTED_PATHS: tuple[tuple[str, Literal["dir", "file"]], ...] = (
     (".git/config", "file"),
     (".mcp.json", "file"),
 )
+_HOME_PATTERNS = frozenset(row.pattern for row in HOST_PATHS if row.root == "home")
 # Accounts /etc/passwd keeps inside: enough for `id`, `ls -l` and getpwuid of the caller.
 _KEPT_ACCOUNTS = (0, 65534)
 PROXY_PORT = 3128
 
 _empty_dir: str | None = None
+_empty_regular: str | None = None
 _accounts: str | None = None
 _warned: set[str] = set()
 
@@ -131,6 +134,17 @@ def _empty_directory() -> str:
         _empty_dir = tempfile.mkdtemp(prefix="codingcode-empty-")
         os.chmod(_empty_dir, 0o555)
     return _empty_dir
+
+
+def _empty_file() -> str:
+    global _empty_regular
+    if _empty_regular is None or not os.path.isfile(_empty_regular):
+        path = os.path.join(tempfile.mkdtemp(prefix="codingcode-empty-file-"), "empty")
+        with open(path, "w", encoding="utf-8"):
+            pass
+        os.chmod(path, 0o444)
+        _empty_regular = path
+    return _empty_regular
 
 
 def _accounts_file() -> str:
@@ -220,6 +234,10 @@ class CommandSandbox:
         self.agent_venvs: set[Path] = set()
         # Host-executed files a person kept after a command, as they were then (inode, size, mtime, mode).
         self.host_accepted: dict[Path, tuple[int, int, int, int, int]] = {}
+        # The content of each compared file as last read, by identity: read again only once it changed.
+        self.host_contents: dict[Path, Any] = {}
+        # Whether the command being wrapped is compared after it ends (see argv_for).
+        self._compared = False
         # Sandboxed commands running now; their placeholders go once none runs (see command()).
         self._running = 0
         # A long-lived process (an MCP server) was confined: its mounts keep the placeholders until aclose.
@@ -312,8 +330,17 @@ class CommandSandbox:
         """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``.
 
         ``watch``: the host watch made for this command just before (:meth:`watch_host`); its walk of
-        the project serves, rather than a second one."""
-        return self._wrap(["bash", "-c", command], cwd, walked=watch.env_files if watch is not None else None)
+        the project serves, rather than a second one. With it, the command is compared after it ends,
+        and the policy leans on that compare: ``.git`` is writable but for what git runs, nothing is
+        made in the project to hold a mount, and under Landlock the top level is writable. Without
+        one, nothing would see what the command leaves, so what the host runs stays unwritable."""
+        if watch is None:
+            return self._wrap(["bash", "-c", command], cwd)
+        self._compared = True
+        try:
+            return self._wrap(["bash", "-c", command], cwd, walked=watch.env_files)
+        finally:
+            self._compared = False
 
     def wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
         """Any argv confined the same way (for stdio MCP servers that opt in).
@@ -397,35 +424,38 @@ class CommandSandbox:
         return None
 
     def _protected_targets(self) -> list[tuple[Path, Literal["dir", "file"]]]:
+        """What bubblewrap binds read-only: the agent's settings, denyWrite, and the host-executed table
+        (a repository's git directory: what git runs of it, or, for a command not compared after it,
+        the whole of it)."""
         git = self.project / ".git"
-        targets: list[tuple[Path, Literal["dir", "file"]]] = []
-        for rel, kind in PROTECTED_PATHS:
-            if rel.startswith(".git/") and Path(os.path.realpath(git)) not in self.writable_roots:
-                continue  # the whole .git is protected below
-            targets.append((self.project / rel, kind))
-        if Path(os.path.realpath(git)) not in self.writable_roots:
-            # A writable .git runs code on the host however hooks and config are guarded:
-            # .git/commondir redirects git to another config (core.fsmonitor), and so do
-            # .git/modules/*/config. Only `allowWrite: [".git"]` relaxes this.
+        top_git = Path(os.path.realpath(git))
+        strict = not self._compared
+        targets: list[tuple[Path, Literal["dir", "file"]]] = [
+            (self.project / ".codingcode", "dir"), (self.project / ".mcp.json", "file")]
+        if strict and top_git not in self.writable_roots:
+            # A writable .git runs code on the host however hooks and config are guarded unless
+            # something looks after the command (.git/commondir, .git/modules/*/config).
             targets.append((git, "dir"))
         targets += self.deny_write
         # The one table of files the host runs as code, which the approval layer asks about too.
         # The walk of the project that finds dotenv files (_env_files) found its matches.
         self._env_files()
-        top_git = Path(os.path.realpath(git))
         for path, kind in sandbox_targets(self.project, self.home, self._scan.host_found):
-            if path == top_git and top_git in self.writable_roots:
-                continue  # `allowWrite: [".git"]` is the person's word for the top-level repository
             if self.agent_venvs and is_agent_venv_entry(path, self.project, self.home, self.agent_venvs):
                 continue  # a virtualenv this sandbox's commands made: `pip install` must keep working
+            if path.name == ".git" and kind == "dir" and (not strict or path == top_git):
+                # git writes its objects, refs, index and logs; what it runs stays read-only.
+                targets += [(part, "dir" if part.is_dir() else "file") for part in git_host_parts(path)]
+                continue
             targets.append((path, kind))
         return targets
 
     def _protections(self) -> list[str]:
         pins: set[Path] = set()
         readonly: set[Path] = set()
+        denied = {path for path, _kind in self.deny_write}
         for path, kind in self._protected_targets():
-            plan = self._protect(path, kind)
+            plan = self._protect(path, kind, placeholder=not self._compared or path in denied)
             if plan is not None:
                 pins.update(plan[0])
                 readonly.add(plan[1])
@@ -440,8 +470,11 @@ class CommandSandbox:
             args += ["--ro-bind", str(path), str(path)]
         return args
 
-    def _protect(self, path: Path, kind: Literal["dir", "file"]) -> tuple[list[Path], Path] | None:
-        """(directories to pin, path to bind read-only) for one protected path, or None."""
+    def _protect(self, path: Path, kind: Literal["dir", "file"],
+                 placeholder: bool) -> tuple[list[Path], Path] | None:
+        """(directories to pin, path to bind read-only) for one protected path, or None. A path that
+        does not exist gets an empty placeholder only if ``placeholder``: otherwise the compare after
+        the command finds it if the command creates it, and the person's project shows nothing new."""
         real = Path(os.path.realpath(path))
         root = self._writable_root(real)
         if root is None:
@@ -455,6 +488,8 @@ class CommandSandbox:
             current = current / part
             last = index == len(parts) - 1
             if not os.path.lexists(current):
+                if not placeholder:
+                    return None
                 self._make_placeholder(current, kind if last else "dir")
                 return pins, current
             if last:
@@ -509,7 +544,8 @@ class CommandSandbox:
                 continue  # inside an already masked directory: there is no mount point left
             masked.add(real)
             if not real.is_dir():
-                args += ["--ro-bind", os.devnull, str(real)]
+                # An empty file, not /dev/null: `ls -l` shows no device and `grep -r` reads nothing.
+                args += ["--ro-bind", _empty_file(), str(real)]
             elif resolved[real] == "private":
                 args += ["--tmpfs", str(real)]
             else:
@@ -594,7 +630,7 @@ class CommandSandbox:
         private = self.private_dir()
         hidden = {Path(os.path.realpath(target)) for target, _how in self._mask_targets()}
         hidden |= {Path(os.path.realpath(p)) for p in _runtime_directories(self.home)}
-        protected = {Path(os.path.realpath(path)) for path, _kind in self._protected_targets()}
+        protected = self._landlock_protected()
         for path in landlock.SYSTEM_READ:
             plan.grant(landlock.READ, path)
         landlock.grant_tree(plan, Path("/etc"), landlock.READ, hidden | _system_secrets(), set())
@@ -615,6 +651,28 @@ class CommandSandbox:
         plan.env_set["TMPDIR"] = str(private / "tmp")
         return plan
 
+    def _landlock_protected(self) -> set[Path]:
+        """What Landlock keeps unwritable. A right on a directory holds for all below it, so a path kept
+        unwritable costs its parents their own write right: at the project's top level (which holds
+        .git and .codingcode) no entry could be created, removed or renamed. For a command compared
+        after it ends, the project's protected paths are left to that compare (sandbox/host_watch.py);
+        what it does not look at stays unwritable: denyWrite, and what lies outside the project or is
+        the person's home's own (a project that holds the home)."""
+        targets = self._protected_targets()
+        if not self._compared:
+            return {Path(os.path.realpath(path)) for path, _kind in targets}
+        denied = {path for path, _kind in self.deny_write}
+        kept: set[Path] = set()
+        for path, _kind in targets:
+            real = Path(os.path.realpath(path))
+            if path in denied or not _within(real, self.project):
+                kept.add(real)
+                continue
+            hit = host_executed(real, self.project, self.home)
+            if hit is not None and hit.pattern in _HOME_PATTERNS:
+                kept.add(real)
+        return kept
+
     @property
     def network_exact(self) -> bool:
         """Whether the sandbox proves a command reaches the network only through the proxy: bubblewrap's
@@ -624,7 +682,8 @@ class CommandSandbox:
     def limits(self) -> list[str]:
         """What the backend in force does not cover, and how the guarantee is kept instead."""
         if self.backend == "landlock":
-            return [*landlock.LIMITS, *COMMON_LIMITS, *(landlock.NETWORK_LIMIT if self.allowed_domains else [])]
+            return [*landlock.LIMITS, *COMMON_LIMITS, *(landlock.NETWORK_LIMIT if self.allowed_domains else []),
+                    *(landlock.SIGNAL_LIMIT if landlock.landlock_abi() < 6 else [])]
         if self.backend == "bwrap":
             return list(BWRAP_LIMITS)
         return []
