@@ -248,6 +248,8 @@ class CommandSandbox:
             if path.exists() and path not in self.writable_roots:
                 self.writable_roots.append(path)
         self.deny_read = [_expand(self.project, raw) for raw in settings.filesystem.denyRead]
+        # Hidden by what they are too: a rename or a hard link of one keeps it hidden (project_scan.py).
+        self._scan.extra_hidden = [path for path in self.deny_read if _within(path, self.project)]
         self._home_view: HomeView | None = None
         self._private: Path | None = None
         self.deny_write: list[tuple[Path, Literal["dir", "file"]]] = [
