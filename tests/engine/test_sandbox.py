@@ -34,7 +34,8 @@ async def test_is_active_and_says_so(sb: CommandSandbox) -> None:
     assert sb.describe() == "bubblewrap: on (network off) — bubblewrap can create namespaces here"
     argv = sb.argv_for("true", sb.project)
     # A launcher execs bwrap with a clean environment and the seccomp filter on a pipe.
-    assert argv[: argv.index(sb.bwrap)][1:4] == ["-I", "-S", "-c"] and argv[-3:] == ["bash", "-c", "true"]
+    assert argv[: argv.index(sb.bwrap)][1:4] == ["-I", "-S", "-c"] and argv[-2:] == ["sh", "true"]
+    assert argv[-3].startswith('bash -c "$1"')  # the command, then the half second what it left running gets
     assert "--unshare-all" in argv and "--die-with-parent" in argv and "--new-session" in argv
     assert "--seccomp" in argv
 

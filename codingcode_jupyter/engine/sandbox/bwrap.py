@@ -95,6 +95,9 @@ PROTECTED_PATHS: tuple[tuple[str, Literal["dir", "file"]], ...] = (
     (".git/config", "file"),
     (".mcp.json", "file"),
 )
+# Inside bubblewrap's PID namespace: bwrap is 1, this shell 2; anything more was left by the command.
+_LINGER = ('bash -c "$1"; rc=$?; i=0; while [ $i -lt 25 ]; do set -- /proc/[0-9]*; [ $# -le 2 ] && break; '
+           'sleep 0.02; i=$((i + 1)); done; exit $rc')
 _HOME_PATTERNS = frozenset(row.pattern for row in HOST_PATHS if row.root == "home")
 # Accounts /etc/passwd keeps inside: enough for `id`, `ls -l` and getpwuid of the caller.
 _KEPT_ACCOUNTS = (0, 65534)
@@ -336,11 +339,17 @@ class CommandSandbox:
         and the policy leans on that compare: ``.git`` is writable but for what git runs, nothing is
         made in the project to hold a mount, and under Landlock the top level is writable. Without
         one, nothing would see what the command leaves, so what the host runs stays unwritable."""
+        argv = ["bash", "-c", command]
+        if self.backend == "bwrap":
+            # bubblewrap's PID namespace ends with the command: the waiting shell gives what it left
+            # running the half second execute_command waits for output unconfined (Landlock's launcher
+            # does the same), then the namespace takes the rest.
+            argv = ["sh", "-c", _LINGER, "sh", command]
         if watch is None:
-            return self._wrap(["bash", "-c", command], cwd)
+            return self._wrap(argv, cwd)
         self._compared = True
         try:
-            return self._wrap(["bash", "-c", command], cwd, walked=watch.env_files)
+            return self._wrap(argv, cwd, walked=watch.env_files)
         finally:
             self._compared = False
 

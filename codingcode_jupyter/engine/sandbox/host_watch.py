@@ -176,7 +176,7 @@ class HostWatch:
     def changes(self) -> list[HostChange]:
         """What the command created or changed that the host runs (the agent's new venvs recorded first)."""
         scan = self.sandbox.project_scan
-        scan.env_files()
+        scan.env_files(learn=False)
         found = list(scan.host_found)
         self._note_new_venvs(found)
         after = self._entries(found)

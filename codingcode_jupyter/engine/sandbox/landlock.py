@@ -177,8 +177,8 @@ LIMITS = [
     "/tmp is the sandbox's own directory (TMPDIR): a program writing to /tmp by name fails; /dev/shm is closed "
     "(POSIX semaphores, multiprocessing locks)",
     "there is no network namespace: with the network off, no TCP connection at all (loopback included); "
-    "there is no PID namespace: processes a command leaves running are stopped when it returns (by the launcher, "
-    "their subreaper, after half a second)",
+    "there is no PID namespace: processes a command leaves running are stopped half a second after it returns "
+    "(by the launcher, their subreaper)",
     "/etc/passwd lists every account of the machine (bubblewrap shows only root, the caller and nobody)",
 ]
 # Before ABI 6 a command can signal processes outside its domain: kill its launcher, and what it left
@@ -301,6 +301,17 @@ def finish():
         except ChildProcessError:
             return
         time.sleep(0.005)
+def linger():
+    # What the command left running gets half a second to end by itself, as execute_command waits as
+    # long for output unconfined: `(sleep 0.2; echo late) &` prints "late" here too.
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
 def stop(signum, frame):
     finish()
     os._exit(128 + signum)
@@ -310,6 +321,7 @@ if child:
     for fd in keep: os.close(fd)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP): signal.signal(signum, stop)
     status = os.waitpid(child, 0)[1]
+    linger()
     finish()
     if os.WIFSIGNALED(status):
         # Killed by a signal: this process ends by the same one, so the caller reads the same status.

@@ -67,9 +67,13 @@ class ProjectScan:
                 return True
         return False
 
-    def env_files(self) -> list[Path]:
+    def env_files(self, learn: bool = True) -> list[Path]:
         """Every dotenv file of the project not allowed by a rule, in any directory, and every other
-        name of a secret's inode (and, in :attr:`host_found`, every entry that may be host-executed)."""
+        name of a secret's inode (and, in :attr:`host_found`, every entry that may be host-executed).
+
+        ``learn`` False (the walk right after a command): a dotenv file found now is hidden by its
+        name, but its inode is not remembered. The command wrote it, or linked to it a file it wrote
+        and could read all along; what was a secret before the command was learnt before it."""
         found: list[Path] = []
         host: list[Path] = []
         listed: dict[Path, int] = {}
@@ -93,12 +97,15 @@ class ProjectScan:
         for gone in set(self._cache) - live:
             del self._cache[gone]
         self.host_found = host
-        return found + self._other_names(listed, hits, set(found))
+        return found + self._other_names(listed if learn else None, hits, set(found))
 
-    def _other_names(self, listed: dict[Path, int], hits: list[str], named: set[Path]) -> list[Path]:
-        """The names of known secrets' inodes that are not dotenv names (a rename, a hard link)."""
+    def _other_names(self, listed: dict[Path, int] | None, hits: list[str], named: set[Path]) -> list[Path]:
+        """The names of known secrets' inodes that are not dotenv names (a rename, a hard link);
+        ``listed`` (None: learn nothing) the dotenv files found, by their inode numbers as listed."""
         search = False
-        for path in [*listed, *self.extra_hidden]:
+        learnt = [] if listed is None else [*listed, *self.extra_hidden]
+        listed = listed or {}
+        for path in learnt:
             try:
                 st = os.lstat(path)
             except OSError:
