@@ -7,8 +7,8 @@ output), and in the sandbox compared after each command with nobody to ask. What
 command: the exit code and the output, normalised only for what differs between any two runs
 (the project's and the home's paths, temp directories, durations, commit ids).
 
-``python -m tests.engine.parity_corpus BACKEND`` prints the differences as JSON: the container
-test runs it where only Landlock can start.
+``python -m tests.engine.parity_corpus BACKEND [--no-secret] [SCENARIO...]`` prints the differences
+as JSON: the container test runs it where only Landlock can start.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ PY = sys.executable
 GIT_ENV = {"GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com", "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
            "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com",
            "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z"}
-PIP = f"PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q --no-index --no-build-isolation"
+PIP = "PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q --no-index --no-build-isolation"
 
 # (name, commands): each command is one execute_command call.
 SCENARIOS: list[tuple[str, list[str]]] = [
@@ -88,12 +88,13 @@ _FILES = {
     "Makefile": "build/out.txt:\n\tmkdir -p build\n\techo built > build/out.txt\n\nclean:\n\trm -rf build\n",
     "README.md": "# demo\n",
     "config/settings.yaml": "debug: false\n",
-    **({} if os.environ.get("PARITY_NO_SECRET") else {"config/.env": "API_KEY=parity-secret-4b1f\n"}),
 }
+SECRET_FILE = ("config/.env", "API_KEY=parity-secret-4b1f\n")
 
 
-def make_project(root: Path) -> Path:
-    for rel, text in _FILES.items():
+def make_project(root: Path, secret: bool = True) -> Path:
+    """The corpus's project; ``secret``: with a hidden file (config/.env) in it, as most projects have."""
+    for rel, text in [*_FILES.items(), *([SECRET_FILE] if secret else [])]:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -122,10 +123,11 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-async def run_scenario(name: str, commands: list[str], root: Path, backend: str | None) -> list[Outcome]:
+async def run_scenario(name: str, commands: list[str], root: Path, backend: str | None,
+                       secret: bool = True) -> list[Outcome]:
     """One scenario in a fresh project: unsandboxed (``backend`` None) or in that sandbox backend."""
     where = root / f"{name}-{backend or 'bare'}"
-    project, home = make_project(where / "proj"), where / "home"
+    project, home = make_project(where / "proj", secret), where / "home"
     home.mkdir(parents=True)
     env = _env(home)
     sandbox = None
@@ -157,14 +159,15 @@ async def _one(sandbox: CommandSandbox | None, command: str, project: Path, env:
     return done.returncode, done.stdout.render(), done.stderr.render() + "".join(f"\n[note] {n}" for n in notes)
 
 
-async def differences(backend: str, root: Path, only: list[str] | None = None) -> list[dict[str, object]]:
+async def differences(backend: str, root: Path, only: list[str] | None = None,
+                      secret: bool = True) -> list[dict[str, object]]:
     """Every command whose exit code or output differs between unsandboxed and ``backend``."""
     found: list[dict[str, object]] = []
     for name, commands in SCENARIOS:
         if only is not None and name not in only:
             continue
-        bare = await run_scenario(name, commands, root, None)
-        boxed = await run_scenario(name, commands, root, backend)
+        bare = await run_scenario(name, commands, root, None, secret)
+        boxed = await run_scenario(name, commands, root, backend, secret)
         for plain, confined in zip(bare, boxed):
             if (plain.code, plain.out, plain.err) != (confined.code, confined.out, confined.err):
                 found.append({"bare": asdict(plain), "sandboxed": asdict(confined)})
@@ -174,6 +177,7 @@ async def differences(backend: str, root: Path, only: list[str] | None = None) -
 if __name__ == "__main__":
     scratch = Path(tempfile.mkdtemp(prefix="codingcode-parity-", dir=os.environ.get("PARITY_DIR") or "/var/tmp"))
     try:
-        print(json.dumps(asyncio.run(differences(sys.argv[1], scratch, sys.argv[2:] or None))))
+        names = [arg for arg in sys.argv[2:] if arg != "--no-secret"]
+        print(json.dumps(asyncio.run(differences(sys.argv[1], scratch, names or None, "--no-secret" not in sys.argv))))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
