@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Literal
 
 from ..host_paths import PYTHON_START_PATTERNS, hooks_dir, host_executed, import_path_dirs
-from .watched import AGENT_WHAT, GIT_WHAT, agent_files, fresh_repository, git_host_files
+from .watched import AGENT_WHAT, GIT_WHAT, agent_files, fresh_repository, git_host_files, stock_activate
 
 if TYPE_CHECKING:
     from .bwrap import CommandSandbox
@@ -43,6 +43,8 @@ __all__ = ["HostChange", "HostWatch", "is_agent_venv_entry", "python_startup_fil
 # A previous content is kept (to be put back) only up to this size: host-executed files are
 # short scripts and configuration; a bigger one is moved aside without a copy to restore.
 _KEEP_BYTES = 1 << 20
+# Rows of a venv's shape that other programs than its own Python run.
+_OTHER_PROGRAMS = frozenset(("**/bin/activate*", "**/share/jupyter/kernels/*/kernel.json"))
 # How far the coarse clock that stamps ctime may lag the one read when a command starts.
 _CLOCK_SLACK_NS = 20_000_000
 
@@ -98,6 +100,8 @@ def is_agent_venv_entry(path: Path, project: Path, home: Path, agent_venvs: set[
     if path.name == "pyvenv.cfg" and path.parent == venv:
         return True
     hit = host_executed(path, project, home)
+    if hit is not None and hit.pattern in _OTHER_PROGRAMS:
+        return False  # what the person's shell sources or Jupyter starts, not only this venv's Python
     return hit is None or hit.pattern in PYTHON_START_PATTERNS or hit.root == venv
 
 
@@ -214,6 +218,9 @@ class HostWatch:
                 return None
             if path.name == ".git" and fresh_repository(path):
                 return "fresh"  # what `git init` makes: sample hooks, a plain configuration
+            venv = next((v for v in self.sandbox.agent_venvs if v in path.parents), None)
+            if venv is not None and stock_activate(path, venv):
+                return None  # an activate script as `python -m venv` writes it for this venv
             return HostChange(path, rel, what, "new")
         if now is None:
             # Removed: a file whose content was kept is put back unless the person agrees.
@@ -228,8 +235,6 @@ class HostWatch:
         hit = host_executed(path, self.project, self.home)
         if hit is not None:
             return hit.what
-        if path == python_startup_file(self.project):
-            return "the file $PYTHONSTARTUP names (Python runs it at every interactive start)"
         return None
 
     def _tree_changes(self, tree: Path, settled: set[Path]) -> list[HostChange]:

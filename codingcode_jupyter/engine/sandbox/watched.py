@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["git_host_parts", "git_host_files", "agent_files", "fresh_repository", "AGENT_WHAT", "GIT_WHAT"]
+__all__ = ["stock_activate", "git_host_parts", "git_host_files", "agent_files", "fresh_repository", "AGENT_WHAT", "GIT_WHAT"]
 
 # A repository's git directory: what of it the host runs or reads as settings.
 _GIT_FILES = ("config", "config.worktree", "commondir")
@@ -186,3 +187,40 @@ def fresh_repository(git_dir: Path) -> bool:
     except (OSError, UnicodeDecodeError):
         return False
     return _plain_config(text)
+
+
+def _venv_config(venv: Path) -> dict[str, str]:
+    try:
+        text = (venv / "pyvenv.cfg").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    pairs = (line.partition("=") for line in text.splitlines())
+    return {key.strip().lower(): value.strip() for key, sep, value in pairs if sep}
+
+
+def stock_activate(path: Path, venv: Path) -> bool:
+    """``path`` (``bin/activate*`` of ``venv``) is, byte for byte, what this Python's ``venv`` module
+    writes for that venv: the person's shell would source nothing else. Another tool's or another
+    Python version's script is not recognised (and is asked about)."""
+    import venv as venv_module
+
+    if path.parent != venv / "bin" or path.is_symlink() or not path.is_file() or path.stat().st_size > 64 * 1024:
+        return False
+    scripts = Path(venv_module.__file__).parent / "scripts"
+    template = next((t for t in (scripts / "common" / path.name, scripts / "posix" / path.name) if t.is_file()), None)
+    if template is None:
+        return False
+    try:
+        text, actual = template.read_text(encoding="utf-8"), path.read_bytes()
+    except (OSError, UnicodeDecodeError):
+        return False
+    config = _venv_config(venv)
+    prompt = config.get("prompt", venv.name).strip("'\"")
+    names = {"python", "python3", f"python3.{sys.version_info[1]}", Path(config.get("executable", "python")).name}
+    for name in names:
+        rendered = (text.replace("__VENV_DIR__", str(venv)).replace("__VENV_NAME__", venv.name)
+                    .replace("__VENV_PROMPT__", f"({prompt}) ").replace("__VENV_BIN_NAME__", "bin")
+                    .replace("__VENV_PYTHON__", str(venv / "bin" / name)))
+        if rendered.encode("utf-8") == actual:
+            return True
+    return False
