@@ -7,9 +7,10 @@ shadow-like files of /etc (:data:`SYSTEM_SECRETS`), every dotenv file of the pro
 wherever it is (node_modules and .venv included; those a ``read_file`` rule allowed stay
 visible), and ``denyRead``. The Jupyter runtime directory (the kernels' connection keys)
 and ``$XDG_RUNTIME_DIR`` are replaced by a private empty tmpfs. /etc/passwd lists only
-root, the caller and nobody. The protected files (``.codingcode/``, ``.git``, ``.mcp.json``,
-``denyWrite``) are re-bound read-only over the writable project. There is no network
-(``--unshare-net``) unless an allowlist sends traffic through :class:`AllowlistProxy`.
+root, the caller and nobody. The protected files (``.codingcode/``, ``.mcp.json``, what git runs
+of each ``.git``, the host-executed table, ``denyWrite``) are re-bound read-only over the writable
+project. There is no network (``--unshare-net``) unless an allowlist sends traffic through
+:class:`AllowlistProxy`.
 
 Every capability is dropped (as root, bwrap otherwise keeps CAP_SYS_ADMIN inside and a
 command could simply unmount the masks), new privileges are off, every mount is nosuid,
@@ -21,10 +22,13 @@ bwrap itself starts with that environment, since its own is readable inside as
 
 Mount facts this relies on (measured with bubblewrap 0.8): mounts apply in argument order, so the
 private /tmp comes before a project that may live under /tmp; every mount target must
-exist. A protected path that does not exist yet gets an empty placeholder on the host (an
-empty directory or file, removed again by :meth:`CommandSandbox.aclose` if still empty),
-which is then bound read-only: there is no other way to stop its creation inside a
-writable bind with bubblewrap 0.8. Directories between the project and a protected path
+exist. A protected path that does not exist yet is not bound for a command compared after it
+ends (execute_command): what the command creates there is found by that compare
+(:mod:`.host_watch`), and the person's project shows nothing the sandbox made. For a process
+nothing compares (an MCP server) and for ``denyWrite``, it gets an empty placeholder on the host
+(removed again by :meth:`CommandSandbox.aclose` if still empty), bound read-only: there is no
+other way to stop its creation inside a writable bind with bubblewrap 0.8. Directories between
+the project and a protected path
 are bound onto themselves, which makes them mount points that cannot be renamed away
 (``mv .git .git.old && mkdir .git`` would otherwise sidestep a read-only ``.git/hooks``).
 A secret that does not exist is not masked: there is nothing to hide, and the read-only

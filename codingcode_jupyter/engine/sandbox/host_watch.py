@@ -5,8 +5,12 @@ hierarchy: a host-executed name created for the first time inside one command (`
 ``git init fresh`` and then ``fresh/.git/config``, a ``.pth`` in a new directory) is not stopped
 by either. So every sandboxed command is bracketed: :meth:`HostWatch.start` lists the project's
 host-executed entries (the walk of :class:`.project_scan.ProjectScan`, by the table of
-:mod:`..host_paths`) and remembers each file's identity and content; :meth:`HostWatch.changes`
-lists them again once the command ended and names what is new or changed. The caller asks the
+:mod:`..host_paths`), what git runs of each ``.git``, the agent's own settings (:mod:`.watched`),
+and remembers each file's identity and content; :meth:`HostWatch.changes` lists them again once
+the command ended (every process it started gone: bubblewrap's PID namespace, Landlock's launcher
+as subreaper) and names what is new, changed or removed. Under Landlock nothing of the project
+is read-only while a command runs (its top level is writable), so every file of a virtualenv or
+of an editor's or IPython's directory is compared too, by its ctime, which no process can set back. The caller asks the
 person (execute_command: one card, nobody there means no) and :meth:`HostWatch.quarantine`
 moves what was not accepted out of the project, restoring a changed file's previous content.
 
