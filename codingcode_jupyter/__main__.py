@@ -153,10 +153,18 @@ async def sandbox_run(project: Path, command: list[str]) -> int:
         line = command[0] if len(command) == 1 else shlex.join(command)
         env = command_env(deps.settings.current().merged.env)
 
-        # As execute_command starts it (own session, closed stdin), its output passed straight through.
-        proc = await asyncio.create_subprocess_exec(*box.argv_for(line, project), cwd=project, env=env,
-                                                    stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
-        code = await proc.wait()
+        from .engine.approval.host_files import settle_host_files
+
+        # As execute_command starts it (own session, closed stdin), its output passed straight through,
+        # and compared after it: what it left that the host runs is moved aside (nobody to ask here).
+        with box.command():
+            watch = box.watch_host()
+            proc = await asyncio.create_subprocess_exec(*box.argv_for(line, project, watch=watch), cwd=project,
+                                                        env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                        start_new_session=True)
+            code = await proc.wait()
+            for note in await settle_host_files(watch, line, None):
+                print(note, file=sys.stderr)
         return code if code >= 0 else 128 - code
     finally:
         await box.aclose()
