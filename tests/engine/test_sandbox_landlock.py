@@ -271,3 +271,25 @@ def test_doctor_names_the_backend_why_and_what_it_does_not_cover(tmp_path: Path)
     assert "landlock: on — Landlock (ABI" in section and "Creating new namespace failed" in section
     assert "confines: writes:" in section and section.count("does not cover:") == len(sandbox.limits())
     assert "top level" in section
+
+
+async def test_after_an_undoable_edit_a_new_top_level_file_is_read_back(project: Path, home: Path) -> None:
+    """Undo's copies live outside the project (hidden with the person's directory), so an edit's
+    checkpoint leaves no hidden folder whose parents would lose the right to read new files."""
+    from codingcode_jupyter.engine.checkpoints import CheckpointStore
+    from codingcode_jupyter.engine.user_dir import checkpoints_dir
+
+    (project / "notes.txt").write_text(f"KEY={SECRET}\n")
+    store = CheckpointStore(project)
+    assert store.before_change("s1", 1, project / "notes.txt")
+    (project / "notes.txt").write_text("edited\n")
+    store.after_change("s1", 1, project / "notes.txt")
+    (checkpoints_dir(project) / "copy-of-a-secret").write_text(f"KEY={SECRET}\n")
+    sandbox = make_sandbox(project, home, backend="landlock")
+    try:
+        result = await run(sandbox, f"echo made > made.txt && cat made.txt; cat {checkpoints_dir(project)}/copy-of-a-secret")
+    finally:
+        await sandbox.aclose()
+    assert "made" in result.out, result
+    assert SECRET not in result.out and not (project / ".codingcode" / "checkpoints").exists()
+    assert store.latest() is not None and store.latest().files  # the control: the checkpoint is there

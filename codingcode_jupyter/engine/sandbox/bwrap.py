@@ -63,6 +63,7 @@ from ..domains import validate_domain_patterns
 from ..host_paths import HOST_PATHS, host_executed, sandbox_targets
 from ..secret_files import HOME_SECRETS
 from ..settings import SandboxSettings
+from ..user_dir import legacy_checkpoints_dir, user_dir
 from . import landlock
 from .backends import BACKEND_NAMES, Backend, base_flags, choose_backend, no_filter_reason, probe_bwrap
 from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
@@ -537,10 +538,15 @@ class CommandSandbox:
                 yield Path(match), "hide"
         for path in [*self.deny_read, *self._env_files()]:
             yield path, "hide"
-        # Undo's copies of the project's files (a secret edited once would be readable there).
-        checkpoints = self.project / ".codingcode" / "checkpoints"
-        if checkpoints.is_dir():
-            yield checkpoints, "hide"
+        # Undo's copies of the project's files (a secret edited once would be readable there): in
+        # the person's directory, hidden with it; where an earlier version left them, and where the
+        # person's directory is set elsewhere, hidden by name.
+        legacy = legacy_checkpoints_dir(self.project)
+        if legacy.is_dir():
+            yield legacy, "hide"
+        own = Path(os.path.realpath(user_dir()))
+        if own != Path(os.path.realpath(self.home / PRODUCT_DIR)) and own.is_dir() and not _within(self.project, own):
+            yield own, "hide"
         for path in _runtime_directories(self.home):
             yield path, "private"
 
@@ -639,6 +645,18 @@ class CommandSandbox:
         return landlock.launcher_argv(plan, abi=abi, seccomp=program, env_names=[*PASSED_ENV, *extra_env], cwd=cwd,
                                       argv=list(argv), forwarder=forwarder)
 
+    def compared_landlock_plan(self, watch: HostWatch) -> "landlock.Plan":
+        """The Landlock rules for a process compared after it ends, as :meth:`argv_for` with ``watch``
+        gives a command (the top level writable, what the host runs left to the compare): what a
+        confined copy of the kernel applies to itself (notebook/kernel/fork.py)."""
+        self._compared = True
+        self._walked = watch.env_files
+        try:
+            return self.landlock_plan()
+        finally:
+            self._compared = False
+            self._walked = None
+
     def landlock_plan(self) -> "landlock.Plan":
         """The Landlock rules from the same tables as bubblewrap's mounts (see sandbox/landlock.py)."""
         plan = landlock.Plan()
@@ -723,11 +741,12 @@ class CommandSandbox:
         """The allowlist proxy, once a command needed it."""
         return self._proxy
 
-    def watch_host(self) -> HostWatch:
+    def watch_host(self, *, landlock: bool | None = None) -> HostWatch:
         """The project's host-executed entries listed now, to compare once a command ended
         (what the mounts cannot hold: names created for the first time; see sandbox/host_watch.py).
-        Given to :meth:`argv_for` right after, its walk serves for the command's masks too."""
-        return HostWatch.start(self)
+        Given to :meth:`argv_for` right after, its walk serves for the command's masks too.
+        ``landlock``: what watched runs under Landlock whatever this sandbox's backend."""
+        return HostWatch.start(self, landlock=landlock)
 
     @property
     def project_scan(self) -> ProjectScan:

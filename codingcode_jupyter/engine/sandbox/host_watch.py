@@ -140,7 +140,7 @@ class WatchedSandbox(Protocol):
 class HostWatch:
     """One sandboxed command's before-and-after view of the project's host-executed entries."""
 
-    def __init__(self, sandbox: WatchedSandbox) -> None:
+    def __init__(self, sandbox: WatchedSandbox, *, landlock: bool | None = None) -> None:
         self.sandbox = sandbox
         self.project = sandbox.project
         self.home = sandbox.home
@@ -150,7 +150,9 @@ class HostWatch:
         self._dirs = scan.directories()
         # Under Landlock the project's top level is writable, and with it everything below: what the
         # host runs is not held read-only while the command runs, so every file of it is compared.
-        self.deep = sandbox.backend == "landlock"
+        # ``landlock``: the process watched is confined by Landlock whatever the commands' backend
+        # (a confined copy of the kernel).
+        self.deep = sandbox.backend == "landlock" if landlock is None else landlock
         # Changes carry a ctime no process can set back; the coarse clock lags by a tick at most.
         self._since = time.time_ns() - _CLOCK_SLACK_NS
         self._what: dict[Path, str] = {}
@@ -161,9 +163,9 @@ class HostWatch:
                 self._before[path] = seen
 
     @classmethod
-    def start(cls, sandbox: WatchedSandbox) -> "HostWatch":
+    def start(cls, sandbox: WatchedSandbox, *, landlock: bool | None = None) -> "HostWatch":
         """List the host-executed entries now, before the command starts."""
-        return cls(sandbox)
+        return cls(sandbox, landlock=landlock)
 
     def _seen(self, path: Path) -> _Seen | None:
         """What ``path`` is now; a file's content is read again only when its identity changed."""
