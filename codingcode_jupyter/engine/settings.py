@@ -153,6 +153,9 @@ class SandboxFilesystem(_Model):
 
 class SandboxNetwork(_Model):
     allowedDomains: list[str] | None = None
+    # Refused even where an allowed pattern covers them (`*.github.com` but not `gist.github.com`);
+    # every `domain:` deny rule (WebFetch(domain:…)) joins it.
+    deniedDomains: list[str] | None = None
 
 
 class SandboxSettings(_Model):

@@ -66,6 +66,7 @@ from ..settings import SandboxSettings
 from ..user_dir import legacy_checkpoints_dir, user_dir
 from . import landlock
 from .backends import BACKEND_NAMES, Backend, base_flags, choose_backend, no_filter_reason, probe_bwrap
+from .deny_paths import split_deny
 from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
 from .host_watch import HostWatch, is_agent_venv_entry
 from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
@@ -200,6 +201,11 @@ def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def _kind(path: Path, raw: str) -> Literal["dir", "file"]:
+    """How a denyWrite target is bound: a directory (or one named with a trailing `/`), else a file."""
+    return "dir" if raw.endswith("/") or path.is_dir() else "file"
+
+
 class CommandSandbox:
     """How commands run confined in one project; build with :meth:`create`."""
 
@@ -231,6 +237,7 @@ class CommandSandbox:
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
         domains = settings.network.allowedDomains or []
         self.allowed_domains = list(domains)
+        self.denied_domains = list(settings.network.deniedDomains or [])
         self.network = f"allowlist: {', '.join(domains)}" if domains else "off"
         self._proxy: AllowlistProxy | None = None
         self._proxy_lock = threading.Lock()
@@ -255,14 +262,19 @@ class CommandSandbox:
             path = _expand(self.project, raw)
             if path.exists() and path not in self.writable_roots:
                 self.writable_roots.append(path)
-        self.deny_read = [_expand(self.project, raw) for raw in settings.filesystem.denyRead]
+        # Paths and patterns (the person's deny rules bring patterns; sandbox/deny_paths.py).
+        read = split_deny(settings.filesystem.denyRead, self.project)
+        self.deny_read = [*read.literal, *read.outside_found]
+        self._scan.read_denied = read.inside
         # Hidden by what they are too: a rename or a hard link of one keeps it hidden (project_scan.py).
         self._scan.extra_hidden = [path for path in self.deny_read if _within(path, self.project)]
         self._home_view: HomeView | None = None
         self._private: Path | None = None
-        self.deny_write: list[tuple[Path, Literal["dir", "file"]]] = [
-            (_expand(self.project, raw), "dir" if raw.endswith("/") else "file") for raw in settings.filesystem.denyWrite
-        ]
+        self._deny_write_fixed: list[tuple[Path, Literal["dir", "file"]]] = []
+        for raw in settings.filesystem.denyWrite:
+            write = split_deny([raw], self.project)
+            self._scan.write_denied += write.inside
+            self._deny_write_fixed += [(path, _kind(path, raw)) for path in [*write.literal, *write.outside_found]]
 
     @classmethod
     def create(
@@ -731,7 +743,7 @@ class CommandSandbox:
 
         with self._proxy_lock:
             if self._proxy is None or not self._proxy.running:
-                proxy = AllowlistProxy(self.allowed_domains, on_decision=self.on_network)
+                proxy = AllowlistProxy(self.allowed_domains, on_decision=self.on_network, denied_domains=self.denied_domains)
                 proxy.start()
                 self._proxy = proxy
             return self._proxy
@@ -740,6 +752,11 @@ class CommandSandbox:
     def proxy(self) -> AllowlistProxy | None:
         """The allowlist proxy, once a command needed it."""
         return self._proxy
+
+    @property
+    def deny_write(self) -> list[tuple[Path, Literal["dir", "file"]]]:
+        """denyWrite's paths, with what its patterns cover in the project as the last walk found it."""
+        return [*self._deny_write_fixed, *[(path, _kind(path, "")) for path in self._scan.write_denied_found]]
 
     def watch_host(self, *, landlock: bool | None = None) -> HostWatch:
         """The project's host-executed entries listed now, to compare once a command ended

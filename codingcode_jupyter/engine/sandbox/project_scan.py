@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -41,6 +42,14 @@ class _DirCache:
     # The dotenv files' inode numbers as listed, and the entries whose inode was a known secret's.
     env_inodes: dict[str, int] = field(default_factory=dict)
     inode_hits: list[str] = field(default_factory=list)
+    # Entries a deny rule's pattern covers: to hide (Read), to keep read-only (Edit).
+    read_denied: list[str] = field(default_factory=list)
+    write_denied: list[str] = field(default_factory=list)
+
+
+def _covers(patterns: list[re.Pattern[str]], path: str, is_dir: bool) -> bool:
+    """A pattern covers a path, or (a directory) everything in it: then the directory goes whole."""
+    return any(p.fullmatch(path) or (is_dir and p.fullmatch(path + "/\0")) for p in patterns)
 
 
 class ProjectScan:
@@ -59,6 +68,11 @@ class ProjectScan:
         self._searched: dict[tuple[int, int], int] = {}
         # Paths the sandbox hides besides dotenv files (denyRead inside the project): their inodes count too.
         self.extra_hidden: list[Path] = []
+        # The person's deny rules as absolute-path patterns (engine/path_globs.py), matched as the walk
+        # lists each directory: Read's entries are hidden as dotenv files are, Edit's kept read-only.
+        self.read_denied: list[re.Pattern[str]] = []
+        self.write_denied: list[re.Pattern[str]] = []
+        self.write_denied_found: list[Path] = []
 
     def _allowed(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -78,6 +92,7 @@ class ProjectScan:
         host: list[Path] = []
         listed: dict[Path, int] = {}
         hits: list[str] = []
+        write_denied: list[Path] = []
         stack = [str(self.project)]
         live: set[str] = set()
         while stack:
@@ -88,6 +103,10 @@ class ProjectScan:
                 continue
             host.extend(Path(path) for path in cached.host_files)
             hits.extend(cached.inode_hits)
+            write_denied.extend(Path(path) for path in cached.write_denied)
+            for path in cached.read_denied:
+                found.append(Path(path))
+                listed[Path(path)] = cached.env_inodes.get(path, -1)
             for path in cached.env_files:
                 rel = os.path.relpath(path, self.project).replace(os.sep, "/")
                 if not self._allowed(rel):
@@ -97,6 +116,7 @@ class ProjectScan:
         for gone in set(self._cache) - live:
             del self._cache[gone]
         self.host_found = host
+        self.write_denied_found = write_denied
         return found + self._other_names(listed if learn else None, hits, set(found))
 
     def _other_names(self, listed: dict[Path, int] | None, hits: list[str], named: set[Path]) -> list[Path]:
@@ -163,9 +183,18 @@ class ProjectScan:
         host_files: list[str] = []
         env_inodes: dict[str, int] = {}
         inode_hits: list[str] = []
+        read_denied: list[str] = []
+        write_denied: list[str] = []
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    if self.read_denied and _covers(self.read_denied, entry.path, is_dir):
+                        read_denied.append(entry.path)
+                        env_inodes[entry.path] = entry.inode()
+                        continue  # hidden whole: nothing in it is read, so nothing to walk
+                    if self.write_denied and _covers(self.write_denied, entry.path, is_dir):
+                        write_denied.append(entry.path)
                     if name_may_be_host_executed(entry.name):
                         host_files.append(entry.path)
                     if is_env_file(entry.name):
@@ -175,10 +204,10 @@ class ProjectScan:
                         inode_hits.append(entry.path)
                     # A directory named like a dotenv file (``deploy.env/``) is walked too: what it
                     # holds may be host-executed (a nested ``.git``, an ``.envrc``).
-                    if entry.is_dir(follow_symlinks=False):
+                    if is_dir:
                         subdirs.append(entry.path)
         except OSError:
             return None
-        cached = _DirCache(stamp, env_files, subdirs, host_files, env_inodes, inode_hits)
+        cached = _DirCache(stamp, env_files, subdirs, host_files, env_inodes, inode_hits, read_denied, write_denied)
         self._cache[directory] = cached
         return cached

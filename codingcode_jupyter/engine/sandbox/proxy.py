@@ -118,9 +118,11 @@ class AllowlistProxy:
     socket_name = "proxy.sock"
 
     def __init__(
-        self, allowed_domains: Sequence[str], on_decision: Callable[[ProxyDecision], None] | None = None
+        self, allowed_domains: Sequence[str], on_decision: Callable[[ProxyDecision], None] | None = None,
+        denied_domains: Sequence[str] = (),
     ) -> None:
         self.allowed_domains = list(allowed_domains)
+        self.denied_domains = list(denied_domains)
         # Told of every allow/refuse (the session writes them to the audit log).
         self.on_decision = on_decision
         self.decisions: collections.deque[ProxyDecision] = collections.deque(maxlen=500)
@@ -299,7 +301,8 @@ class AllowlistProxy:
                 "latin-1"
             )
         host = normalise_host(host)
-        allowed = domain_allowed(host, self.allowed_domains)
+        denied = bool(self.denied_domains) and domain_allowed(host, self.denied_domains)
+        allowed = domain_allowed(host, self.allowed_domains) and not denied
         decision = ProxyDecision(method.upper(), host, port, allowed)
         self.decisions.append(decision)
         if self.on_decision is not None:
@@ -308,7 +311,8 @@ class AllowlistProxy:
             except Exception:  # an observer's failure must not open or close the network
                 logging.getLogger(__name__).exception("proxy decision observer failed")
         if not allowed:
-            raise _Refused(403, "Forbidden", f"'{host}' is not in sandbox.network.allowedDomains")
+            why = "denied by a deny rule (sandbox.network.deniedDomains)" if denied else "not in sandbox.network.allowedDomains"
+            raise _Refused(403, "Forbidden", f"'{host}' is {why}")
         try:
             upstream_reader, upstream = await within(asyncio.open_connection(host, port), _CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as error:
