@@ -258,9 +258,14 @@ class Matcher:
             return []
         strings = list(_strings(value))
         found: dict[str, str] = {}  # each secret once, by the first encoding it was found in
-        for text in [*strings, "".join(strings)] if len(strings) > 1 else strings:
+        candidates = [(text, False) for text in strings]
+        if len(strings) > 1:
+            candidates.append(("".join(strings), True))
+        for text, joined in candidates:
             for variant, how in _variants(text):
                 for span in self.spans(variant):
+                    if (joined or how) and span.end - span.start < RUN:
+                        continue  # a short value counts as it is written, not pieced together by chance
                     for name, encoding in span.found:
                         found.setdefault(name, encoding or how)
         return list(found.items())

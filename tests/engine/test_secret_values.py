@@ -186,6 +186,10 @@ def test_outbound_finds_encoded_spaced_and_split_values():
     assert m.leaving({"q": spaced})[0][0] == "ANTHROPIC_API_KEY"
     assert m.leaving({"a": KEY[:10], "b": KEY[10:20], "c": KEY[20:]})[0][0] == "ANTHROPIC_API_KEY"
     assert m.leaving({"q": f"how to rotate ANTHROPIC_API_KEY {OTHER}"}) == []
+    # A short value counts as it is written, not pieced together by chance from separate pieces.
+    short = Matcher([("DB_PASSWORD", "abc12345")])
+    assert short.leaving({"q": "pw abc12345"}) == [("DB_PASSWORD", "")]
+    assert short.leaving({"url": "https://x.test/a/bc1/2345"}) == [] and short.leaving(["abc1", "2345"]) == []
 
 
 def test_non_ascii_text_is_searched_too():

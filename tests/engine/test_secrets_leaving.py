@@ -236,7 +236,8 @@ async def decide(project: Path, tool: ToolDefinition, tool_input: dict[str, Any]
 @pytest.mark.parametrize("tool_input, refused", [
     ({"body": f"token={TOKEN}"}, True), ({"body": {"nested": [TOKEN.encode().hex()]}}, True),
     ({"body": TOKEN[:12], "more": TOKEN[12:]}, True), ({"body": f"token={OTHER_TOKEN}"}, False),
-    ({"body": "use $GITHUB_TOKEN from the environment"}, False)])
+    ({"body": "use $GITHUB_TOKEN from the environment"}, False)],
+    ids=["plain", "hex-nested", "split-across-arguments", "control-other-token", "control-a-reference"])
 async def test_mcp_arguments_carrying_a_secret_are_refused(project, tool_input, refused):
     known = KnownSecrets(project, environ={"GITHUB_TOKEN": TOKEN})
     verdict = await decide(project, mcp_tool([]), tool_input, known)
@@ -246,7 +247,7 @@ async def test_mcp_arguments_carrying_a_secret_are_refused(project, tool_input, 
 
 
 @pytest.mark.parametrize("query, refused", [(f"what is {KEY[5:40]}", True), (base64.b64encode(KEY.encode()).decode(), True),
-                                            (f"what is {OTHER_KEY[5:40]}", False)])
+                                            (f"what is {OTHER_KEY[5:40]}", False)], ids=["part", "base64", "control"])
 async def test_web_search_queries_carrying_a_secret_are_refused(project, query, refused):
     known = KnownSecrets(project, environ={"ANTHROPIC_API_KEY": KEY})
     verdict = await decide(project, web_search_tool(), {"query": query}, known)
@@ -278,7 +279,7 @@ class RecordingClient:
         return SimpleNamespace(content=[block], usage=None)
 
 
-@pytest.mark.parametrize("value, asked_reviewer", [(KEY, False), (OTHER_KEY, True)])
+@pytest.mark.parametrize("value, asked_reviewer", [(KEY, False), (OTHER_KEY, True)], ids=["key", "control"])
 async def test_the_reviewers_request_never_carries_a_secret(project, value, asked_reviewer):
     client = RecordingClient()
     deps = make_deps(project)
