@@ -525,7 +525,8 @@ class AgentLoop:
 
         typed = DecisionRecord(
             session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=ctx.tool_use_id, agent=ctx.agent,
-            tool=tool.display_name or tool.name, input=clip_input(tool_input), decision="allow", layer="no_change",
+            tool=tool.display_name or tool.name, input=clip_input(self._shown_input(tool_input, None)[0]),
+            decision="allow", layer="no_change",
             rule=None, reason=why, by="no_change", mode=ctx.mode, outcome="ok",
         )
         log = getattr(self.approver, "audit", None)  # the pipeline's log (None where auditing is off)

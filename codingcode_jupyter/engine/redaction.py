@@ -170,6 +170,15 @@ class Matcher:
     def __bool__(self) -> bool:
         return bool(self.forms)
 
+    def prepare(self) -> None:
+        """Build the automaton for ASCII text now rather than at the first search."""
+        if self._ascii is None and self._patterns:
+            import ahocorasick_rs
+
+            ascii_ = [index for index, pattern in enumerate(self._patterns) if pattern.isascii()]
+            automaton = ahocorasick_rs.BytesAhoCorasick([self._patterns[index].encode("ascii") for index in ascii_])
+            self._ascii = (automaton, ascii_)
+
     def _hits(self, text: str) -> Iterator[tuple[int, int]]:
         """(anchor, position) of every anchor in ``text``, overlapping ones included."""
         import ahocorasick_rs
@@ -177,10 +186,8 @@ class Matcher:
         if text.isascii():
             # Most output is ASCII: searched as bytes it costs half (byte and character offsets agree,
             # and only the ASCII anchors can occur in it).
-            if self._ascii is None:
-                ascii_ = [index for index, pattern in enumerate(self._patterns) if pattern.isascii()]
-                automaton = ahocorasick_rs.BytesAhoCorasick([self._patterns[index].encode("ascii") for index in ascii_])
-                self._ascii = (automaton, ascii_)
+            self.prepare()
+            assert self._ascii is not None
             automaton, indexes = self._ascii
             for pattern, start, _end in automaton.find_matches_as_indexes(text.encode("ascii"), overlapping=True):
                 yield indexes[pattern], start

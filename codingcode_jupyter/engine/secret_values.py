@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit
 
+from . import budget
 from .claude.files import claude_dir
 from .redaction import Matcher
 from .secret_files import find_env_files
@@ -209,7 +210,12 @@ class KnownSecrets:
         return files
 
     def matcher(self) -> Matcher:
-        """The matcher for the secrets as they are now (rebuilt only when something changed)."""
+        """The matcher for the secrets as they are now (rebuilt only when something changed). Looking
+        is not judging: a call judged while the project is walked is not asked for the time it took."""
+        with budget.not_counted():
+            return self._current()
+
+    def _current(self) -> Matcher:
         if self._walk_due and self.project is not None:
             self._env_files = find_env_files(self.project)[0]
             self._walk_due = False
@@ -224,6 +230,7 @@ class KnownSecrets:
                  tuple(_stamp(path) for path, _label in stores), tuple(self._held.items()))
         if stamp != self._stamp:
             self._matcher = Matcher(self._collect(environ, stores))
+            self._matcher.prepare()
             self._stamp = stamp
         return self._matcher
 

@@ -253,3 +253,30 @@ def test_one_value_in_two_places_has_one_name(tmp_path: Path):
     (project / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
     known = KnownSecrets(project, environ={"ANTHROPIC_API_KEY": KEY})
     assert known.redact(KEY) == "[redacted: ANTHROPIC_API_KEY]"
+
+
+def test_a_value_beyond_ascii_in_ascii_and_other_text():
+    m = matcher(("DB_PASSWORD", "pässwörd-Ünïcode-42"))
+    assert m.redact("é pässwörd-Ünïcode-42")[0] == "é [redacted: DB_PASSWORD]"
+    assert m.redact(quote("pässwörd-Ünïcode-42"))[0] == "[redacted: DB_PASSWORD (URL-encoded)]"
+    assert m.redact("pässwörd-Ünïcode-42".encode().hex())[0] == "[redacted: DB_PASSWORD (hex)]"
+
+
+def test_looking_for_secrets_is_not_counted_as_judging(tmp_path, monkeypatch):
+    """The first look of a turn walks the project for dotenv files: that is not the call's judging, so a
+    large project does not turn an MCP call or a fetch into a question for want of time."""
+    import time
+
+    from codingcode_jupyter.engine import budget, secret_values
+
+    def slow_walk(root: Path, limit: int = 20_000) -> tuple[list[Path], bool]:
+        time.sleep(0.2)
+        budget.check()  # as the real walk does every 512 entries
+        return [], False
+
+    monkeypatch.setattr(secret_values, "find_env_files", slow_walk)
+    known = KnownSecrets(tmp_path, environ={"GITHUB_TOKEN": "ghp_" + "Z9y" * 12})
+    judging = budget.Budget(0.1)
+    with judging.running():
+        assert known.leaving("ghp_" + "Z9y" * 12) == [("GITHUB_TOKEN", "")]
+    judging.check()

@@ -54,7 +54,7 @@ def _without_secrets(ctx: "ToolContext", values: list[Any]) -> list[Any]:
     try:
         kept: list[Any] = ctx.deps.secrets.redact_value(values)[0]
     except Exception:  # noqa: BLE001 -- fail closed
-        return [{}, {}, "(withheld: it could not be checked for secret values)"]
+        return [{}, {}, "(withheld: it could not be checked for secret values)", []]
     return kept
 
 
@@ -236,14 +236,14 @@ class ApprovalPipeline:
         layers = [verdict.trail_entry() for verdict in evaluation.layers]
         if decision is not evaluation:  # answered: who answered, and what
             layers.append({**decision.trail_entry(), "rule": None, "by": decision.by})
-        kept = _without_secrets(ctx, [decision.input or call.input, call.input, decision.reason])
+        kept = _without_secrets(ctx, [decision.input or call.input, call.input, decision.reason, layers])
         record = DecisionRecord(
             session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=call.tool_use_id, agent=ctx.agent,
             tool=call.definition.display_name or call.definition.name,
             input=clip_input(kept[0]), original_input=clip_input(kept[1])
             if decision.input and decision.input != call.input else None,
             decision=str(decision.kind), layer=decision.layer, rule=decision.rule, reason=kept[2],
-            by=decision.by, mode=ctx.mode, layers=layers,
+            by=decision.by, mode=ctx.mode, layers=kept[3],
         )
         if decision.detail:
             record.reviewer = decision.detail  # written only when the reviewer spoke
