@@ -206,14 +206,14 @@ class Matcher:
         known: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for pattern, at in self._hits(text):
             for index, offset in self._where[pattern]:
-                align = at - offset
-                runs = known.setdefault((index, align), [])
-                if any(start <= at and at + ANCHOR <= end for start, end in runs):
-                    continue
                 form = self.forms[index].text
+                size = min(ANCHOR, len(form))  # a form shorter than an anchor is its own anchor
+                runs = known.setdefault((index, at - offset), [])
+                if any(start <= at and at + size <= end for start, end in runs):
+                    continue
                 left = _shared(text[max(0, at - offset):at][::-1], form[:offset][::-1])
-                right = _shared(text[at + ANCHOR:at + len(form) - offset], form[offset + ANCHOR:])
-                start, end = at - left, at + ANCHOR + right
+                right = _shared(text[at + size:at + len(form) - offset], form[offset + size:])
+                start, end = at - left, at + size + right
                 runs.append((start, end))
                 if end - start >= self.forms[index].need:
                     found.append((start, end, self.forms[index]))

@@ -280,3 +280,9 @@ def test_looking_for_secrets_is_not_counted_as_judging(tmp_path, monkeypatch):
     with judging.running():
         assert known.leaving("ghp_" + "Z9y" * 12) == [("GITHUB_TOKEN", "")]
     judging.check()
+
+
+def test_a_value_shorter_than_an_anchor_is_found_whole():
+    known = KnownSecrets(None, environ={})
+    known.hold("PIN", "4x7q2")
+    assert known.redact("pin 4x7q2 and 4x7q") == "pin [redacted: PIN] and 4x7q"
