@@ -43,6 +43,9 @@ _MAX_FILE = 1024 * 1024
 _WORDS = frozenset({"KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS",
                     "PWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "PAT"})
 _ENDINGS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE")
+# The last word of a name that says where a secret is got (its value a URL or a path, not the secret).
+_PLACES = frozenset({"URL", "URLS", "URI", "ENDPOINT", "HOST", "HOSTNAME", "DOMAIN", "SERVER", "ADDR", "ADDRESS",
+                     "PATH", "FILE", "DIR"})
 # The shell's own variables that a word above would name.
 _NOT_SECRET = frozenset({"PWD", "OLDPWD"})
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
@@ -63,14 +66,21 @@ def _path_or_url(value: str) -> bool:
     return value.startswith(("/", "~/", "./", "../")) or bool(re.match(r"[A-Za-z]:\\|[a-z][a-z0-9+.-]*://", value))
 
 
-def could_be_secret(value: str) -> bool:
+def could_be_secret(value: str, *, urls: bool = False) -> bool:
     """A value a secret-named variable may hold as its secret: at least :data:`MIN_LENGTH` characters,
-    not a number, not a path or a URL (a URL's password counts on its own), not a plain lowercase word
-    shorter than 16 (`postgres`, `changeme`: a default, which replaced everywhere would garble output)."""
+    not a number, not a path, not a URL unless ``urls`` (a URL's password counts on its own), not a plain
+    lowercase word shorter than 16 (`postgres`, `changeme`: a default, which replaced everywhere would
+    garble output)."""
     value = value.strip()
-    if len(value) < MIN_LENGTH or _NUMBER.fullmatch(value) or _path_or_url(value):
+    if len(value) < MIN_LENGTH or _NUMBER.fullmatch(value) or _path_or_url(value) and not (urls and "://" in value):
         return False
     return not (len(value) < 16 and _PLAIN_WORD.fullmatch(value))
+
+
+def _names_a_place(name: str) -> bool:
+    """``OAUTH_TOKEN_URL``, ``KEY_VAULT_HOST``: the name says where a secret is got, not what it is."""
+    parts = re.split(r"[^A-Z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper())
+    return parts[-1] in _PLACES if parts else False
 
 
 def looks_like_token(value: str) -> bool:
@@ -99,7 +109,7 @@ def _url_password(value: str) -> str | None:
 def _pairs(key: str, value: str, label: str, by_look: bool) -> Iterator[tuple[str, str]]:
     """What one key's value makes known: the value (by its name, or by its look where ``by_look``) and
     a URL's password."""
-    if secret_name(key) and could_be_secret(value) or by_look and looks_like_token(value):
+    if secret_name(key) and could_be_secret(value, urls=not _names_a_place(key)) or by_look and looks_like_token(value):
         yield label, value
     password = _url_password(value)
     if password is not None and could_be_secret(password):

@@ -66,6 +66,13 @@ def test_values_that_could_be_secrets_and_those_too_plain():
         assert not could_be_secret(value), value
 
 
+def test_a_url_is_a_secret_when_the_name_says_so_and_not_when_it_names_a_place():
+    hook = "https://hooks.slack.com/services/T000/B000/" + "Xy9" * 8
+    env = {"SLACK_WEBHOOK_SECRET": hook, "OAUTH_TOKEN_URL": "https://auth.example.com/oauth/token?client=abc123xyz",
+           "API_KEY_FILE": "/run/secrets/api_key"}
+    assert dict(from_environ(env)) == {"SLACK_WEBHOOK_SECRET": hook}
+
+
 def test_values_that_look_like_tokens_whatever_their_name():
     assert looks_like_token(KEY) and looks_like_token("a" * 16 + "0123456789abcdef" * 2)
     for value in ("my-great-app-v2-production", "db-primary-01.internal.example.com", "2026-01-01T00:00:00Z",
