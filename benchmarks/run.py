@@ -41,6 +41,7 @@ MODULES = [
     "bench_judge",
     "bench_replay",
     "bench_fork",
+    "bench_redaction",
     "bench_sandbox",
     "bench_outputs",
     "bench_questions",

@@ -1,6 +1,6 @@
 """Command line: ``codingcode acp`` (the agent for editors, docs/acp.md), ``python -m codingcode_jupyter permissions check [--project DIR] [--mode MODE] TOOL 'JSON'``.
 
-Runs approval layers 1-4 for one call and prints one JSON object (decision, layer, rule,
+Runs approval layers 1-5 for one call and prints one JSON object (decision, layer, rule,
 reason); nobody is asked, so a call that would reach a person prints ``ask``.
 
 ``codingcode sandbox check [--project DIR] [--json]`` prints the sandbox in force for the

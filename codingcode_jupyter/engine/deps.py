@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .mcp.manager import McpManager
     from .project_settings import EffectiveSettings
     from .sandbox import CommandSandbox
+    from .secret_values import KnownSecrets
     from .settings import SandboxSettings
     from .tools.base import SearchBackend
     from .tools.registry import ToolRegistry
@@ -59,6 +60,7 @@ class SessionDeps:
     reviewer: "ReviewerState" = field(default_factory=lambda: _reviewer_state())
     # No sandbox here: the person's once-per-session choice about commands that would run unconfined.
     unconfined: "UnconfinedChoice" = field(default_factory=lambda: _unconfined_choice())
+    _secrets: "KnownSecrets | None" = field(default=None, init=False, repr=False)
     _sandbox: "CommandSandbox | None" = field(default=None, init=False, repr=False)
     _hooks: "LifecycleHooks | None" = field(default=None, init=False, repr=False)
     _sandbox_key: str | None = field(default=None, init=False, repr=False)
@@ -72,6 +74,20 @@ class SessionDeps:
         """The parts of a session that has nothing but its project's settings (no sandbox, MCP,
         checkpoints or sub-agents): a tool run on its own, a session a test assembles."""
         return cls(project=Path(project), settings=ProjectSettings(Path(project)))
+
+    @property
+    def secrets(self) -> "KnownSecrets":
+        """The values that never leave by value: the kernel's keys, the project's dotenv files, the token
+        stores (made at first use; a test or an embedder may set its own)."""
+        if self._secrets is None:
+            from .secret_values import KnownSecrets
+
+            self._secrets = KnownSecrets(self.project)
+        return self._secrets
+
+    @secrets.setter
+    def secrets(self, known: "KnownSecrets") -> None:
+        self._secrets = known
 
     @property
     def hooks(self) -> "LifecycleHooks":

@@ -27,6 +27,7 @@ from .mcp.manager import McpManager
 from .mcp.startup import StartupWait, startup_wait
 from .project_settings import ProjectSettings, preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
+from .secret_values import KnownSecrets
 from .session import Session, new_session_id
 from .settings import PermissionMode, SandboxSettings, SettingsError
 from .state import SessionState
@@ -143,6 +144,8 @@ def _session_deps(project: Path, settings: ProjectSettings, registry: ToolRegist
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
                           admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
                           wait=_startup_wait(settings))
+    deps.secrets = KnownSecrets(deps.project, settings_env=lambda: settings.current().merged.env)
+    deps.secrets.add_token_dir(deps.mcp.token_dir)
     return deps
 
 

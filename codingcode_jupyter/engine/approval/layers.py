@@ -11,16 +11,17 @@ call to ``confirm``).
 
 | tier | layer | can say | what |
 | ---- | ----- | ------- | ---- |
-| 1 | rules | deny, forced ask, ask, allow | built-in rules (no setting outranks them), what cannot be judged before it runs, protected paths, then the session's and the settings' rules by their priority |
-| 2 | readonly | allow | read-only tools and commands, when they send nothing out |
-| 3 | mode | deny, allow | the permission mode's rules (:mod:`.mode_rules`) |
-| 4 | hooks | deny, ask, allow | PreToolUse hooks; a modified input is judged afresh by tiers 1-3 |
-| 5 | trust | ask | (only when nothing decided) an allow rule or directory of the project's, ignored until trusted, would allow it |
-| 6 | egress | ask | (only when nothing decided) a request to a domain nobody allowed |
-| 7 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
-| 8 | reviewer | answers | auto mode: a model answers the asks of confirm, egress and outside (:mod:`.reviewer`) |
-| 9 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
-| 10 | sandbox | deny, forced ask; answers its own | an allowed command would run unconfined because the sandbox is unavailable (read-only commands never); the session's one card answers it first (:mod:`.unconfined`) |
+| 1 | secrets | deny | a call that sends its input off the machine carrying a known secret's value, in any form (:mod:`.outbound`) |
+| 2 | rules | deny, forced ask, ask, allow | built-in rules (no setting outranks them), what cannot be judged before it runs, protected paths, then the session's and the settings' rules by their priority |
+| 3 | readonly | allow | read-only tools and commands, when they send nothing out |
+| 4 | mode | deny, allow | the permission mode's rules (:mod:`.mode_rules`) |
+| 5 | hooks | deny, ask, allow | PreToolUse hooks; a modified input is judged afresh by tiers 1-4 |
+| 6 | trust | ask | (only when nothing decided) an allow rule or directory of the project's, ignored until trusted, would allow it |
+| 7 | egress | ask | (only when nothing decided) a request to a domain nobody allowed |
+| 8 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
+| 9 | reviewer | answers | auto mode: a model answers the asks of confirm, egress and outside (:mod:`.reviewer`) |
+| 10 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
+| 11 | sandbox | deny, forced ask; answers its own | an allowed command would run unconfined because the sandbox is unavailable (read-only commands never); the session's one card answers it first (:mod:`.unconfined`) |
 
 A new decision source is one more layer object in this list: a reviewer that answers what
 would otherwise be a card goes before ``confirm`` with ``answers = True``; it is never given a

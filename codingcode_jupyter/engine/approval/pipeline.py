@@ -29,6 +29,7 @@ from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
 from .judging import Judging
 from .layers import Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
+from .outbound import Secrets
 from .reviewer import Reviewer
 from .rule_syntax import Rule, RuleError, parse_rule
 from .rules import exact_rules
@@ -43,8 +44,18 @@ __all__ = ["ApprovalPipeline", "default_layers", "effective_rules", "persist_rul
 
 def default_layers(project: Path, settings: ProjectSettings) -> list[Layer]:
     """The layers in order, fresh objects (a pipeline may insert its own, e.g. a reviewer before ``confirm``)."""
-    return [Rules(), ReadOnly(), Mode(), Hooks(), Trust(), Egress(), Outside(), Reviewer(), Confirm(project, settings),
+    return [Secrets(), Rules(), ReadOnly(), Mode(), Hooks(), Trust(), Egress(), Outside(), Reviewer(), Confirm(project, settings),
             SandboxGuard()]
+
+
+def _without_secrets(ctx: "ToolContext", values: list[Any]) -> list[Any]:
+    """``values`` with every known secret's value replaced by a marker: the audit log keeps none (a
+    check that fails keeps them all back)."""
+    try:
+        kept: list[Any] = ctx.deps.secrets.redact_value(values)[0]
+    except Exception:  # noqa: BLE001 -- fail closed
+        return [{}, {}, "(withheld: it could not be checked for secret values)", []]
+    return kept
 
 
 def _session_rule(rule: Any) -> Rule:
@@ -225,13 +236,14 @@ class ApprovalPipeline:
         layers = [verdict.trail_entry() for verdict in evaluation.layers]
         if decision is not evaluation:  # answered: who answered, and what
             layers.append({**decision.trail_entry(), "rule": None, "by": decision.by})
+        kept = _without_secrets(ctx, [decision.input or call.input, call.input, decision.reason, layers])
         record = DecisionRecord(
             session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=call.tool_use_id, agent=ctx.agent,
             tool=call.definition.display_name or call.definition.name,
-            input=clip_input(decision.input or call.input), original_input=clip_input(call.input)
+            input=clip_input(kept[0]), original_input=clip_input(kept[1])
             if decision.input and decision.input != call.input else None,
-            decision=str(decision.kind), layer=decision.layer, rule=decision.rule, reason=decision.reason,
-            by=decision.by, mode=ctx.mode, layers=layers,
+            decision=str(decision.kind), layer=decision.layer, rule=decision.rule, reason=kept[2],
+            by=decision.by, mode=ctx.mode, layers=kept[3],
         )
         if decision.detail:
             record.reviewer = decision.detail  # written only when the reviewer spoke

@@ -32,6 +32,7 @@ from ..messages import MessageParam, ToolParam, ToolResultBlockParam, blocks, ca
 from ..models.pricing import cost_usd
 from ..tools.base import ToolCall
 from .layers import Layer
+from .outbound import refusal
 from .review_state import ReviewerState
 from .types import Asker, Decision, Verdict
 
@@ -342,6 +343,14 @@ class Reviewer(Layer):
             return None
         model, timeout, guidance = reviewer_settings(ctx.deps.settings.current())
         review = await review_input(call, ctx, asked, guidance)
+        leaving = ctx.deps.secrets.leaving(review_prompt(review))
+        if leaving:
+            # Its request goes to the API like any other: a secret's value in it (the person's own words,
+            # the call's input) is not sent, and the person answers instead.
+            why = "the reviewer was not asked: " + refusal("reviewer", leaving, "request")
+            asked.layers.append(Verdict(kind=Decision.ASK, layer=self.name, by="reviewer", reason=why))
+            asked.reason = f"{asked.reason}; {why}"
+            return None
         outcome = await ask_reviewer(self.client(), build_params(review, model), timeout)
         answer, failure = outcome.answer, outcome.failure
         if outcome.usage is not None:
