@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
-from ..budget import DEFAULT_SECONDS, Budget, OverBudget
+from .. import budget as budget_module
+from ..budget import Budget, OverBudget
 from ..events import AuditRecorded
 from ..hooks import pre_tool_use as hooks_module
 from ..project_settings import EffectiveSettings, ProjectSettings
@@ -90,7 +91,7 @@ class ApprovalPipeline:
         python_hooks: list[hooks_module.PythonHook] | None = None,
         audit: bool = True,
         layers: list[Layer] | None = None,
-        judge_seconds: float = DEFAULT_SECONDS,
+        judge_seconds: float | None = None,
     ) -> None:
         self.project = Path(os.path.realpath(project))
         self.settings = settings or ProjectSettings(self.project)
@@ -100,7 +101,8 @@ class ApprovalPipeline:
         # The layers in order; a new decision source is one more object here (see :mod:`.layers`).
         self.layers: list[Layer] = layers if layers is not None else default_layers(self.project, self.settings)
         # The time judging one call may take (:mod:`.budget`); past it the call is asked.
-        self.judge_seconds = judge_seconds
+        # None: the budget's default as it is when the pipeline is made.
+        self.judge_seconds = budget_module.DEFAULT_SECONDS if judge_seconds is None else judge_seconds
         self.settings.current()  # a broken settings file is an error now, not at the first call
 
     def add_session_rule(self, text: str, action: Literal["allow", "deny", "ask"] = "allow") -> Rule:
