@@ -22,6 +22,7 @@ from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_mes
 from .approval.types import Asker
 from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoUpdated, ToolCallStarted, TurnDone, Usage
 from .front import Front
+from .managed import apply_env
 from .messages import ContentBlockParam, MessageParam, ResultPartParam, blocks, text_block, tool_result, user_blocks
 from .models import make_model, resolve_model_name
 from .modes import ModeChoice, decide_mode
@@ -342,7 +343,11 @@ class Session:
         asked, as with no front at all."""
         emit: EventSink = front if front is not None else _unwatched
         ask: Asker | None = front.ask if isinstance(front, Front) else None
-        mode = self.mode_choice(options.mode).mode
+        effective = self.settings.current()
+        # The organisation's env first: it may choose the provider, the key helper's environment, telemetry.
+        apply_env(effective.policy)
+        choice = self.mode_choice(options.mode)
+        mode = choice.mode
         timeout = options.approval_timeout if options.approval_timeout is not None else self.approval_timeout
         # Resolved every turn: setting a key after a demo turn switches to Claude.
         command_model = options.command.command.model if options.command is not None else None
@@ -350,6 +355,9 @@ class Session:
         self.last_model = name
         self.turns += 1
         turn_id = self.turns
+        if options.mode is not None and mode != options.mode:
+            self.pending_notices.append(f"--mode {options.mode} does not apply: {choice.source}; this turn is in {mode} mode.")
+        refused = effective.model_refusal(name)
 
         recorded = False
 
@@ -370,6 +378,13 @@ class Session:
         for text in ([notice] if notice else []) + self.pending_notices:
             sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
         self.pending_notices.clear()
+        if refused is not None:
+            # Nothing is sent: the policy names the models that may be used.
+            sink(ErrorEvent(session_id=self.id, turn_id=turn_id, message=f"Not sent: {refused}. Choose another "
+                            "model with --model or %config CodingCode.model."))
+            done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="error", usage=Usage())
+            sink(done)
+            return done
         checked = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
                                                                                    text=text)))
         if checked is None:

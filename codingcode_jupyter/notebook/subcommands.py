@@ -102,6 +102,7 @@ class Subcommands:
         elif effective.ignored:
             rows.append(("trust", f"{len(effective.ignored)} item(s) of the project's files ignored until you trust it "
                          "(%agent trust)"))
+        rows += [("policy", line) for line in effective.policy.lines()]
         rows += [("warning", warning) for warning in effective.warnings]
         rows += [("ignored", ignored.describe()) for ignored in effective.ignored_settings]
         if effective.ignored_settings:
@@ -147,7 +148,18 @@ class Subcommands:
         if len(rest) != 1:
             choice = session.mode_choice()
             return f"mode is {choice.mode} (from {choice.source}); change it with %agent mode {'|'.join(MODES)}"
-        session.mode = mode_arg(rest[0])  # type: ignore[assignment]
+        from ..engine.modes import forbidden_mode
+        from ..engine.settings import SettingsError
+
+        wanted = mode_arg(rest[0])
+        try:
+            why = forbidden_mode(session.settings.current(), wanted)  # type: ignore[arg-type]
+        except SettingsError as error:
+            raise UsageError(str(error)) from None
+        if why is not None:
+            # One line, and the mode stays as it was.
+            return f"The mode stays {session.mode_choice().mode}: {why}."
+        session.mode = wanted  # type: ignore[assignment]
         if session.mode == "auto":
             # Setting auto again is how the person resumes a reviewer that handed back too often.
             paused = session.deps.reviewer.paused

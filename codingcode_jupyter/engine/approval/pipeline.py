@@ -28,7 +28,7 @@ from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
 from .judging import Judging
-from .layers import Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
+from .layers import POLICY_RULES_ONLY, Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
 from .reviewer import Reviewer
 from .rule_syntax import Rule, RuleError, parse_rule
 from .rules import exact_rules
@@ -120,8 +120,10 @@ class ApprovalPipeline:
             failed = _unjudged("subject", error)
             failed.layer = "rules"
             return failed.model_copy(update={"input": call.input, "layers": [failed], "by": failed.by})
+        # Under allowManagedPermissionRulesOnly the session's and a turn's rules do not apply either.
+        session_rules = [] if settings.policy.rules_only else self.session_rules
         judging = Judging(call=call, ctx=ctx, subject=subject, settings=settings, mode=ctx.mode,
-                          rules=self.session_rules + list(settings.rules), sandboxed=sandboxed,
+                          rules=session_rules + list(settings.rules), sandboxed=sandboxed,
                           python_hooks=hooks_module.pre_tool_use_hooks() if self._python_hooks is None
                           else self._python_hooks,
                           read_roots=settings.read_roots(self.project), rejudge=_no_rejudge)
@@ -144,8 +146,12 @@ class ApprovalPipeline:
             try:
                 with budget.running():
                     final.exact_rules = exact_rules(judging.subject)
-                    final.allow_choices = [] if final.forced else allow_candidates(judging.subject)
-                    final.deny_choices = deny_candidates(judging.subject)
+                    # A rule saved from the card would not apply where the policy admits only its own.
+                    saves = not settings.policy.rules_only
+                    final.allow_choices = allow_candidates(judging.subject) if saves and not final.forced else []
+                    final.deny_choices = deny_candidates(judging.subject) if saves else []
+                    if not saves:
+                        final.exact_rules, final.policy = [], final.policy or POLICY_RULES_ONLY
             except Exception:  # noqa: BLE001 -- the card then offers no rule to save, only Allow and Deny
                 final.exact_rules, final.allow_choices, final.deny_choices = [], [], []
         return final

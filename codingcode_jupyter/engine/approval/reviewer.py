@@ -120,7 +120,7 @@ def guidance_from(settings: "EffectiveSettings") -> Guidance:
     block: list[str] = []
     ignored: list[str] = []
     for layer in settings.layers:
-        own = layer.level == "user" or layer.source == "local"
+        own = layer.level in ("user", "managed") or layer.source == "local"
         for line in layer.settings.autoMode.allow:
             (allow if own else ignored).append(line)
         block.extend(layer.settings.autoMode.block)
@@ -340,7 +340,14 @@ class Reviewer(Layer):
         if state.paused:
             asked.layers.append(Verdict(kind=None, layer=self.name, reason=f"paused: {state.paused}"))
             return None
-        model, timeout, guidance = reviewer_settings(ctx.deps.settings.current())
+        effective = ctx.deps.settings.current()
+        model, timeout, guidance = reviewer_settings(effective)
+        refused = effective.model_refusal(model)
+        if refused is not None:
+            # The policy refuses the reviewer's model: the person answers, as when the reviewer fails.
+            asked.layers.append(Verdict(kind=None, layer=self.name, reason=refused))
+            asked.reason = f"{asked.reason}; the reviewer cannot run ({refused})"
+            return None
         review = await review_input(call, ctx, asked, guidance)
         outcome = await ask_reviewer(self.client(), build_params(review, model), timeout)
         answer, failure = outcome.answer, outcome.failure
