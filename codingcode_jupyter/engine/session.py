@@ -25,6 +25,7 @@ from .front import Front
 from .managed import apply_env
 from .messages import ContentBlockParam, MessageParam, ResultPartParam, blocks, text_block, tool_result, user_blocks
 from .models import make_model, resolve_model_name
+from .models.clients import use_key_helper
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
 from .state import SessionState
@@ -346,6 +347,8 @@ class Session:
         effective = self.settings.current()
         # The organisation's env first: it may choose the provider, the key helper's environment, telemetry.
         apply_env(effective.policy)
+        # The key helper of the person's or the organisation's settings (a project's is never read).
+        use_key_helper(effective.merged.apiKeyHelper, self.project)
         choice = self.mode_choice(options.mode)
         mode = choice.mode
         timeout = options.approval_timeout if options.approval_timeout is not None else self.approval_timeout
