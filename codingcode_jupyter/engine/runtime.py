@@ -14,6 +14,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from . import telemetry
 from .agents.dispatch import dispatch_agent_tool
 from .agents.setup import main_agent_setup
 from .approval.audit import AuditLog
@@ -261,4 +262,5 @@ def open_session(
     session.shown_warnings.update(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
     session.on_first_answer.append(session.snapshot_soon)
+    telemetry.session_started(session.id)
     return session

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
+from . import telemetry
 from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_message
 from .approval.types import Asker
 from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoUpdated, ToolCallStarted, TurnDone, Usage
@@ -388,6 +389,9 @@ class Session:
             done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="error", usage=Usage())
             sink(done)
             return done
+        telemetry.current_session.set(self.id)  # the model's requests of this turn are this session's
+        telemetry.user_prompt(self.id, prompt if isinstance(prompt, str) else
+                              " ".join(str(block.get("text", "")) for block in prompt if block.get("type") == "text"))
         checked = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
                                                                                    text=text)))
         if checked is None:

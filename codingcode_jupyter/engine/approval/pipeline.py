@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
+from .. import telemetry
 from ..budget import DEFAULT_SECONDS, Budget, OverBudget
 from ..events import AuditRecorded
 from ..hooks import pre_tool_use as hooks_module
@@ -242,6 +243,10 @@ class ApprovalPipeline:
         if decision.detail:
             record.reviewer = decision.detail  # written only when the reviewer spoke
         self._write(record, ctx)
+        # The path an edit names, for the edit metric's language (nothing of it leaves without OTEL_LOG_TOOL_DETAILS).
+        path = (decision.input or call.input).get("path") if call.definition.access.edits else None
+        telemetry.tool_decision(ctx.session_id, record.tool, record.decision, record.layer or "", record.by or "",
+                                record.reason or "", path if isinstance(path, str) else None)
 
     def record_outcome(self, call: ToolCall, ctx: "ToolContext", decision: Verdict, outcome: Outcome,
                        duration_ms: float) -> None:
@@ -251,6 +256,8 @@ class ApprovalPipeline:
             tool=call.definition.display_name or call.definition.name,
             decision=str(decision.kind), outcome=outcome, duration_ms=round(float(duration_ms), 3),
         ), ctx)
+        telemetry.tool_result(ctx.session_id, call.definition.display_name or call.definition.name, outcome,
+                              str(decision.kind), float(duration_ms), decision.input or call.input)
 
 
 

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .. import telemetry
 from ..deadline import within
 from ..events import Usage
 from ..messages import MessageParam, ToolParam, ToolResultBlockParam, blocks, cached_tool, result_parts, user_blocks
@@ -353,6 +354,8 @@ class Reviewer(Layer):
         answer, failure = outcome.answer, outcome.failure
         if outcome.usage is not None:
             self._count(state, ctx, model, outcome.usage)
+            # The reviewer's request is an API request as a turn's are.
+            telemetry.api_request(model, outcome.usage, cost_usd(model, outcome.usage), outcome.latency_ms)
         detail = {"model": model, "latency_ms": outcome.latency_ms}
         if answer is not None and answer.decision == "allow":
             state.record(allowed=True)

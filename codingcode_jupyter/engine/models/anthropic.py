@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
+from .. import telemetry
 from ..events import Usage
 from ..messages import wire_blocks
 from .base import ModelError, ModelRequest, ModelResponse, TextCallback
@@ -55,20 +57,34 @@ class AnthropicModel:
         return params
 
     async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelResponse:
+        started = time.perf_counter()
         try:
             message = await self._stream_once(request, on_text)
         except Exception as error:  # mapped below; CancelledError is BaseException and passes
             if not self._retry_with_new_key(error):
-                raise _map_error(error) from error
+                raise self._failed(request, error, started) from error
             try:
                 message = await self._stream_once(request, on_text)
             except Exception as again:
-                raise _map_error(again) from again
+                raise self._failed(request, again, started, attempt=2) from again
+        usage = _usage(message.usage)
+        if telemetry.enabled():
+            from .pricing import cost_usd
+
+            telemetry.api_request(request.model, usage, cost_usd(request.model, usage),
+                                  (time.perf_counter() - started) * 1000)
         return ModelResponse(
             content=wire_blocks(block.model_dump(mode="json", exclude_none=True) for block in message.content),
             stop_reason=message.stop_reason,
-            usage=_usage(message.usage),
+            usage=usage,
         )
+
+    @staticmethod
+    def _failed(request: ModelRequest, error: Exception, started: float, attempt: int = 1) -> ModelError:
+        mapped = _map_error(error)
+        telemetry.api_error(request.model, str(mapped), getattr(error, "status_code", None),
+                            (time.perf_counter() - started) * 1000, attempt)
+        return mapped
 
     async def _stream_once(self, request: ModelRequest, on_text: TextCallback) -> Any:
         async with self.client.messages.stream(**self._params(request)) as stream:
