@@ -45,7 +45,8 @@ def test_the_policy_shows_holds_the_mode_and_offers_no_always(tmp_path, policy):
         cell = k.execute("%%agent\nrun the tests")
         allow = k.wait_for(lambda: (k.find(_model_name="ButtonModel", description="Allow", disabled=False) or [None])[-1],
                            60, "the card's Allow button")
-        always = k.find(_model_name="ButtonModel", description="Always allow")
+        # The card makes all four buttons (their models arrive one by one) and shows two.
+        always = k.wait_for(lambda: k.find(_model_name="ButtonModel", description="Always allow"), 30, "Always allow")
         # The card's row of buttons (its model may arrive just after the buttons').
         row = k.wait_for(lambda: next((state for state in k.widgets.values()
                                        if f"IPY_MODEL_{allow}" in (state.get("children") or [])), None), 30, "the row")
