@@ -75,6 +75,9 @@ c.Spawner.notebook_dir = "~/work"
 c.Spawner.cmd = [settings["singleuser"]]
 # CI runs as root, and every server runs as the hub's user here (see the module docstring).
 c.Spawner.args = ["--allow-root"] if settings["root"] else []
+# Ten kernels starting at once on a busy two-core machine may take longer than the default minute to
+# answer their first kernel_info; the server would then close the kernel's websocket.
+c.Spawner.args += ["--MappingKernelManager.kernel_info_timeout=300"]
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 c.Spawner.default_url = "/tree"
