@@ -40,6 +40,7 @@ MODULES = [
     "bench_approval",
     "bench_judge",
     "bench_replay",
+    "bench_fork",
     "bench_sandbox",
     "bench_outputs",
     "bench_questions",

@@ -82,10 +82,30 @@ fi
 .venv/bin/python -m mypy codingcode_jupyter
 .venv/bin/lint-imports
 
-# The whole suite, slow end-to-end tests included, one test at a time (the browser and kernel
-# tests measure what a person waits for; they are not shared with other workers).
-# --junitxml: benchmarks/bench_suite.py reports the suite's wall time from it.
-.venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 0 --junitxml=/tmp/codingcode-test-junit.xml "$@"
+# The whole suite, slow end-to-end tests included. The unit, kernel and sandbox tests on four
+# workers: most of them wait on a child (a kernel, bwrap, an MCP server) while another uses the CPU,
+# and a test file stays on one worker, so its module fixtures are shared. Then the browser tests one
+# at a time: each drives a JupyterLab and a Chromium of its own, which two cores do not run twice
+# without the waits a person would see becoming what the test measures. Arguments given to this
+# script pick the tests instead (one pass, one at a time).
+# --junitxml: benchmarks/bench_suite.py reports the suite's wall time from these files.
+JUNIT=/tmp/codingcode-test-junit.xml
+# The judge's property tests try more inputs here than in a quick local run.
+export CODINGCODE_PROPERTY_EXAMPLES=200
+JUNIT_BROWSER=/tmp/codingcode-test-junit-browser.xml
+rm -f "$JUNIT" "$JUNIT_BROWSER"
+if [ $# -gt 0 ]; then
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 0 --junitxml="$JUNIT" "$@"
+else
+  status=0
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 4 --dist loadfile \
+    --ignore=tests/e2e --junitxml="$JUNIT" || status=$?
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m "slow or not slow" -n 0 tests/e2e \
+    --junitxml="$JUNIT_BROWSER" || status=$?
+  # The whole script's wall time (installs, checks, both passes), for the benchmark's row.
+  echo "$SECONDS" > /tmp/codingcode-test-seconds
+  [ "$status" = 0 ] || exit "$status"
+fi
 
 # Benchmarks in quick mode: they must keep working; their figures never fail the run.
 if [ -f benchmarks/run.py ]; then

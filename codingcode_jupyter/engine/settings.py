@@ -169,6 +169,10 @@ class SandboxSettings(_Model):
     # With the sandbox available, a command no rule asks about or denies runs without a card in
     # default mode (it can only write the project and reach the allowed domains).
     autoAllow: bool = False
+    # Code the agent runs in the kernel (run_python) runs in a confined fork of the kernel, with the
+    # sandbox commands get; false: in the kernel itself, judged and asked (what a fork cannot carry
+    # always runs there).
+    confineKernelCode: bool = True
     # Environment variables passed to sandboxed commands besides the built-in allowlist, by
     # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
     # a shared settings file never holds a secret.

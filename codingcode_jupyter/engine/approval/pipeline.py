@@ -116,7 +116,7 @@ class ApprovalPipeline:
         try:
             with budget.running():
                 subject = build_subject(call.tool, call.input, self.project)
-                sandboxed = _runs_sandboxed(subject, ctx)
+                sandboxed = _runs_sandboxed(call, subject, ctx)
         except Exception as error:  # noqa: BLE001 -- any failure to judge is a question, never a dead turn
             failed = _unjudged("subject", error)
             failed.layer = "rules"
@@ -133,7 +133,7 @@ class ApprovalPipeline:
         async def rejudge(new_input: dict[str, Any]) -> None:
             with budget.running():
                 fresh = build_subject(call.tool, new_input, self.project)
-                judging.reset(fresh, _runs_sandboxed(fresh, ctx))
+                judging.reset(fresh, _runs_sandboxed(call, fresh, ctx, new_input))
             await self._run(judging, self.layers[:hooks_at], budget, " (modified input)")
 
         judging.rejudge = rejudge
@@ -278,9 +278,11 @@ async def _no_rejudge(new_input: dict[str, Any]) -> None:
     raise RuntimeError("rejudge is set by the pipeline")
 
 
-def _runs_sandboxed(subject: Subject, ctx: "ToolContext") -> bool:
-    """The call is a command that will run inside an active sandbox (code tools never do)."""
+def _runs_sandboxed(call: ToolCall, subject: Subject, ctx: "ToolContext", tool_input: dict[str, Any] | None = None) -> bool:
+    """The call will run inside an active sandbox: a command the sandbox runs, or code its tool
+    runs confined (the kernel's run_python in a confined fork)."""
     if subject.access.command is None:
-        return False
+        confined = call.definition.runs_confined
+        return bool(confined is not None and confined(call.input if tool_input is None else tool_input, ctx))
     sandbox = ctx.deps.sandbox()
     return bool(sandbox is not None and sandbox.enabled and sandbox.active)

@@ -38,12 +38,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from ..domains import domain_allowed, url_host
+from ..tools.access import BUILTIN_ACCESS
 from .paths import relative_to_project
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
 from .rule_syntax import SOURCE_FILES, Action, Rule, escape_pattern
@@ -299,6 +300,7 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
         for rule in applicable:
             if _matches_call(rule, subject):
                 candidates.append((rule.priority, _SEVERITY[rule.action], rule, subject.main or subject.tool))
+    candidates += _reach_candidates(subject, rules, applicable)
     if not candidates:
         return None
     priority, _, rule, what = max(candidates, key=lambda c: (c[0], c[1]))
@@ -306,6 +308,45 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
     verbs = {"deny": "denies", "ask": "asks before", "allow": "allows"}
     reason = f"rule `{rule.text}` ({source}) {verbs[rule.action]} `{' '.join(str(what).split())[:160]}`"
     return RuleVerdict(rule.action, rule, reason)
+
+
+# What a rule's tools do to the paths they name: a Read rule's tools read, an Edit rule's write.
+_READ_TOOLS = frozenset(name for name, access in BUILTIN_ACCESS.items()
+                        if access.paths and all(arg.access != "write" for arg in access.paths))
+_WRITE_TOOLS = frozenset(name for name, access in BUILTIN_ACCESS.items()
+                         if any(arg.access == "write" for arg in access.paths))
+_READS = ("read", "tree", "list", "unknown")
+_WRITES = ("write", "unknown")
+
+
+def _reach_candidates(subject: Subject, rules: Iterable[Rule], applicable: list[Rule]) -> list[tuple[int, int, Rule, str]]:
+    """The person's deny and ask rules where the call reaches what they name by another tool: a
+    Read or Edit path rule on any path a command or code reads or writes (`Read(./secrets/**)`
+    holds for `cat secrets/prod.json`), a command rule on a command code runs
+    (`Bash(git push:*)` holds for `subprocess.run(['git', 'push'])`). Allow rules never reach
+    across tools: what they allow is what they name."""
+    found: list[tuple[int, int, Rule, str]] = []
+    for rule in rules:
+        if rule.action == "allow" or rule in applicable or rule.match_pattern is None:
+            continue
+        tools = set(rule.tools)
+        kinds = _READS if tools and tools <= _READ_TOOLS else _WRITES if tools & _WRITE_TOOLS else None
+        if kinds is not None:
+            reached = replace(subject, paths=[ref for ref in subject.paths if ref.access in kinds])
+            matcher = _claude_path_matches if rule.kind == "path" else _our_path_matches
+            if reached.paths and matcher(rule, reached):
+                what = subject.command.source if subject.command is not None else subject.main or subject.tool
+                found.append((rule.priority, _SEVERITY[rule.action], rule, what))
+    commands = [inner for inner in subject.inner if inner.command is not None]
+    if commands:
+        command_rules = [r for r in rules if r.action != "allow"
+                         and any(fnmatch.fnmatchcase("execute_command", tool) for tool in r.tools)]
+        for inner in commands:
+            verdict = judge(replace(inner, tool="execute_command", name="execute_command"), command_rules)
+            if verdict is not None:
+                found.append((verdict.rule.priority, _SEVERITY[verdict.action], verdict.rule,
+                              inner.command.source if inner.command is not None else inner.tool))
+    return found
 
 
 def exact_rules(subject: Subject) -> list[str]:

@@ -420,6 +420,9 @@ class ToolDefinition:
     # When a person would be asked, the tool asks them itself, where the change shows (the
     # notebook's cells), instead of a card: the call goes ahead with ``ctx.ask_in_place`` set.
     asks_in_place: bool = False
+    # For a tool that runs code: whether this call will run confined (a kernel's code in a confined
+    # fork); the pipeline then judges it as it judges a sandboxed command. None: never confined.
+    runs_confined: Callable[[dict[str, Any], "ToolContext"], bool] | None = None
     _schema: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
