@@ -23,6 +23,7 @@ from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context.session_window import compact, keep_in_window
 from .deps import SessionDeps
+from .managed import apply_env
 from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager
 from .mcp.startup import StartupWait, startup_wait
@@ -229,6 +230,7 @@ def open_session(
     else:
         settings = ProjectSettings(project)
     effective = settings.current()  # a broken file is an error now, not at the first call
+    apply_env(effective.policy)  # the organisation's env before anything reads it (telemetry's session count)
     if deps is None:
         deps = _session_deps(project, settings, registry)
     state = SessionState()

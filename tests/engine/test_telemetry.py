@@ -154,3 +154,26 @@ def test_on_without_the_sdk_warns_once_and_goes_on(monkeypatch, caplog):
     finally:
         telemetry.shutdown()
     assert sum("codingcode-jupyter[telemetry]" in record.getMessage() for record in caplog.records) == 1
+
+
+async def test_the_managed_env_turns_telemetry_on_for_everyone(fake_api, tmp_path, monkeypatch):
+    import json
+    import os
+    from pathlib import Path
+
+    receiver = OtlpReceiver().start()
+    env = {"CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+           "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_METRIC_EXPORT_INTERVAL": "600000"}
+    for name in env:
+        monkeypatch.setenv(name, "")  # so that monkeypatch puts back what was there (nothing) afterwards
+        monkeypatch.delenv(name)
+    (Path(os.environ["CODINGCODE_MANAGED_DIR"]) / "managed-settings.json").write_text(json.dumps({"env": env}))
+    telemetry.shutdown()
+    try:
+        session = open_session(tmp_path)  # nothing in the kernel's environment asked for telemetry
+        await session.aclose()
+        telemetry.flush()
+        assert receiver.total("claude_code.session.count") == 1
+    finally:
+        telemetry.shutdown()
+        receiver.stop()
