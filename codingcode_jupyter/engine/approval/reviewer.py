@@ -350,7 +350,12 @@ class Reviewer(Layer):
             asked.reason = f"{asked.reason}; the reviewer cannot run ({refused})"
             return None
         review = await review_input(call, ctx, asked, guidance)
-        outcome = await ask_reviewer(self.client(), build_params(review, model), timeout)
+        try:
+            client = self.client()
+        except Exception as error:  # noqa: BLE001 -- no client (an apiKeyHelper that fails): the person answers
+            asked.reason = f"{asked.reason}; the reviewer cannot run ({error})"
+            return None
+        outcome = await ask_reviewer(client, build_params(review, model), timeout)
         answer, failure = outcome.answer, outcome.failure
         if outcome.usage is not None:
             self._count(state, ctx, model, outcome.usage)
