@@ -59,6 +59,7 @@ class Subcommands:
         """%agent status — session, project, model, mode, tokens, cost, sandbox, what was read"""
         from ..engine.context.session_window import context_status
         from ..engine.models import resolve_model_name
+        from ..engine.models.providers import describe_provider
         from ..engine.prompts import loaded_instructions
         from .kernel.working_dir import notebook_dir_line
 
@@ -76,6 +77,7 @@ class Subcommands:
             ("project", f"{words.home_short(session.project)}  ({where})"),
             *[("notebook", line) for line in filter(None, [notebook_dir_line(session.project)])],
             ("model", str(model)),
+            *([("provider", describe_provider(str(model)))] if model != "demo" else []),
             ("mode", mode),
             *([("", reviewer.describe())]
               if choice.mode == "auto" or reviewer.allowed or reviewer.handed_back or reviewer.failed else []),

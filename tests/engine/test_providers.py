@@ -190,3 +190,16 @@ async def test_the_reviewer_uses_the_providers_client(monkeypatch):
                                                         messages=[{"role": "user", "content": "hi"}])
     assert message.content[0].text == "ok"
     assert fake.paths == ["/model/anthropic.claude-haiku-4-5-20251001-v1:0/invoke"]
+
+
+def test_status_says_where_requests_go(monkeypatch):
+    from codingcode_jupyter.engine.models.providers import describe_provider
+
+    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "1")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    line = describe_provider("claude-opus-4-5")
+    assert line.startswith("Amazon Bedrock, eu-west-1") and "anthropic.claude-opus-4-5-20251101-v1:0" in line
+    monkeypatch.delenv("CLAUDE_CODE_USE_BEDROCK")
+    monkeypatch.setenv("CLAUDE_CODE_USE_VERTEX", "1")
+    monkeypatch.setenv("ANTHROPIC_VERTEX_PROJECT_ID", "acme")
+    assert describe_provider("claude-opus-4-5").startswith("Google Vertex AI, acme in ")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-__all__ = ["Provider", "current_provider", "make_provider_client", "sdk_client", "provider_model", "uses_cloud_credentials",
+__all__ = ["Provider", "current_provider", "describe_provider", "make_provider_client", "sdk_client", "provider_model", "uses_cloud_credentials",
            "PROVIDER_ENV_PREFIXES"]
 
 Provider = Literal["anthropic", "bedrock", "vertex"]
@@ -57,6 +57,21 @@ def current_provider() -> Provider:
     if _on("CLAUDE_CODE_USE_VERTEX"):
         return "vertex"
     return "anthropic"
+
+
+def describe_provider(model: str) -> str:
+    """One line for ``%agent status``: where requests go, and the id ``model`` is sent as."""
+    provider = current_provider()
+    if provider == "bedrock":
+        where = os.environ.get("ANTHROPIC_BEDROCK_BASE_URL") or (os.environ.get("AWS_REGION") or "the AWS profile's region")
+        auth = "unsigned (CLAUDE_CODE_SKIP_BEDROCK_AUTH)" if _on("CLAUDE_CODE_SKIP_BEDROCK_AUTH") else "the AWS credential chain"
+        return f"Amazon Bedrock, {where}, {auth}; {model} is sent as {provider_model(model, provider)}"
+    if provider == "vertex":
+        where = os.environ.get("ANTHROPIC_VERTEX_BASE_URL") or os.environ.get("CLOUD_ML_REGION") or "us-east5"
+        project = os.environ.get("ANTHROPIC_VERTEX_PROJECT_ID") or "the credentials' project"
+        auth = "no token (CLAUDE_CODE_SKIP_VERTEX_AUTH)" if _on("CLAUDE_CODE_SKIP_VERTEX_AUTH") else "Google's default credentials"
+        return f"Google Vertex AI, {project} in {where}, {auth}; {model} is sent as {provider_model(model, provider)}"
+    return "Anthropic's API" + (f" at {os.environ['ANTHROPIC_BASE_URL']}" if os.environ.get("ANTHROPIC_BASE_URL") else "")
 
 
 def uses_cloud_credentials() -> bool:
