@@ -45,6 +45,7 @@ MODULES = [
     "bench_sandbox",
     "bench_outputs",
     "bench_questions",
+    "bench_hub_soak",
     "bench_suite",
 ]
 

@@ -203,6 +203,10 @@ def approval_permission(data: dict[str, Any]) -> tuple[ToolCallUpdate, list[Perm
         PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
         PermissionOption(option_id="never", name="Never allow", kind="reject_always"),
     ]
+    if request.policy:
+        # The organisation's managed settings hold this call: answered once, no rule saved (as the cell's card).
+        call.content = [*(call.content or []), tool_content(text_block(request.policy))]
+        options = [option for option in options if option.option_id in ("allow", "deny")]
     return call, options
 
 

@@ -107,6 +107,15 @@ def test_an_approval_question_is_the_cards_four_buttons():
     assert answer_of(DeniedOutcome(outcome="cancelled"), options) is None
 
 
+def test_a_question_the_managed_policy_holds_offers_allow_and_deny_only():
+    request = ApprovalRequest(session_id="s", turn_id=1, tool_use_id="t9", tool="execute_command",
+                              input={"command": "git push"}, forced=True,
+                              policy="Your organisation's managed settings ask about this call every time.")
+    call, options = approval_permission({"request": request.model_dump(mode="json"), "text": "the card"})
+    assert [o.option_id for o in options] == ["allow", "deny"]
+    assert call.content[-1].content.text == request.policy
+
+
 def test_the_no_sandbox_question_offers_the_cards_choices():
     start, options = question_permission({"kind": "unconfined", "id": "q3", "text": "no sandbox"})
     assert start.tool_call_id == "codingcode-unconfined-q3" and start.status == "pending"

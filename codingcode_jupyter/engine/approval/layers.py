@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from ..hooks import pre_tool_use as hooks_module
+from ..managed_paths import MANAGED_SOURCES
 from ..settings import SettingsError
 from ..tools.base import ToolCall
 from .builtin_rules import check_builtin
@@ -59,6 +60,9 @@ __all__ = ["Layer", "layer_names", "Rules", "ReadOnly", "Mode", "Hooks", "Trust"
            "Egress", "Outside", "SandboxGuard"]
 
 ALLOW, ASK, DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
+POLICY_ASKS = "Your organisation's managed settings ask about this call every time: it can be allowed once, never always."
+POLICY_RULES_ONLY = ("Your organisation's managed settings apply only their own rules: an answer here is for this "
+                     "call only, no rule is saved.")
 
 
 def note(reason: str = "", rule: str | None = None) -> Verdict:
@@ -160,7 +164,11 @@ class Rules(Layer):
                                 reason=f"Denied because {verdict.reason}; this will not be allowed, so choose "
                                        "another approach or ask the user."))
         elif verdict.action == "ask":
-            said.append(Verdict(kind=ASK, rule=verdict.rule.text, by="rules", reason=f"Because {verdict.reason}"))
+            # The organisation's ask is the person's to answer, once: no reviewer, no mode, no saved rule.
+            managed = verdict.rule.source in MANAGED_SOURCES
+            said.append(Verdict(kind=ASK, rule=verdict.rule.text, by="rules", forced=managed,
+                                reason=f"Because {verdict.reason}",
+                                policy=POLICY_ASKS if managed else ""))
         else:
             said.append(Verdict(kind=ALLOW, rule=verdict.rule.text, by="rule", reason=verdict.reason))
         return said

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
-from .. import budget as budget_module
+from .. import budget as budget_module, telemetry
 from ..budget import Budget, OverBudget
 from ..events import AuditRecorded
 from ..hooks import pre_tool_use as hooks_module
@@ -29,7 +29,7 @@ from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
 from .judging import Judging
-from .layers import Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
+from .layers import POLICY_RULES_ONLY, Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
 from .outbound import Secrets
 from .reviewer import Reviewer
 from .rule_syntax import Rule, RuleError, parse_rule
@@ -133,8 +133,10 @@ class ApprovalPipeline:
             failed = _unjudged("subject", error)
             failed.layer = "rules"
             return failed.model_copy(update={"input": call.input, "layers": [failed], "by": failed.by})
+        # Under allowManagedPermissionRulesOnly the session's and a turn's rules do not apply either.
+        session_rules = [] if settings.policy.rules_only else self.session_rules
         judging = Judging(call=call, ctx=ctx, subject=subject, settings=settings, mode=ctx.mode,
-                          rules=self.session_rules + list(settings.rules), sandboxed=sandboxed,
+                          rules=session_rules + list(settings.rules), sandboxed=sandboxed,
                           python_hooks=hooks_module.pre_tool_use_hooks() if self._python_hooks is None
                           else self._python_hooks,
                           read_roots=settings.read_roots(self.project), rejudge=_no_rejudge)
@@ -157,8 +159,12 @@ class ApprovalPipeline:
             try:
                 with budget.running():
                     final.exact_rules = exact_rules(judging.subject)
-                    final.allow_choices = [] if final.forced else allow_candidates(judging.subject)
-                    final.deny_choices = deny_candidates(judging.subject)
+                    # A rule saved from the card would not apply where the policy admits only its own.
+                    saves = not settings.policy.rules_only
+                    final.allow_choices = allow_candidates(judging.subject) if saves and not final.forced else []
+                    final.deny_choices = deny_candidates(judging.subject) if saves else []
+                    if not saves:
+                        final.exact_rules, final.policy = [], final.policy or POLICY_RULES_ONLY
             except Exception:  # noqa: BLE001 -- the card then offers no rule to save, only Allow and Deny
                 final.exact_rules, final.allow_choices, final.deny_choices = [], [], []
         return final
@@ -250,6 +256,10 @@ class ApprovalPipeline:
         if decision.detail:
             record.reviewer = decision.detail  # written only when the reviewer spoke
         self._write(record, ctx)
+        # The path an edit names, for the edit metric's language (nothing of it leaves without OTEL_LOG_TOOL_DETAILS).
+        path = (decision.input or call.input).get("path") if call.definition.access.edits else None
+        telemetry.tool_decision(ctx.session_id, record.tool, record.decision, record.layer or "", record.by or "",
+                                record.reason or "", path if isinstance(path, str) else None)
 
     def record_outcome(self, call: ToolCall, ctx: "ToolContext", decision: Verdict, outcome: Outcome,
                        duration_ms: float) -> None:
@@ -259,6 +269,8 @@ class ApprovalPipeline:
             tool=call.definition.display_name or call.definition.name,
             decision=str(decision.kind), outcome=outcome, duration_ms=round(float(duration_ms), 3),
         ), ctx)
+        telemetry.tool_result(ctx.session_id, call.definition.display_name or call.definition.name, outcome,
+                              str(decision.kind), float(duration_ms), decision.input or call.input)
 
 
 
