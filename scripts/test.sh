@@ -35,7 +35,8 @@ bash scripts/build_frontend.sh .venv/bin/python
 if [ ! -x .venv-ipykernel6/bin/python ]; then
   "$PY" -m venv .venv-ipykernel6
 fi
-.venv-ipykernel6/bin/pip install -q --disable-pip-version-check 'ipykernel==6.29.5' -e .
+# pandas and matplotlib: the confined fork's kernel tests compute on a frame and draw a figure.
+.venv-ipykernel6/bin/pip install -q --disable-pip-version-check 'ipykernel==6.29.5' -e . pandas matplotlib
 export CODINGCODE_IPYKERNEL6_PYTHON="$PWD/.venv-ipykernel6/bin/python"
 
 # Jupyter Enterprise Gateway for the remote-kernel browser test, in a venv of its own: 3.3 pins

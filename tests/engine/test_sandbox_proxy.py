@@ -115,6 +115,22 @@ async def test_proxy_alone_allows_listed_and_refuses_the_rest(web_server: int) -
     assert not proxy.running
 
 
+async def test_proxy_starts_under_a_temporary_directory_too_deep_for_a_socket(
+    web_server: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(deep))
+    proxy = AllowlistProxy(["localhost"])
+    proxy.start()
+    try:
+        assert len(str(proxy.socket_path)) < 108
+        ok = await _ask(proxy, f"GET http://localhost:{web_server}/x HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        assert ok.startswith(b"HTTP/1.0 200")
+    finally:
+        await proxy.aclose()
+
+
 async def test_proxy_ignores_what_is_not_a_stream_socket(web_server: int, tmp_path: Path) -> None:
     # A command that got hold of the channel could send any descriptor: none is served but sockets.
     proxy = AllowlistProxy(["localhost"])

@@ -4,6 +4,7 @@ shows none of it. The control, a value of the same shape nobody made known, goes
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 from pathlib import Path
@@ -24,6 +25,9 @@ CONTROL = "ghp_" + secrets.token_urlsafe(27)
 def kernel(tmp_path: Path):
     project = tmp_path / "project"
     project.mkdir()
+    # Code the agent runs gets the variables commands get: the token is passed as a person passes one.
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"sandbox": {"env": ["GITHUB_TOKEN"]}}))
     fake = FakeAnthropic().start()
     env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test",
            "GITHUB_TOKEN": TOKEN}

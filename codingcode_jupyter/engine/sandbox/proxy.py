@@ -152,7 +152,7 @@ class AllowlistProxy:
         """Listen on a fresh private socket, served from a daemon thread's event loop."""
         if self._listener is not None:
             return
-        self._dir = Path(tempfile.mkdtemp(prefix="codingcode-proxy-"))
+        self._dir = Path(tempfile.mkdtemp(prefix="codingcode-proxy-", dir=_short_temp_dir(self.socket_name)))
         os.chmod(self._dir, 0o700)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(self.socket_path))
@@ -359,3 +359,21 @@ os.close(channel)
 server.close()
 os.execvp(argv[0], argv)
 """
+
+
+# A socket's path must fit sun_path (108 bytes on Linux); a deep TMPDIR (a test's, a hub's per-user
+# one) would not leave room, and the proxy would not start. The launcher connects on the host, so
+# any private directory does.
+_SUN_PATH_MAX = 107
+
+
+def _short_temp_dir(socket_name: str) -> str | None:
+    """``None`` (the usual temporary directory) when a socket fits under it, else the first of
+    the short ones that is writable."""
+    room = _SUN_PATH_MAX - len(socket_name) - len("/codingcode-proxy-XXXXXXXX/")
+    if len(tempfile.gettempdir()) <= room:
+        return None
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR", ""), "/tmp", "/var/tmp", "/dev/shm"):
+        if candidate and len(candidate) <= room and os.access(candidate, os.W_OK | os.X_OK):
+            return candidate
+    return None

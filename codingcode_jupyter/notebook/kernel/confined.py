@@ -30,7 +30,8 @@ async def run_confined(access: KernelAccess, args: RunPythonArgs, ctx: ToolConte
     watch = sandbox.watch_host(landlock=True)
     started = time.monotonic()
     result = await run_in_fork(access.user_ns, access.shell, args.code, timeout=args.timeout, keep=list(args.keep),
-                               plan=sandbox.compared_landlock_plan(watch), progress=ctx.progress)
+                               plan=sandbox.compared_landlock_plan(watch), progress=ctx.progress,
+                               extra_env=sandbox.settings.env)
     elapsed = time.monotonic() - started
     notes = await settle_host_files(watch, "run_python", ctx)
     if result.confinement_error is not None:
