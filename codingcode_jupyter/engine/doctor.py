@@ -27,7 +27,7 @@ __all__ = ["DoctorReport", "doctor_report", "read_despite_broken", "MEANWHILE"]
 
 # What applies while a settings file is broken, said where the broken files are listed.
 MEANWHILE = ("nothing runs: each %%agent cell stops at its start with the first of these errors (a broken file may "
-             "hold deny rules, so none is skipped by accident); %agent status, rules and doctor still answer. "
+             "hold deny rules, so none is skipped by accident); %agent status and %agent doctor still answer. "
              "Fix or remove the files and the next cell runs. Below: what the other files say.")
 
 _DIALECT = {"claude": "Claude Code's format", "codingcode": "codingcode's format"}
