@@ -389,3 +389,31 @@ def test_doctor_and_status_name_every_broken_file_with_line_and_column_and_what_
     msg_id = kernel.execute("%%agent\nhello")  # and a cell still stops in one line
     kernel.reply(msg_id)
     assert "settings.json" in kernel.text_output(msg_id) and "Traceback" not in kernel.text_output(msg_id)
+
+
+# -- 1: a request too long for the window is said before sending, never cut -------------------------
+
+
+def test_a_request_too_long_for_the_window_is_refused_with_its_size_and_the_conversation_kept(kernel):
+    kernel.fake.add(Reply([text("Hello.")]))
+    assert kernel.reply(kernel.execute("%%agent\nhi"))["status"] == "ok"
+    sent = len(kernel.fake.requests)
+    line = "2026-12-05 07:00:00 INFO worker-3 processed batch 1234 of 9999 in 0.123 s\n"
+    pasted = (line * (1_048_576 // len(line) + 1))[:1_048_576]  # 1 MB of a log, pasted
+    msg_id = kernel.execute("%%agent\nwhat went wrong in this log?\n" + pasted)
+    kernel.reply(msg_id, timeout=120)
+    said = " ".join(kernel.text_output(msg_id).split())
+    assert "too long for the model's context window, so nothing was sent" in said, said[:2000]
+    size = re.search(r"it is ([\d,]+) tokens \(([\d,]+) characters\).*?claude-test takes ([\d,]+) tokens", said)
+    assert size is not None, said[:2000]
+    tokens, chars, limit = (int(n.replace(",", "")) for n in size.groups())
+    assert chars > 1_048_576 and tokens > limit and 150_000 < limit < 200_000, said[:2000]
+    assert "Context compacted" not in said and "clipped" not in said, said[:2000]
+    assert len(kernel.fake.requests) == sent  # nothing went to the model, no summary either
+
+    # The conversation goes on as it was: the earlier turn whole, the refused text not in it.
+    kernel.fake.add(Reply([text("Still here.")]))
+    assert kernel.reply(kernel.execute("%%agent\nand now?"))["status"] == "ok"
+    messages = json.dumps(kernel.fake.requests[-1]["messages"])
+    assert '"hi"' in messages and "Hello." in messages and "and now?" in messages, messages[:2000]
+    assert "worker-3" not in messages and "Summary of the earlier conversation" not in messages
