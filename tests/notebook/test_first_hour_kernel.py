@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -417,3 +418,53 @@ def test_a_request_too_long_for_the_window_is_refused_with_its_size_and_the_conv
     messages = json.dumps(kernel.fake.requests[-1]["messages"])
     assert '"hi"' in messages and "Hello." in messages and "and now?" in messages, messages[:2000]
     assert "worker-3" not in messages and "Summary of the earlier conversation" not in messages
+
+
+# -- 16: a configured server's warm-ups wait for the loading a first cell waits for ------------------
+
+
+_LOADING_STATE = """
+import json, sys
+from codingcode_jupyter.notebook import prewarm as __p
+from codingcode_jupyter.engine import runtime as __r
+__l = __p.current()
+__servers = {name: server.state for deps in __r._EARLY.values() for name, server in deps.mcp._servers.items()}
+print(json.dumps({"done": __l.done, "all_done": __l.all_done, "timings": list(__l.timings), "servers": __servers,
+                  "validation": "jsonschema.validators" in sys.modules}))
+"""
+
+
+def test_a_ready_server_does_not_slow_the_loading_of_the_first_cell(tmp_path):
+    # The server's result validation (jsonschema, 1 to 2 s of CPU) was imported on a thread as soon as
+    # the server ran, beside the SDK's import: a first cell 2 s after %load_ext waited 2 to 3 times as long.
+    project = tmp_path / "project"
+    project.mkdir()
+    server = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tools": {"command": sys.executable,
+                                                                            "args": [str(server), "stdio"]}}}))
+    fake = FakeAnthropic().start()
+    env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "test-key", "CODINGCODE_MODEL": "claude-test",
+           "CODINGCODE_USER_DIR": str(tmp_path / "user"), "CODINGCODE_TRUST": "1"}
+    k = Kernel(sys.executable, project, env, tmp_path / "jupyter")
+    try:
+        assert k.run("%load_ext codingcode_jupyter")["status"] == "ok"
+        seen: list[dict] = []
+
+        def state() -> bool:
+            msg_id = k.execute(_LOADING_STATE)
+            k.reply(msg_id)
+            seen.append(json.loads(k.text_output(msg_id).strip().splitlines()[-1]))
+            if not seen[-1]["done"]:
+                assert not seen[-1]["validation"], seen[-1]  # not while the loading a first cell waits for runs
+            time.sleep(0.3)  # idle, so that the later steps run
+            return bool(seen[-1]["all_done"])
+
+        k.wait_for(state, 120, "the loading's later steps")
+        last = seen[-1]
+        assert last["servers"] == {"tools": "running"}, last
+        # Taken as later work (once no cell runs), not on a thread beside the loading.
+        assert "jsonschema" in last["timings"] and last["validation"], last
+        assert last["timings"].index("jsonschema") > last["timings"].index("anthropic SDK"), last
+    finally:
+        k.close()
+        fake.stop()
