@@ -145,7 +145,8 @@ def test_the_agents_own_folder_stays_out_of_git_status_and_shared_settings_do_no
     msg_id = kernel.execute("%%agent --mode acceptEdits\nwrite notes.txt")
     assert kernel.reply(msg_id)["status"] == "ok", kernel.text_output(msg_id)
     own = project / ".codingcode"
-    assert (own / "audit.jsonl").exists() and (own / "sessions").is_dir() and (own / "checkpoints").is_dir()
+    # (Undo's checkpoints live in the person's own directory, outside the project.)
+    assert (own / "audit.jsonl").exists() and (own / "sessions").is_dir()
     status = _git(project, "status", "--porcelain", "--untracked-files=all")
     # The control: git status sees the file the agent wrote; the agent's own folder is not in it.
     assert "notes.txt" in status and ".codingcode" not in status, status
@@ -298,7 +299,7 @@ def test_undo_of_cell_edits_keeps_ids_and_outputs_and_says_what_it_did(kernel):
         Reply([text("done")]),
     )
     _turn(kernel, "edit the cells", page=page)
-    assert [c["id"] for c in page.cells] == ["a", "new1"]
+    assert [c["id"] for c in page.cells][0] == "a" and len(page.cells) == 2 and page.cells[1]["id"] != "b", page.cells
     # The agent ran its edited cell since: its output is in the cell now.
     page.cells[0]["outputs"], page.cells[0]["execution_count"] = [{"output_type": "stream", "name": "stdout",
                                                                    "text": "the agent's run\n"}], None
