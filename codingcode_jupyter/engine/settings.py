@@ -175,6 +175,13 @@ class SandboxSettings(_Model):
     env: list[str] = Field(default_factory=list)
 
 
+class UndoSettings(_Model):
+    # What `%agent undo` may keep of the person's variables per turn: deep copies, taken before the
+    # agent's code runs in the kernel, of the values it could change, up to this many megabytes
+    # (values beyond it are named as not restorable). 0: no copies (new names are still removed).
+    namespaceMemoryMB: int = Field(default=256, ge=0, le=1_000_000)
+
+
 class WebSearchSettings(_Model):
     # "anthropic": the API's server-side web search tool; "brave" / "searxng" / "http": a
     # configured search API; None: web_search answers that it is not configured.
@@ -204,6 +211,7 @@ class Settings(_Model):
     defaultMode: PermissionMode | None = None
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    undo: UndoSettings = Field(default_factory=UndoSettings)
     webSearch: WebSearchSettings = Field(default_factory=WebSearchSettings)
     model: str | None = None
     contextWindow: int | None = None

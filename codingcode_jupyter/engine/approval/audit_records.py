@@ -102,7 +102,7 @@ class TrustRecord(AuditRecord):
 
 
 class UndoRecord(AuditRecord):
-    """A turn's file changes undone."""
+    """A turn's file changes (and the variables its code changed) undone."""
 
     event: Literal["undo"] = "undo"
     session_id: str = ""
@@ -110,6 +110,8 @@ class UndoRecord(AuditRecord):
     by: str = ""
     forced: bool = False
     files: list[dict[str, Any]] = []
+    # The person's variables put back with the files (a front that lives in a kernel restores them).
+    names: list[dict[str, Any]] = []
 
 
 class OtherAuditRecord(AuditRecord):
