@@ -155,6 +155,14 @@ class SandboxNetwork(_Model):
     allowedDomains: list[str] | None = None
 
 
+class SandboxPreview(_Model):
+    # A command's Preview runs it in a throwaway copy of the project when bubblewrap cannot overlay
+    # it (Landlock, bubblewrap before 0.9): a project with more files or bytes than this is not
+    # copied, and the card says so.
+    maxFiles: int = Field(default=50_000, ge=0)
+    maxMB: int = Field(default=1024, ge=0)
+
+
 class SandboxSettings(_Model):
     enabled: bool = True
     # "auto": bubblewrap where it can build its namespaces, else Landlock; or one of them only.
@@ -169,6 +177,7 @@ class SandboxSettings(_Model):
     # sandbox commands get; false: in the kernel itself, judged and asked (what a fork cannot carry
     # always runs there).
     confineKernelCode: bool = True
+    preview: SandboxPreview = Field(default_factory=SandboxPreview)
     # Environment variables passed to sandboxed commands besides the built-in allowlist, by
     # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
     # a shared settings file never holds a secret.

@@ -14,7 +14,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 __all__ = ["AuditRecord", "DecisionRecord", "OutcomeRecord", "NetworkRecord", "TrustRecord", "TrustRecordItem",
-           "UndoRecord", "OtherAuditRecord", "UnreadableLine", "WrittenRecord", "parse_record"]
+           "UndoRecord", "PreviewRecord", "OtherAuditRecord", "UnreadableLine", "WrittenRecord", "parse_record"]
 
 
 class AuditRecord(BaseModel):
@@ -114,6 +114,21 @@ class UndoRecord(AuditRecord):
     names: list[dict[str, Any]] = []
 
 
+class PreviewRecord(_CallRecord):
+    """A command's card ran its Preview: the command in a throwaway copy of the project, and what it changed
+    there (the project itself untouched)."""
+
+    event: Literal["preview"] = "preview"
+    command: str = ""
+    method: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    error: str | None = None
+    files: list[dict[str, Any]] = []
+    more_files: int = 0
+    seconds: float = 0.0
+
+
 class OtherAuditRecord(AuditRecord):
     """A record of an event this version does not know, or that does not validate: kept as written."""
 
@@ -125,10 +140,10 @@ class UnreadableLine(AuditRecord):
     line: str = ""
 
 
-WrittenRecord = Union[DecisionRecord, OutcomeRecord, NetworkRecord, TrustRecord, UndoRecord]
+WrittenRecord = Union[DecisionRecord, OutcomeRecord, NetworkRecord, TrustRecord, UndoRecord, PreviewRecord]
 _BY_EVENT: dict[str, type[AuditRecord]] = {
     "decision": DecisionRecord, "outcome": OutcomeRecord, "network": NetworkRecord, "trust": TrustRecord,
-    "undo": UndoRecord, "unreadable": UnreadableLine,
+    "undo": UndoRecord, "preview": PreviewRecord, "unreadable": UnreadableLine,
 }
 
 

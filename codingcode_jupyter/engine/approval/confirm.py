@@ -19,6 +19,7 @@ from ..settings import SettingsError
 from ..tools.base import ToolCall
 from .amend import persist_rules
 from .display import escape_unicode, escape_value
+from .dry_run import offer_preview
 from .judging import Judging
 from .layers import WhenUndecided
 from .rules import nearest_allow
@@ -116,13 +117,16 @@ async def request_for(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> App
     sandboxed = bool(sandbox and sandbox.active) if call.definition.access.command is not None else None
     preview = escape_unicode(await _preview(call, ctx, asked))
     key = call.definition.access.key_value(asked.input)
-    return ApprovalRequest(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
-                           tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
-                           input=escape_value(asked.input), preview=preview, layer=asked.layer,
-                           rule=asked.rule, reason=escape_unicode(asked.reason), sandboxed=sandboxed,
-                           annotations=call.definition.annotations, key=escape_value(key),
-                           allow_choices=asked.allow_choices, deny_choices=asked.deny_choices,
-                           forced=asked.forced)
+    request = ApprovalRequest(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
+                              tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
+                              input=escape_value(asked.input), preview=preview, layer=asked.layer,
+                              rule=asked.rule, reason=escape_unicode(asked.reason), sandboxed=sandboxed,
+                              annotations=call.definition.annotations, key=escape_value(key),
+                              allow_choices=asked.allow_choices, deny_choices=asked.deny_choices,
+                              forced=asked.forced)
+    # A command that does more than read: the card may run it first in a throwaway copy of the project.
+    offer_preview(request, call, ctx, asked.input)
+    return request
 
 
 async def _preview(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> str:

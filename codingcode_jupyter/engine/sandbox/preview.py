@@ -1,0 +1,383 @@
+"""A command run in a throwaway copy of the project, to show what it would change before it runs.
+
+The command runs confined as it would for real (the same masks, protections, home view and
+seccomp filter, built by :class:`~.bwrap.CommandSandbox` from the same settings) with three
+differences: no network (no allowlist, no proxy), no writable directory but the project, and the
+project is a throwaway:
+
+- **overlay** (bubblewrap 0.9 and later, which mounts overlays): the project is an overlay at its
+  own path, its upper layer a temporary directory; what the command wrote, created or deleted is
+  read from that layer afterwards (a whiteout is a deletion, an opaque directory hides what was
+  below it). Nothing is copied: the cost does not grow with the project.
+- **copy** (Landlock; bubblewrap without overlays): the project is copied (``cp -a
+  --reflink=auto``: copy-on-write where the filesystem shares extents, btrfs and XFS) into
+  ``.codingcode/previews/``, so on the project's filesystem; bubblewrap mounts the copy at the
+  project's own path, Landlock runs the command in the copy (absolute paths into the project are
+  then not writable). A project over ``sandbox.preview.maxFiles`` / ``maxMB`` is not copied.
+  The changes are the files whose ctime is at or after a marker written once the copy was done
+  (a command can set an mtime back, not a ctime), compared with the project by content, plus the
+  names only one side has.
+
+``.codingcode/`` is never part of the copy or the comparison (it is read-only to commands).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import time
+from pathlib import Path
+from typing import Iterator, Literal, Mapping
+
+from ..command_preview import CommandPreview, PreviewedFile
+from ..processes import run_process
+from ..settings import SandboxFilesystem, SandboxNetwork
+from .bwrap import CommandSandbox
+
+__all__ = ["Method", "preview_method", "copy_budget_problem", "overlay_supported", "run_preview", "MAX_LISTED"]
+
+Method = Literal["overlay", "copy"]
+# Files listed on a card; the rest are counted.
+MAX_LISTED = 200
+_MAX_DIFF_BYTES = 1_000_000
+_MAX_DIFF_CHARS = 20_000
+_OUTPUT_TAIL = 4_000
+_SKIP_TOP = ".codingcode"
+
+_overlay_cache: dict[str, bool] = {}
+
+
+def overlay_supported(bwrap: str | None) -> bool:
+    """Whether this bubblewrap mounts overlays (``--overlay-src``, bubblewrap 0.9); asked once per path."""
+    if bwrap is None:
+        return False
+    if bwrap not in _overlay_cache:
+        try:
+            done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+            _overlay_cache[bwrap] = "--overlay-src" in (done.stdout + done.stderr)
+        except (OSError, subprocess.SubprocessError):
+            _overlay_cache[bwrap] = False
+    return _overlay_cache[bwrap]
+
+
+def preview_method(sandbox: CommandSandbox) -> Method:
+    return "overlay" if sandbox.backend == "bwrap" and overlay_supported(sandbox.bwrap) else "copy"
+
+
+def copy_budget_problem(project: Path, max_files: int, max_bytes: int) -> str | None:
+    """Why the project is too large to copy for a preview (None: it fits), counted without reading a file."""
+    files = 0
+    size = 0
+    for _path, info in _walk(project):
+        files += 1
+        if stat.S_ISREG(info.st_mode):
+            size += info.st_size
+        if files > max_files:
+            return (
+                f"the project has more than {max_files:,} files, which a preview would copy (sandbox.preview.maxFiles)"
+            )
+        if size > max_bytes:
+            return (
+                f"the project holds more than {max_bytes // (1024 * 1024):,} MB, which a preview would copy "
+                "(sandbox.preview.maxMB)"
+            )
+    return None
+
+
+def _walk(root: Path, rel: str = "") -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under ``root`` (relative path, lstat), directories included, .codingcode left out."""
+    try:
+        entries = list(os.scandir(root / rel if rel else root))
+    except OSError:
+        return
+    for entry in entries:
+        name = f"{rel}/{entry.name}" if rel else entry.name
+        if name == _SKIP_TOP:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        yield name, info
+        if stat.S_ISDIR(info.st_mode):
+            yield from _walk(root, name)
+
+
+def _preview_sandbox(sandbox: CommandSandbox, project: Path) -> CommandSandbox:
+    """The same sandbox for ``project``, without network and without writable directories besides it."""
+    settings = sandbox.settings.model_copy(
+        update={
+            "network": SandboxNetwork(),
+            "filesystem": sandbox.settings.filesystem.model_copy(update={"allowWrite": []}),
+        }
+    )
+    assert isinstance(settings.filesystem, SandboxFilesystem)
+    twin = CommandSandbox(
+        project,
+        settings,
+        bwrap=sandbox.bwrap,
+        unavailable_reason=None,
+        allowed_env_files=sandbox.allowed_env_files,
+        home=sandbox.home,
+        backend=sandbox.backend or "bwrap",
+        backend_reason=sandbox.backend_reason,
+    )
+    twin.agent_venvs = set(sandbox.agent_venvs)
+    twin.host_accepted = dict(sandbox.host_accepted)
+    return twin
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _rebind(argv: list[str], project: Path, *, copy: Path | None, upper: Path | None, work: Path | None) -> list[str]:
+    """bubblewrap's argv with the project's writable binds pointed at the throwaway: the project's own
+    bind becomes the copy (or the overlay), a directory of it bound onto itself (a pin against renames)
+    becomes the copy's (with an overlay it is left out: renames there reach nothing real)."""
+    root = str(project)
+    out: list[str] = []
+    index = 0
+    separator = argv.index("--") if "--" in argv else len(argv)
+    while index < len(argv):
+        word = argv[index]
+        if index < separator and word == "--bind" and index + 2 < len(argv) and _within(argv[index + 1], root):
+            source, target = argv[index + 1], argv[index + 2]
+            if upper is not None and work is not None:
+                if source == root and target == root:
+                    out += ["--overlay-src", root, "--overlay", str(upper), str(work), root]
+            else:
+                assert copy is not None
+                out += ["--bind", str(copy) + source[len(root) :], target]
+            index += 3
+            continue
+        out.append(word)
+        index += 1
+    return out
+
+
+def _make_copy(project: Path, base: Path) -> tuple[Path, int]:
+    copy = base / "project"
+    copy.mkdir(parents=True)
+    names = [entry.name for entry in os.scandir(project) if entry.name != _SKIP_TOP]
+    if names:
+        done = subprocess.run(
+            ["cp", "-a", "--reflink=auto", "-t", str(copy), *names],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode != 0:
+            raise OSError(f"the project could not be copied: {done.stderr.strip()[:300]}")
+    marker = base / "copied"
+    marker.write_bytes(b"")
+    return copy, marker.stat().st_ctime_ns
+
+
+async def run_preview(
+    sandbox: CommandSandbox, command: str, workdir: Path, *, env: Mapping[str, str], timeout: float
+) -> CommandPreview:
+    """Run ``command`` in ``workdir`` (inside the project) in a throwaway copy; what it would change."""
+    project = sandbox.project
+    method = preview_method(sandbox)
+    started = time.monotonic()
+    previews = project / ".codingcode" / "previews"
+    base = previews / secrets.token_hex(6)
+    try:
+        base.mkdir(parents=True, mode=0o700)
+    except OSError as error:
+        return CommandPreview(error=f"no room for the preview: {error}", method=method)
+    try:
+        files: list[PreviewedFile]
+        if method == "overlay":
+            upper, work = base / "upper", base / "work"
+            upper.mkdir()
+            work.mkdir()
+            twin = _preview_sandbox(sandbox, project)
+            with twin.command():
+                argv = _rebind(twin.argv_for(command, workdir), project, copy=None, upper=upper, work=work)
+                run = await run_process(argv, cwd=workdir, env=env, timeout=timeout)
+                files = _changes_in_overlay(project, upper)
+        elif sandbox.backend == "bwrap":
+            twin = _preview_sandbox(sandbox, project)
+            with twin.command():
+                # The argv first: the placeholders it makes in the project are then in the copy too, and
+                # the changes are read before they go.
+                argv = twin.argv_for(command, workdir)
+                copy, marker = _make_copy(project, base)
+                argv = _rebind(argv, project, copy=copy, upper=None, work=None)
+                run = await run_process(argv, cwd=workdir, env=env, timeout=timeout)
+                files = _changes_in_copy(project, copy, marker)
+        else:
+            copy, marker = _make_copy(project, base)
+            inside = copy / workdir.relative_to(project)
+            twin = _preview_sandbox(sandbox, copy)
+            with twin.command():
+                argv = twin.argv_for(command, inside)
+                run = await run_process(argv, cwd=inside, env=env, timeout=timeout)
+                # The copy's own placeholders (protected paths the project lacks) are the sandbox's, not the command's.
+                made = {path.relative_to(copy).as_posix() for path in twin.placeholders}
+                files = [f for f in _changes_in_copy(project, copy, marker) if f.path.rstrip("/") not in made]
+        tail = _tail(run.stdout.render(), run.stderr.render())
+        listed = files[:MAX_LISTED]
+        return CommandPreview(
+            exit_code=run.returncode,
+            timed_out=run.timed_out,
+            files=listed,
+            more_files=len(files) - len(listed),
+            output_tail=tail,
+            method=method,
+            seconds=round(time.monotonic() - started, 3),
+        )
+    except (OSError, ValueError, subprocess.SubprocessError) as error:
+        return CommandPreview(error=str(error)[:500], method=method, seconds=round(time.monotonic() - started, 3))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+        try:
+            previews.rmdir()  # only when no other preview runs
+        except OSError:
+            pass
+
+
+def _tail(stdout: str, stderr: str) -> str:
+    parts = []
+    if stdout.strip():
+        parts.append(stdout.rstrip()[-_OUTPUT_TAIL:])
+    if stderr.strip():
+        parts.append("[stderr]\n" + stderr.rstrip()[-_OUTPUT_TAIL:])
+    return "\n".join(parts)
+
+
+# -- what changed -------------------------------------------------------------------------------
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        if path.is_symlink():
+            return b"symlink -> " + os.fsencode(os.readlink(path))
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _changes_in_copy(project: Path, copy: Path, marker_ctime: int) -> list[PreviewedFile]:
+    before = dict(_walk(project))
+    after = dict(_walk(copy))
+    changes: list[PreviewedFile] = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if old is not None and new is None:
+            if not stat.S_ISDIR(old.st_mode):
+                changes.append(
+                    PreviewedFile(path=name, change="deleted", diff=_diff(name, _read(project / name), None))
+                )
+            continue
+        if new is None or stat.S_ISDIR(new.st_mode):
+            if old is None and new is not None and not any(os.scandir(copy / name)):
+                changes.append(PreviewedFile(path=name + "/", change="created"))  # an empty directory
+            continue
+        if old is None:
+            changes.append(PreviewedFile(path=name, change="created", diff=_diff(name, None, _read(copy / name))))
+            continue
+        same_meta = (old.st_size, old.st_mtime_ns, stat.S_IMODE(old.st_mode)) == (
+            new.st_size,
+            new.st_mtime_ns,
+            stat.S_IMODE(new.st_mode),
+        )
+        if same_meta and new.st_ctime_ns < marker_ctime:
+            continue  # untouched since the copy
+        found = _compared(name, project / name, copy / name, old, new)
+        if found is not None:
+            changes.append(found)
+    return changes
+
+
+def _compared(
+    name: str, original: Path, changed: Path, old: os.stat_result, new: os.stat_result
+) -> PreviewedFile | None:
+    before, after = _read(original), _read(changed)
+    if before == after and stat.S_IMODE(old.st_mode) == stat.S_IMODE(new.st_mode):
+        return None
+    if before == after:
+        mode = f"mode {stat.S_IMODE(old.st_mode):o} -> {stat.S_IMODE(new.st_mode):o}\n"
+        return PreviewedFile(path=name, change="modified", diff=mode)
+    return PreviewedFile(path=name, change="modified", diff=_diff(name, before, after))
+
+
+def _changes_in_overlay(project: Path, upper: Path) -> list[PreviewedFile]:
+    changes: list[PreviewedFile] = []
+    for name, info in sorted(_walk(upper)):
+        original = project / name
+        if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:  # a whiteout: deleted
+            if original.is_dir() and not original.is_symlink():
+                changes += [
+                    PreviewedFile(path=f"{name}/{sub}", change="deleted")
+                    for sub, sub_info in _walk(original)
+                    if not stat.S_ISDIR(sub_info.st_mode)
+                ]
+            else:
+                changes.append(PreviewedFile(path=name, change="deleted", diff=_diff(name, _read(original), None)))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            if _opaque(upper / name) and original.is_dir():
+                kept = {sub for sub, _ in _walk(upper / name)}
+                changes += [
+                    PreviewedFile(path=f"{name}/{sub}", change="deleted")
+                    for sub, sub_info in _walk(original)
+                    if sub not in kept and not stat.S_ISDIR(sub_info.st_mode)
+                ]
+            continue
+        if not os.path.lexists(original):
+            changes.append(PreviewedFile(path=name, change="created", diff=_diff(name, None, _read(upper / name))))
+        else:
+            found = _compared(name, original, upper / name, original.lstat(), info)
+            if found is not None:
+                changes.append(found)
+    return changes
+
+
+def _opaque(directory: Path) -> bool:
+    for attribute in ("user.overlay.opaque", "trusted.overlay.opaque"):
+        try:
+            if os.getxattr(directory, attribute, follow_symlinks=False) == b"y":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _diff(name: str, before: bytes | None, after: bytes | None) -> str:
+    def lines(data: bytes | None) -> list[str] | None:
+        if data is None:
+            return []
+        if len(data) > _MAX_DIFF_BYTES or b"\x00" in data[:8192]:
+            return None
+        try:
+            return data.decode("utf-8").splitlines(keepends=True)
+        except UnicodeDecodeError:
+            return None
+
+    old, new = lines(before), lines(after)
+    if old is None or new is None:
+
+        def size(data: bytes | None) -> str:
+            return "missing" if data is None else f"{len(data)} bytes"
+
+        return f"Binary or large file {name}: {size(before)} -> {size(after)}\n"
+    out = []
+    for line in difflib.unified_diff(
+        old,
+        new,
+        fromfile=f"a/{name}" if before is not None else "/dev/null",
+        tofile=f"b/{name}" if after is not None else "/dev/null",
+    ):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    text = "".join(out)
+    if len(text) > _MAX_DIFF_CHARS:
+        text = text[:_MAX_DIFF_CHARS] + f"\n[... diff cut: {len(text) - _MAX_DIFF_CHARS} more characters ...]\n"
+    return text

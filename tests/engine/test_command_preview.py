@@ -1,0 +1,184 @@
+"""A command's Preview (issue 49, item 2): run in a throwaway copy of the project with the same sandbox,
+it reports what it would change (each file's diff, files created and deleted, the exit code, the
+output's tail) and leaves the project as it was; the real run then makes exactly those changes.
+Where a preview cannot be faithful the card's offer says why."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from codingcode_jupyter.engine.approval.confirm import request_for
+from codingcode_jupyter.engine.approval.types import Decision, Verdict
+from codingcode_jupyter.engine.sandbox import CommandSandbox, landlock
+from codingcode_jupyter.engine.sandbox.preview import copy_budget_problem, run_preview
+from codingcode_jupyter.engine.tools.base import BareParts, ToolCall, ToolContext
+from codingcode_jupyter.engine.tools.shell import execute_command_tool
+from tests.engine.sandbox_helpers import BWRAP_PROBLEM, SECRET, make_sandbox, run
+
+# In a directory of the project: under Landlock the project's top level holds masked entries, and is not
+# a place a command creates or deletes names (the preview is as faithful to that as to the rest).
+COMMAND = (
+    "cd work && echo added >> notes.txt && rm old.txt && mkdir -p out && echo made > out/new.txt && "
+    "cat ../.env; echo done; exit 3"
+)
+
+
+def _furnish(project: Path) -> None:
+    (project / "work").mkdir()
+    (project / "work" / "notes.txt").write_text("first\n")
+    (project / "work" / "old.txt").write_text("to go\n")
+    (project / "keep.txt").write_text("kept\n")
+    (project / ".env").write_text(f"KEY={SECRET}\n")
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("print('hi')\n")
+
+
+def _backends() -> list:
+    return [
+        pytest.param(
+            "bwrap", marks=pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"no bubblewrap: {BWRAP_PROBLEM}")
+        ),
+        pytest.param(
+            "landlock", marks=pytest.mark.skipif(landlock.landlock_abi() < 1, reason="the kernel offers no Landlock")
+        ),
+    ]
+
+
+def _state(project: Path) -> dict[str, str]:
+    return {
+        p.relative_to(project).as_posix(): p.read_text()
+        for p in sorted(project.rglob("*"))
+        if p.is_file() and ".codingcode" not in p.parts
+    }
+
+
+@pytest.mark.parametrize("backend", _backends())
+async def test_the_preview_shows_the_changes_and_the_project_is_untouched(project: Path, home: Path, backend: str):
+    _furnish(project)
+    sandbox = make_sandbox(project, home, backend=backend)
+    assert sandbox.active, sandbox.unavailable_reason
+    before = _state(project)
+    try:
+        preview = await run_preview(sandbox, COMMAND, project, env={"PATH": "/usr/bin:/bin"}, timeout=30)
+        assert preview.error is None, preview
+        assert preview.exit_code == 3 and not preview.timed_out and preview.method == "copy"
+        changes = {f.path: f for f in preview.files}
+        assert set(changes) == {"work/notes.txt", "work/old.txt", "work/out/new.txt"}, preview
+        assert changes["work/notes.txt"].change == "modified" and "+added" in changes["work/notes.txt"].diff
+        assert changes["work/old.txt"].change == "deleted" and "-to go" in changes["work/old.txt"].diff
+        assert changes["work/out/new.txt"].change == "created" and "+made" in changes["work/out/new.txt"].diff
+        assert "done" in preview.output_tail and SECRET not in preview.output_tail  # the same masks
+        assert _state(project) == before  # nothing reached the project
+        assert not (project / ".codingcode" / "previews").exists()  # the copy is gone
+        # The control: run for real, the project changes exactly as the preview said.
+        with sandbox.command():  # as execute_command runs it: its placeholders go when it ends
+            real = await run(sandbox, COMMAND)
+        assert real.returncode == 3
+        after = _state(project)
+        assert after["work/notes.txt"] == "first\nadded\n" and "work/old.txt" not in after
+        assert after["work/out/new.txt"] == "made\n"
+        assert {k for k in set(before) | set(after) if before.get(k) != after.get(k)} == set(changes)
+    finally:
+        await sandbox.aclose()
+
+
+@pytest.mark.parametrize("backend", _backends())
+async def test_a_preview_cannot_write_the_project_through_its_absolute_path(project: Path, home: Path, backend: str):
+    _furnish(project)
+    sandbox = make_sandbox(project, home, backend=backend)
+    try:
+        preview = await run_preview(
+            sandbox, f"echo evil >> {project}/keep.txt", project, env={"PATH": "/usr/bin:/bin"}, timeout=30
+        )
+        assert (project / "keep.txt").read_text() == "kept\n"
+        if backend == "bwrap":  # the copy is mounted at the project's own path: the change shows in the copy
+            assert [f.path for f in preview.files] == ["keep.txt"], preview
+        else:  # Landlock runs in the copy's own path: the project's is not writable
+            assert preview.exit_code != 0 and not preview.files, preview
+    finally:
+        await sandbox.aclose()
+
+
+def test_the_copy_budget_counts_files_and_bytes(project: Path):
+    _furnish(project)
+    assert copy_budget_problem(project, 100, 10**9) is None
+    assert "more than 3 files" in (copy_budget_problem(project, 3, 10**9) or "")
+    assert "MB" in (copy_budget_problem(project, 100, 5) or "")
+
+
+@dataclass
+class _Sandboxed(BareParts):
+    """A session's parts outside a session, with a real sandbox (what a session would give its tools)."""
+
+    command_sandbox: CommandSandbox | None = None
+
+    def sandbox(self) -> CommandSandbox | None:
+        return self.command_sandbox
+
+
+async def _offer(project: Path, sandbox: CommandSandbox | None, command: str, settings: dict | None = None):
+    if settings:
+        (project / ".codingcode").mkdir(exist_ok=True)
+        (project / ".codingcode" / "settings.local.json").write_text(json.dumps(settings))
+    bare = BareParts.of(project)
+    parts = _Sandboxed(
+        project=bare.project,
+        settings=bare.settings,
+        unconfined=bare.unconfined,
+        reviewer=bare.reviewer,
+        command_sandbox=sandbox,
+    )
+    ctx = ToolContext.standalone(project, deps=parts, tool_use_id="t1")
+    call = ToolCall("t1", execute_command_tool(), {"command": command})
+    asked = Verdict(kind=Decision.ASK, layer="confirm", reason="asked", input={"command": command})
+    return await request_for(call, ctx, asked), ctx
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None and landlock.landlock_abi() < 1, reason="no sandbox backend here")
+async def test_the_card_offers_a_preview_or_says_why_not(project: Path, home: Path):
+    _furnish(project)
+    sandbox = make_sandbox(project, home)
+    try:
+        request, _ctx = await _offer(project, sandbox, "echo x >> work/notes.txt")
+        assert request.dry_run is not None and request.dry_run.available, request.dry_run
+        result = await request.run_preview()
+        assert [f.path for f in result.files] == ["work/notes.txt"], result
+        assert (project / "work" / "notes.txt").read_text() == "first\n"
+        audit = (project / ".codingcode" / "audit.jsonl").read_text()
+        assert '"event":"preview"' in audit.replace(" ", "") and "notes.txt" in audit
+
+        for command, why in [
+            ("curl -s https://example.com -o page.html", "network"),
+            ("pip install requests", "network"),
+            ("echo x > /var/tmp/elsewhere.txt", "outside the project"),
+        ]:
+            request, _ = await _offer(project, sandbox, command)
+            assert request.dry_run is not None and not request.dry_run.available, (command, request.dry_run)
+            assert why in request.dry_run.reason, (command, request.dry_run.reason)
+            assert (await request.run_preview()).error == request.dry_run.reason
+
+        request, _ = await _offer(project, None, "echo x >> work/notes.txt")
+        assert request.dry_run is not None and not request.dry_run.available and "no sandbox" in request.dry_run.reason
+
+        request, _ = await _offer(project, sandbox, "ls src")  # only reads: no card would come, no preview offered
+        assert request.dry_run is None
+    finally:
+        await sandbox.aclose()
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None and landlock.landlock_abi() < 1, reason="no sandbox backend here")
+async def test_a_project_too_large_to_copy_is_said(project: Path, home: Path):
+    _furnish(project)
+    sandbox = make_sandbox(project, home)
+    try:
+        request, _ = await _offer(
+            project, sandbox, "echo x >> work/notes.txt", {"sandbox": {"preview": {"maxFiles": 2}}}
+        )
+        assert request.dry_run is not None and not request.dry_run.available
+        assert "more than 2 files" in request.dry_run.reason
+    finally:
+        await sandbox.aclose()
