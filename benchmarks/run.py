@@ -42,6 +42,7 @@ MODULES = [
     "bench_replay",
     "bench_fork",
     "bench_sandbox",
+    "bench_preview",
     "bench_outputs",
     "bench_questions",
     "bench_suite",

@@ -37,6 +37,7 @@ from ..command_preview import CommandPreview, PreviewedFile
 from ..processes import run_process
 from ..settings import SandboxFilesystem, SandboxNetwork
 from .bwrap import CommandSandbox
+from .project_scan import ProjectScan
 
 __all__ = ["Method", "preview_method", "copy_budget_problem", "overlay_supported", "run_preview", "MAX_LISTED"]
 
@@ -128,7 +129,26 @@ def _preview_sandbox(sandbox: CommandSandbox, project: Path) -> CommandSandbox:
     )
     twin.agent_venvs = set(sandbox.agent_venvs)
     twin.host_accepted = dict(sandbox.host_accepted)
+    # The project's walk (dotenv files, host-executed names) is the sandbox's own, warm: a copy holds
+    # what the project holds, at its own path. A cold walk of a large project is most of a preview's cost.
+    twin._scan = sandbox.project_scan if project == sandbox.project else _CopiedScan(sandbox.project_scan, project)
     return twin
+
+
+class _CopiedScan(ProjectScan):
+    """The project's walk, told of its copy: the same entries under the copy's path."""
+
+    def __init__(self, original: ProjectScan, copy: Path) -> None:
+        super().__init__(copy, original.allowed_env_files)
+        self.original = original
+
+    def _moved(self, path: Path) -> Path:
+        return self.project / path.relative_to(self.original.project)
+
+    def env_files(self) -> list[Path]:
+        found = self.original.env_files()
+        self.host_found = [self._moved(path) for path in self.original.host_found]
+        return [self._moved(path) for path in found]
 
 
 def _within(path: str, root: str) -> bool:
