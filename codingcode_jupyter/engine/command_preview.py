@@ -54,3 +54,17 @@ class CommandPreview(BaseModel):
         changed = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "no file changed"
         more = f" (+{self.more_files} more)" if self.more_files else ""
         return f"{exit_text}; {changed}{more}"
+
+    def render(self) -> str:
+        """The preview as text (a terminal): the summary, each file and its diff, the output's tail."""
+        lines = [f"Preview ({self.method or 'copy'} of the project, no network; the project is untouched): {self.summary()}"]
+        lines += [f"  {f.change:<8} {f.path}" for f in self.files]
+        if self.more_files:
+            lines.append(f"  ... and {self.more_files} more")
+        text = "\n".join(lines)
+        diffs = "".join(f.diff for f in self.files if f.diff)
+        if diffs:
+            text += "\n\n" + diffs.rstrip("\n")
+        if self.output_tail:
+            text += "\n\nOutput (its end):\n" + self.output_tail
+        return text

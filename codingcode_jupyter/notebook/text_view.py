@@ -218,6 +218,14 @@ class TextView:
         self._flush_text(everything=True)
         if not self._at_line_start:
             self._write("\n")
+        offer = request.dry_run
+        if offer is not None and offer.available and sys.stdin is not None and sys.stdin.isatty():
+            try:
+                wanted = input("Preview it first, in a throwaway copy of the project? [y/N] ").strip().lower()
+            except EOFError:
+                wanted = ""
+            if wanted in ("y", "yes"):
+                self._print(reveal(words.relative((await request.run_preview()).render(), self.project)))
         return ask_by_text(request, self.project)
 
     async def ask_trust(self, items: list[TrustItem], project: Path) -> TrustAnswer | None:
