@@ -110,3 +110,15 @@ def test_size_estimates_see_buffers_and_containers():
     assert estimate_size(np.zeros(1_000_000), 10**9) == 8_000_000
     assert estimate_size([b"x" * 1000] * 3, 10**9) < 5000  # one object met three times counts once
     assert estimate_size(list(range(100_000)), 1000) > 1000  # stops once past the limit
+
+
+def test_the_shells_own_names_are_never_the_turns():
+    ns = {"Out": {}, "In": [""], "data": [1]}
+    journal = NamespaceJournal()
+    journal.before_code(ns, "s1", 1, hidden={"Out", "In"}, code="data.append(2)")
+    ns["data"].append(2)
+    ns["Out"][1] = "x"
+    # A later turn's first call finishes this one without being told the hidden names again.
+    journal.before_code(ns, "s1", 2, code="")
+    plan = journal.plan(ns, "s1", 1)
+    assert [item.name for item in plan.names] == ["data"], plan.render()

@@ -126,7 +126,7 @@ def digest(value: Any) -> str | None:
 
 def estimate_size(value: Any, limit: int) -> int:
     """Bytes a deep copy of ``value`` will take, roughly; more than ``limit`` once it is known to be."""
-    frame = _buffer_size(value)
+    frame = _buffer_size(value, limit)
     if frame is not None:
         return frame
     seen: set[int] = set()
@@ -139,7 +139,7 @@ def estimate_size(value: Any, limit: int) -> int:
         seen.add(id(item))
         if len(seen) > _MAX_WALK:
             return limit + 1
-        buffer = _buffer_size(item)
+        buffer = _buffer_size(item, limit - total)
         if buffer is not None:
             total += buffer
         else:
@@ -161,19 +161,24 @@ def estimate_size(value: Any, limit: int) -> int:
     return total
 
 
-def _buffer_size(value: Any) -> int | None:
+def _buffer_size(value: Any, limit: int) -> int | None:
     """A frame's or an array's own memory (their copies take as much), None for anything else."""
     module = type(value).__module__ or ""
     try:
         if module.startswith("pandas") and hasattr(value, "memory_usage"):
-            usage = value.memory_usage(index=True, deep=True)
-            return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
+            # The shallow size first: the deep one reads every string of an object column.
+            shallow = _total(value.memory_usage(index=True, deep=False))
+            return shallow if shallow > limit else _total(value.memory_usage(index=True, deep=True))
         nbytes = getattr(type(value), "nbytes", None)
         if nbytes is not None and module.startswith(("numpy", "torch", "xarray")):
             return int(value.nbytes)
     except Exception:  # noqa: BLE001
         return None
     return None
+
+
+def _total(usage: Any) -> int:
+    return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
 
 
 @dataclass
@@ -208,6 +213,8 @@ class TurnNames:
     # Names the code mentions: an uncopyable one may have been changed in place.
     reached: set[str] = field(default_factory=set)
     copied_bytes: int = 0
+    # The shell's own names, as they were when the record was made.
+    hidden: frozenset[str] = frozenset()
     finished: bool = False
     changes: dict[str, _Change] = field(default_factory=dict)
     undone: bool = False
@@ -252,7 +259,13 @@ class NamespaceJournal:
                     self._finish(namespace, other)
             record = self.turns.get(key)
             if record is None:
-                record = TurnNames(session_id, turn_id, max(0, budget_mb) * 1024 * 1024, _user_names(namespace, hidden))
+                record = TurnNames(
+                    session_id,
+                    turn_id,
+                    max(0, budget_mb) * 1024 * 1024,
+                    _user_names(namespace, hidden),
+                    hidden=frozenset(hidden),
+                )
                 self.turns[key] = record
                 while len(self.turns) > MAX_TURNS:
                     self.turns.pop(next(iter(self.turns)))
@@ -296,7 +309,8 @@ class NamespaceJournal:
                     self._finish(namespace, record, hidden)
 
     def _finish(self, namespace: MutableMapping[str, Any], record: TurnNames, hidden: Iterable[str] = ()) -> None:
-        now = _user_names(namespace, hidden)
+        # The shell's own names (In, Out, get_ipython...) are never the turn's, whoever asks.
+        now = _user_names(namespace, record.hidden | set(hidden))
         changes: dict[str, _Change] = {}
         for name in set(now) - set(record.ids):
             changes[name] = _Change("new", now[name], None)
