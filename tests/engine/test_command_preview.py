@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.approval.confirm import request_for
+from codingcode_jupyter.engine.approval.confirm import Confirm
 from codingcode_jupyter.engine.approval.types import Decision, Verdict
 from codingcode_jupyter.engine.sandbox import CommandSandbox, landlock
 from codingcode_jupyter.engine.sandbox.preview import copy_budget_problem, run_preview
@@ -135,7 +135,15 @@ async def _offer(project: Path, sandbox: CommandSandbox | None, command: str, se
     ctx = ToolContext.standalone(project, deps=parts, tool_use_id="t1")
     call = ToolCall("t1", execute_command_tool(), {"command": command})
     asked = Verdict(kind=Decision.ASK, layer="confirm", reason="asked", input={"command": command})
-    return await request_for(call, ctx, asked), ctx
+    shown = []
+
+    async def person(request):  # the front: sees the card, answers no
+        shown.append(request)
+        return "deny"
+
+    verdict = await Confirm(project, bare.settings).answer(call, ctx, asked, person)
+    assert verdict.kind == Decision.DENY and len(shown) == 1
+    return shown[0], ctx
 
 
 @pytest.mark.skipif(BWRAP_PROBLEM is not None and landlock.landlock_abi() < 1, reason="no sandbox backend here")

@@ -68,6 +68,9 @@ class Confirm(WhenUndecided):
             ctx.ask_in_place = True
             return decided("allow", "in_place", f"{tool_name} asks the person on each change it shows ({asked.reason})")
         request = await request_for(call, ctx, asked)
+        # A command that does more than read: the card may run it first in a throwaway copy of the project
+        # (here, not in request_for: the reviewer reads the card too and runs nothing).
+        offer_preview(request, call, ctx, asked.input)
         ctx.emit(ApprovalRequested.carrying(request))
         try:
             reply = await within(ask(request), ctx.approval_timeout)  # None: as long as it takes
@@ -124,8 +127,6 @@ async def request_for(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> App
                               annotations=call.definition.annotations, key=escape_value(key),
                               allow_choices=asked.allow_choices, deny_choices=asked.deny_choices,
                               forced=asked.forced)
-    # A command that does more than read: the card may run it first in a throwaway copy of the project.
-    offer_preview(request, call, ctx, asked.input)
     return request
 
 
