@@ -190,3 +190,81 @@ async def test_a_project_too_large_to_copy_is_said(project: Path, home: Path):
         assert "more than 2 files" in request.dry_run.reason
     finally:
         await sandbox.aclose()
+
+
+def test_the_overlays_upper_layer_is_read_as_changes(project: Path, tmp_path: Path):
+    """What bubblewrap 0.9's overlay leaves in its upper layer, laid out by hand (this machine's bubblewrap
+    may mount no overlays): a changed file, a new one, a whiteout, an opaque directory."""
+    import os
+
+    from codingcode_jupyter.engine.sandbox.preview import _changes_in_overlay
+
+    _furnish(project)
+    (project / "work" / "sub").mkdir()
+    (project / "work" / "sub" / "a.txt").write_text("a\n")
+    (project / "work" / "sub" / "b.txt").write_text("b\n")
+    upper = tmp_path / "upper"
+    (upper / "work" / "sub").mkdir(parents=True)
+    (upper / "work" / "notes.txt").write_text("first\nadded\n")
+    (upper / "work" / "new.txt").write_text("made\n")
+    (upper / "work" / "sub" / "b.txt").write_text("b\n")
+    (upper / "keep.txt").write_text("kept\n")  # copied up, unchanged (a chmod back, a touch): no change
+    try:
+        os.mknod(upper / "work" / "old.txt", 0o600 | 0o020000, os.makedev(0, 0))
+        os.setxattr(upper / "work" / "sub", "trusted.overlay.opaque", b"y")
+    except OSError as error:
+        pytest.skip(f"cannot lay out an overlay's whiteouts here: {error}")
+    changes = {f.path: f.change for f in _changes_in_overlay(project, upper)}
+    assert changes == {
+        "work/notes.txt": "modified",
+        "work/new.txt": "created",
+        "work/old.txt": "deleted",
+        "work/sub/a.txt": "deleted",
+    }, changes
+
+
+def test_the_argv_points_the_projects_binds_at_the_throwaway(tmp_path: Path):
+    from codingcode_jupyter.engine.sandbox.preview import _rebind
+
+    project = tmp_path / "p"
+    argv = [
+        "bwrap",
+        "--bind",
+        str(project),
+        str(project),
+        "--bind",
+        f"{project}/sub",
+        f"{project}/sub",
+        "--ro-bind",
+        f"{project}/.git",
+        f"{project}/.git",
+        "--bind",
+        "/other",
+        "/other",
+        "--",
+        "bash",
+        "-c",
+        f"--bind {project} {project}",
+    ]
+    copied = _rebind(argv, project, copy=tmp_path / "c", upper=None, work=None)
+    assert copied[:7] == [
+        "bwrap",
+        "--bind",
+        str(tmp_path / "c"),
+        str(project),
+        "--bind",
+        f"{tmp_path}/c/sub",
+        f"{project}/sub",
+    ]
+    assert copied[7:] == argv[7:]  # read-only binds, other binds and the command itself are left as they are
+    overlaid = _rebind(argv, project, copy=None, upper=tmp_path / "u", work=tmp_path / "w")
+    assert overlaid[:7] == [
+        "bwrap",
+        "--overlay-src",
+        str(project),
+        "--overlay",
+        str(tmp_path / "u"),
+        str(tmp_path / "w"),
+        str(project),
+    ]
+    assert f"{project}/sub" not in overlaid[7:10] and overlaid[-4:] == argv[-4:]
