@@ -132,6 +132,10 @@ def _preview_sandbox(sandbox: CommandSandbox, project: Path) -> CommandSandbox:
     # The project's walk (dotenv files, host-executed names) is the sandbox's own, warm: a copy holds
     # what the project holds, at its own path. A cold walk of a large project is most of a preview's cost.
     twin._scan = sandbox.project_scan if project == sandbox.project else _CopiedScan(sandbox.project_scan, project)
+    if project == sandbox.project:
+        # Placeholders in the project itself are the sandbox's: they stay while any of its commands, real or
+        # previewed, runs (removing a mount point under a live sandbox would detach its read-only mount).
+        twin._placeholders = sandbox._placeholders
     return twin
 
 
@@ -219,13 +223,13 @@ async def run_preview(
             upper.mkdir()
             work.mkdir()
             twin = _preview_sandbox(sandbox, project)
-            with twin.command():
+            with sandbox.command():
                 argv = _rebind(twin.argv_for(command, workdir), project, copy=None, upper=upper, work=work)
                 run = await run_process(argv, cwd=workdir, env=env, timeout=timeout)
                 files = _changes_in_overlay(project, upper)
         elif sandbox.backend == "bwrap":
             twin = _preview_sandbox(sandbox, project)
-            with twin.command():
+            with sandbox.command():
                 # The argv first: the placeholders it makes in the project are then in the copy too, and
                 # the changes are read before they go.
                 argv = twin.argv_for(command, workdir)

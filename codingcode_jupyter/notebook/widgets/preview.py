@@ -100,8 +100,12 @@ class PreviewPanel:
         self.button.disabled = False
 
     def hide(self) -> None:
+        """The card was answered: a preview still running has nothing left to show."""
         self.button.disabled = True
         self.view.layout.display = "none"
+        task = self.task
+        if task is not None and not task.done():
+            self.loop.call_soon_threadsafe(task.cancel)
 
     def details(self) -> dict[str, Any]:
         return {
