@@ -464,7 +464,7 @@ class Subcommands:
         lost = [item["name"] for item in restored if item["action"] == "not_restorable"]
         if session is not None and session.id == plan.checkpoint.session_id:
             files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
-            note = (f"(Note: the user undid your changes of turn {plan.checkpoint.turn_id}; these files are back "
+            note = (f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
                     f"as they were before it: {files}. Read them again before changing them.")
             if restored:
                 note += (f" The notebook's variables are back too: restored {', '.join(back) or 'none'}; removed "

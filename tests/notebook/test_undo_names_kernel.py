@@ -93,5 +93,7 @@ def test_undo_restores_the_names_the_fork_kept(kernel):
     # Nothing is left to undo of that turn, and the next turn works.
     kernel.fake.add(Reply([text("ok")]))
     kernel.ok("%%agent\nhello")
+    told = json.dumps(kernel.fake.requests[-1]["messages"][-1]["content"])
+    assert "variables are back too: restored rate; removed fresh" in told, told
     again = kernel.execute("%agent undo")
     assert kernel.reply(again)["status"] == "error" and "Nothing to undo" in kernel.text_output(again)
