@@ -57,7 +57,9 @@ class CommandPreview(BaseModel):
 
     def render(self) -> str:
         """The preview as text (a terminal): the summary, each file and its diff, the output's tail."""
-        lines = [f"Preview ({self.method or 'copy'} of the project, no network; the project is untouched): {self.summary()}"]
+        lines = [
+            f"Preview ({self.method or 'copy'} of the project, no network; the project is untouched): {self.summary()}"
+        ]
         lines += [f"  {f.change:<8} {f.path}" for f in self.files]
         if self.more_files:
             lines.append(f"  ... and {self.more_files} more")
