@@ -110,6 +110,18 @@ def test_size_estimates_see_buffers_and_containers():
     assert estimate_size(np.zeros(1_000_000), 10**9) == 8_000_000
     assert estimate_size([b"x" * 1000] * 3, 10**9) < 5000  # one object met three times counts once
     assert estimate_size(list(range(100_000)), 1000) > 1000  # stops once past the limit
+    # A large container is sampled, and the estimate is still near what its copy takes.
+    import copy
+    import tracemalloc
+
+    records = [{"id": i, "name": f"row{i}", "score": i * 0.5} for i in range(100_000)]
+    estimated = estimate_size(records, 10**12)
+    tracemalloc.start()
+    copied = copy.deepcopy(records)
+    taken = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del copied
+    assert 0.5 < estimated / taken < 2, (estimated, taken)
 
 
 def test_the_shells_own_names_are_never_the_turns():
