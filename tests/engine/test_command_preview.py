@@ -268,3 +268,17 @@ def test_the_argv_points_the_projects_binds_at_the_throwaway(tmp_path: Path):
         str(project),
     ]
     assert f"{project}/sub" not in overlaid[7:10] and overlaid[-4:] == argv[-4:]
+
+
+@pytest.mark.parametrize("backend", _backends())
+async def test_a_change_that_puts_size_and_mtime_back_is_still_seen(project: Path, home: Path, backend: str):
+    _furnish(project)
+    sandbox = make_sandbox(project, home, backend=backend)
+    try:
+        command = "cd work && cp -p notes.txt /tmp/ref && printf 'FIRST\\n' > notes.txt && touch -r /tmp/ref notes.txt"
+        preview = await run_preview(sandbox, command, project, env={"PATH": "/usr/bin:/bin"}, timeout=30)
+        assert preview.exit_code == 0, preview
+        assert [(f.path, f.change) for f in preview.files] == [("work/notes.txt", "modified")], preview
+        assert "+FIRST" in preview.files[0].diff
+    finally:
+        await sandbox.aclose()

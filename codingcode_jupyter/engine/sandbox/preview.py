@@ -289,32 +289,51 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+def _kinds(root: Path, rel: str = "") -> Iterator[tuple[str, bool]]:
+    """Every entry under ``root`` and whether it is a directory, from the directory listing alone (no stat:
+    the project's side of the comparison needs names, the copy's side says what changed)."""
+    try:
+        entries = list(os.scandir(root / rel if rel else root))
+    except OSError:
+        return
+    for entry in entries:
+        name = f"{rel}/{entry.name}" if rel else entry.name
+        if name == _SKIP_TOP:
+            continue
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        yield name, is_dir
+        if is_dir:
+            yield from _kinds(root, name)
+
+
 def _changes_in_copy(project: Path, copy: Path, marker_ctime: int) -> list[PreviewedFile]:
-    before = dict(_walk(project))
+    before = dict(_kinds(project))
     after = dict(_walk(copy))
     changes: list[PreviewedFile] = []
     for name in sorted(set(before) | set(after)):
-        old, new = before.get(name), after.get(name)
-        if old is not None and new is None:
-            if not stat.S_ISDIR(old.st_mode):
+        was_dir, new = before.get(name), after.get(name)
+        if new is None:
+            if was_dir is False:
                 changes.append(
                     PreviewedFile(path=name, change="deleted", diff=_diff(name, _read(project / name), None))
                 )
             continue
-        if new is None or stat.S_ISDIR(new.st_mode):
-            if old is None and new is not None and not any(os.scandir(copy / name)):
+        if stat.S_ISDIR(new.st_mode):
+            if was_dir is None and not any(os.scandir(copy / name)):
                 changes.append(PreviewedFile(path=name + "/", change="created"))  # an empty directory
             continue
-        if old is None:
+        if was_dir is None or was_dir:
             changes.append(PreviewedFile(path=name, change="created", diff=_diff(name, None, _read(copy / name))))
             continue
-        same_meta = (old.st_size, old.st_mtime_ns, stat.S_IMODE(old.st_mode)) == (
-            new.st_size,
-            new.st_mtime_ns,
-            stat.S_IMODE(new.st_mode),
-        )
-        if same_meta and new.st_ctime_ns < marker_ctime:
-            continue  # untouched since the copy
+        if new.st_ctime_ns < marker_ctime:
+            continue  # untouched since the copy: any change, of content or mode, moves a ctime to now
+        try:
+            old = os.lstat(project / name)
+        except OSError:
+            continue
         found = _compared(name, project / name, copy / name, old, new)
         if found is not None:
             changes.append(found)
