@@ -275,7 +275,11 @@ async def test_a_change_that_puts_size_and_mtime_back_is_still_seen(project: Pat
     _furnish(project)
     sandbox = make_sandbox(project, home, backend=backend)
     try:
-        command = "cd work && cp -p notes.txt /tmp/ref && printf 'FIRST\\n' > notes.txt && touch -r /tmp/ref notes.txt"
+        # The temp directory is the sandbox's own (Landlock's is not /tmp).
+        command = (
+            'cd work && ref="${TMPDIR:-/tmp}/ref" && cp -p notes.txt "$ref" && printf \'FIRST\\n\' > notes.txt '
+            '&& touch -r "$ref" notes.txt'
+        )
         preview = await run_preview(sandbox, command, project, env={"PATH": "/usr/bin:/bin"}, timeout=30)
         assert preview.exit_code == 0, preview
         assert [(f.path, f.change) for f in preview.files] == [("work/notes.txt", "modified")], preview
