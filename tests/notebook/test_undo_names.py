@@ -86,12 +86,14 @@ def test_only_the_kept_names_are_copied_for_the_fork():
 def test_a_name_changed_after_the_turn_is_a_conflict():
     ns = {"data": {"a": 1}, "rate": 0.5}
     journal = NamespaceJournal()
-    _turn(journal, ns, "data['b'] = 2\nrate = 1.0")
+    _turn(journal, ns, "data['b'] = 2\nrate = 1.0\nmade = []")
     ns["rate"] = 7.0  # the person's next cell
     ns["data"]["c"] = 3
+    ns["made"].append(1)
     plan = journal.plan(ns, "s1", 1)
     conflicts = {item.name: item.conflict for item in plan.conflicts}
-    assert "rebound" in conflicts["rate"] and "in place" in conflicts["data"], plan.render()
+    assert set(conflicts) == {"rate", "data", "made"}, plan.render()
+    assert "rebound" in conflicts["rate"] and "in place" in conflicts["data"] and "in place" in conflicts["made"]
 
 
 def test_a_dataframe_changed_in_place_comes_back():

@@ -88,7 +88,11 @@ def test_undo_restores_the_names_the_fork_kept(kernel):
     dry = kernel.ok("%agent undo --dry-run")["output"]
     assert "restore         rate (rebound)" in dry and "remove          fresh (new)" in dry, dry
     assert "data" not in dry.split("Variables", 1)[1], dry
-    kernel.ok("%agent undo --yes")
+    kernel.ok("fresh = 5")  # the person's own cell, after the turn
+    stopped = kernel.execute("%agent undo --yes")
+    assert kernel.reply(stopped)["status"] == "error" and "fresh changed after the turn" in kernel.text_output(stopped)
+    assert _value(kernel, "rate") == "2.0" and _value(kernel, "fresh") == "5"  # nothing was changed
+    kernel.ok("%agent undo --yes --force")
     assert _value(kernel, "rate") == "0.5" and _value(kernel, "'fresh' in dir()") == "False"
     # Nothing is left to undo of that turn, and the next turn works.
     kernel.fake.add(Reply([text("ok")]))

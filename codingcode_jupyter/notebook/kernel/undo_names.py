@@ -325,7 +325,8 @@ class NamespaceJournal:
         now = _user_names(namespace, record.hidden | set(hidden))
         changes: dict[str, _Change] = {}
         for name in set(now) - set(record.ids):
-            changes[name] = _Change("new", now[name], None)
+            # Its digest too: a name the turn made and the person then changed is theirs, not undone silently.
+            changes[name] = _Change("new", now[name], digest(namespace[name]))
         for name, before_id in record.ids.items():
             if name not in now:
                 changes[name] = _Change("deleted", None, None)
