@@ -6,6 +6,9 @@ Where a preview cannot be faithful the card's offer says why."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +65,7 @@ async def test_the_preview_shows_the_changes_and_the_project_is_untouched(projec
     sandbox = make_sandbox(project, home, backend=backend)
     assert sandbox.active, sandbox.unavailable_reason
     before = _state(project)
+    started = time.time() - 1
     try:
         preview = await run_preview(sandbox, COMMAND, project, env={"PATH": "/usr/bin:/bin"}, timeout=30)
         assert preview.error is None, preview
@@ -73,7 +77,12 @@ async def test_the_preview_shows_the_changes_and_the_project_is_untouched(projec
         assert changes["work/out/new.txt"].change == "created" and "+made" in changes["work/out/new.txt"].diff
         assert "done" in preview.output_tail and SECRET not in preview.output_tail  # the same masks
         assert _state(project) == before  # nothing reached the project
-        assert not (project / ".codingcode" / "previews").exists()  # the copy is gone
+        assert not list(project.parent.glob("codingcode-preview-*"))  # the copy is gone (beside it, or in the temp dir)
+        assert not [
+            p
+            for p in Path(tempfile.gettempdir()).glob("codingcode-preview-*")
+            if p.stat().st_uid == os.getuid() and p.stat().st_mtime >= started
+        ]
         # The control: run for real, the project changes exactly as the preview said.
         with sandbox.command():  # as execute_command runs it: its placeholders go when it ends
             real = await run(sandbox, COMMAND)

@@ -10,8 +10,9 @@ project is a throwaway:
   read from that layer afterwards (a whiteout is a deletion, an opaque directory hides what was
   below it). Nothing is copied: the cost does not grow with the project.
 - **copy** (Landlock; bubblewrap without overlays): the project is copied (``cp -a
-  --reflink=auto``: copy-on-write where the filesystem shares extents, btrfs and XFS) into
-  ``.codingcode/previews/``, so on the project's filesystem; bubblewrap mounts the copy at the
+  --reflink=auto``: copy-on-write where the filesystem shares extents, btrfs and XFS) into a
+  temporary directory outside the project, on its filesystem when a writable place there is known
+  (the system's temp directory, else beside the project); bubblewrap mounts the copy at the
   project's own path, Landlock runs the command in the copy (absolute paths into the project are
   then not writable). A project over ``sandbox.preview.maxFiles`` / ``maxMB`` is not copied.
   The changes are the files whose ctime is at or after a marker written once the copy was done
@@ -25,10 +26,10 @@ from __future__ import annotations
 
 import difflib
 import os
-import secrets
 import shutil
 import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator, Literal, Mapping
@@ -210,10 +211,8 @@ async def run_preview(
     project = sandbox.project
     method = preview_method(sandbox)
     started = time.monotonic()
-    previews = project / ".codingcode" / "previews"
-    base = previews / secrets.token_hex(6)
     try:
-        base.mkdir(parents=True, mode=0o700)
+        base = Path(tempfile.mkdtemp(prefix="codingcode-preview-", dir=_scratch(project)))
     except OSError as error:
         return CommandPreview(error=f"no room for the preview: {error}", method=method)
     try:
@@ -262,10 +261,24 @@ async def run_preview(
         return CommandPreview(error=str(error)[:500], method=method, seconds=round(time.monotonic() - started, 3))
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _scratch(project: Path) -> str:
+    """Where the throwaway goes: outside the project (its walks, the host-file compare and an overlay's
+    lower layer must never meet it), on the project's filesystem when a writable place there is known
+    (a copy is then reflinked where the filesystem can), else the system's temp directory."""
+    system = tempfile.gettempdir()
+    try:
+        device = project.stat().st_dev
+    except OSError:
+        return system
+    for place in (system, str(project.parent)):
         try:
-            previews.rmdir()  # only when no other preview runs
+            if os.stat(place).st_dev == device and os.access(place, os.W_OK | os.X_OK):
+                return place
         except OSError:
-            pass
+            continue
+    return system
 
 
 def _tail(stdout: str, stderr: str) -> str:
