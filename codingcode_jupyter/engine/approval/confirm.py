@@ -120,14 +120,13 @@ async def request_for(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> App
     sandboxed = bool(sandbox and sandbox.active) if call.definition.access.command is not None else None
     preview = escape_unicode(await _preview(call, ctx, asked))
     key = call.definition.access.key_value(asked.input)
-    request = ApprovalRequest(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
-                              tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
-                              input=escape_value(asked.input), preview=preview, layer=asked.layer,
-                              rule=asked.rule, reason=escape_unicode(asked.reason), sandboxed=sandboxed,
-                              annotations=call.definition.annotations, key=escape_value(key),
-                              allow_choices=asked.allow_choices, deny_choices=asked.deny_choices,
-                              forced=asked.forced)
-    return request
+    return ApprovalRequest(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
+                           tool_use_id=call.tool_use_id, tool=escape_unicode(tool_name),
+                           input=escape_value(asked.input), preview=preview, layer=asked.layer,
+                           rule=asked.rule, reason=escape_unicode(asked.reason), sandboxed=sandboxed,
+                           annotations=call.definition.annotations, key=escape_value(key),
+                           allow_choices=asked.allow_choices, deny_choices=asked.deny_choices,
+                           forced=asked.forced)
 
 
 async def _preview(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> str:
