@@ -70,7 +70,7 @@ class Confirm(WhenUndecided):
         request = await request_for(call, ctx, asked)
         # A command that does more than read: the card may run it first in a throwaway copy of the project
         # (here, not in request_for: the reviewer reads the card too and runs nothing).
-        offer_preview(request, call, ctx, asked.input)
+        await offer_preview(request, call, ctx, asked.input)
         ctx.emit(ApprovalRequested.carrying(request))
         try:
             reply = await within(ask(request), ctx.approval_timeout)  # None: as long as it takes

@@ -10,6 +10,7 @@ it). Each preview run is recorded in the audit log with what it found (:class:`P
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,7 +67,7 @@ def needs_network(subject: Subject) -> str | None:
     return None
 
 
-def _unfaithful(subject: Subject, workdir: Path, ctx: "ToolContext") -> str | None:
+async def _unfaithful(subject: Subject, workdir: Path, ctx: "ToolContext") -> str | None:
     """Why a throwaway run would not show what the real one does (None: it would)."""
     sandbox = ctx.deps.sandbox()
     if sandbox is None or not sandbox.active:
@@ -97,11 +98,12 @@ def _unfaithful(subject: Subject, workdir: Path, ctx: "ToolContext") -> str | No
                     )
     if preview_method(sandbox) == "copy":
         limits = ctx.deps.settings.current().merged.sandbox.preview
-        return copy_budget_problem(project, limits.maxFiles, limits.maxMB * 1024 * 1024)
+        # A walk of up to maxFiles entries: off the event loop, so the cell stays live meanwhile.
+        return await asyncio.to_thread(copy_budget_problem, project, limits.maxFiles, limits.maxMB * 1024 * 1024)
     return None
 
 
-def offer_preview(request: ApprovalRequest, call: "ToolCall", ctx: "ToolContext", raw_input: dict[str, object]) -> None:
+async def offer_preview(request: ApprovalRequest, call: "ToolCall", ctx: "ToolContext", raw_input: dict[str, object]) -> None:
     """Attach the Preview offer to a command's card (a no-op for any other call, or one that only reads)."""
     tool = call.definition
     if tool.name != "execute_command":
@@ -118,7 +120,7 @@ def offer_preview(request: ApprovalRequest, call: "ToolCall", ctx: "ToolContext"
     except (ValueError, OSError):
         return  # the call itself will fail on its directory; nothing to preview
     try:
-        problem = _unfaithful(subject, workdir, ctx)
+        problem = await _unfaithful(subject, workdir, ctx)
     except Exception as error:  # noqa: BLE001 -- a broken check must not hide the card: no preview, said why
         problem = f"the preview could not be prepared ({type(error).__name__}: {error})"
     if problem is not None:
