@@ -139,6 +139,7 @@ async def _offer(project: Path, sandbox: CommandSandbox | None, command: str, se
         settings=bare.settings,
         unconfined=bare.unconfined,
         reviewer=bare.reviewer,
+        secrets=bare.secrets,
         command_sandbox=sandbox,
     )
     ctx = ToolContext.standalone(project, deps=parts, tool_use_id="t1")
@@ -183,6 +184,23 @@ async def test_the_card_offers_a_preview_or_says_why_not(project: Path, home: Pa
 
         request, _ = await _offer(project, sandbox, "ls src")  # only reads: no card would come, no preview offered
         assert request.dry_run is None
+    finally:
+        await sandbox.aclose()
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None and landlock.landlock_abi() < 1, reason="no sandbox backend here")
+async def test_the_card_s_preview_shows_no_known_secret(project: Path, home: Path):
+    """A project file holding a value the session knows as a secret (here the dotenv file's): the diff
+    and the output's tail name it by a marker, as a command's streamed output does."""
+    _furnish(project)
+    (project / "work" / "settings.py").write_text(f"TOKEN = '{SECRET}'\n")
+    sandbox = make_sandbox(project, home)
+    try:
+        request, _ctx = await _offer(project, sandbox, "cd work && sed -i 's/TOKEN/API_TOKEN/' settings.py && cat settings.py")
+        result = await request.run_preview()
+        assert [f.path for f in result.files] == ["work/settings.py"], result
+        assert "API_TOKEN" in result.files[0].diff and "API_TOKEN" in result.output_tail, result
+        assert SECRET not in result.model_dump_json(), result
     finally:
         await sandbox.aclose()
 
@@ -293,5 +311,48 @@ async def test_a_change_that_puts_size_and_mtime_back_is_still_seen(project: Pat
         assert preview.exit_code == 0, preview
         assert [(f.path, f.change) for f in preview.files] == [("work/notes.txt", "modified")], preview
         assert "+FIRST" in preview.files[0].diff
+    finally:
+        await sandbox.aclose()
+
+
+@pytest.mark.parametrize("backend", _backends())
+async def test_a_preview_runs_as_the_real_command_will(project: Path, home: Path, backend: str):
+    """The real command is compared after it ends, so git may write its repository and, under Landlock,
+    the top level takes new names: the preview allows the same, or it would show a failure the real
+    run does not have."""
+    import subprocess
+
+    _furnish(project)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    sandbox = make_sandbox(project, home, backend=backend)
+    try:
+        command = "echo top > top.txt && git add keep.txt && git -c user.name=t -c user.email=t@example.org commit -qm first && git log --oneline | wc -l"
+        preview = await run_preview(sandbox, command, project, env={"PATH": "/usr/bin:/bin"}, timeout=30)
+        assert preview.exit_code == 0, preview
+        # git's own files are one line, not a file each
+        assert [(f.path, f.change) for f in preview.files] == [(".git/", "modified"), ("top.txt", "created")], preview
+        assert "created" in preview.files[0].diff
+        assert not (project / "top.txt").exists()
+        assert subprocess.run(["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True).returncode != 0
+    finally:
+        await sandbox.aclose()
+
+
+@pytest.mark.parametrize("backend", _backends())
+async def test_a_deny_rules_path_stays_hidden_in_the_copy(project: Path, home: Path, backend: str):
+    """The person's deny rules reach the sandbox as the project's own absolute paths; a copy elsewhere
+    (Landlock) holds the same files under another path, hidden there too."""
+    _furnish(project)
+    (project / "work" / "private.txt").write_text(f"private {SECRET}\n")
+    (project / "work" / "ledger.csv").write_text("a,b\n")
+    sandbox = make_sandbox(
+        project, home, backend=backend,
+        filesystem={"denyRead": [str(project / "work" / "private.txt")], "denyWrite": [str(project / "work" / "ledger.csv")]},
+    )
+    try:
+        command = "cat work/private.txt; echo c,d >> work/ledger.csv; echo ran"
+        preview = await run_preview(sandbox, command, project, env={"PATH": "/usr/bin:/bin"}, timeout=30)
+        assert "ran" in preview.output_tail and SECRET not in preview.output_tail, preview
+        assert "work/ledger.csv" not in {f.path for f in preview.files}, preview
     finally:
         await sandbox.aclose()

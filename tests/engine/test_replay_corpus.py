@@ -60,7 +60,7 @@ def judged_default(project: Path) -> list[tuple[object, object, float]]:
 def _check_total(judged: list[tuple[object, object, float]]) -> None:
     failed = [(row.input, verdict.reason) for row, verdict, _ in judged if "judging it failed" in verdict.reason]
     assert not failed, failed[:5]
-    slow = [(row.input[:80], seconds) for row, _, seconds in judged if seconds > _CEILING]
+    slow = [(repr(row.input)[:80], seconds) for row, _, seconds in judged if seconds > _CEILING]
     assert not slow, slow  # a hang, not a speed target: the budget turns slowness into a question
 
 

@@ -5,7 +5,7 @@ reason, where the throwaway run would not show what the real one does: no sandbo
 here; the judge sees the command reach the network (a preview has none) or write outside the
 project (the preview holds only the project); it runs outside the project; the project is too
 large to copy (:func:`~..sandbox.preview.copy_budget_problem`, only when bubblewrap cannot overlay
-it). Each preview run is recorded in the audit log with what it found (:class:`PreviewRecord`).
+it). What a preview shows is without the values of known secrets, as a command's output is. Each preview run is recorded in the audit log with what it found (:class:`PreviewRecord`).
 """
 
 from __future__ import annotations
@@ -103,6 +103,20 @@ async def _unfaithful(subject: Subject, workdir: Path, ctx: "ToolContext") -> st
     return None
 
 
+def _without_secrets(result: CommandPreview, ctx: "ToolContext") -> CommandPreview:
+    """The preview with every known secret's value replaced by a marker, as a command's streamed output
+    is: a project file can hold a value the session knows as a secret, and the card stays in the
+    notebook. Fails closed: what cannot be checked is not shown."""
+    try:
+        return CommandPreview.model_validate(ctx.deps.secrets.redact_value(result.model_dump())[0])
+    except Exception:  # noqa: BLE001 -- fail closed: the summary stays, the contents go
+        withheld = "(withheld: it could not be checked for secret values)"
+        return result.model_copy(update={
+            "output_tail": withheld if result.output_tail else "",
+            "files": [f.model_copy(update={"diff": withheld if f.diff else ""}) for f in result.files],
+        })
+
+
 async def offer_preview(request: ApprovalRequest, call: "ToolCall", ctx: "ToolContext", raw_input: dict[str, object]) -> None:
     """Attach the Preview offer to a command's card (a no-op for any other call, or one that only reads)."""
     tool = call.definition
@@ -132,7 +146,7 @@ async def offer_preview(request: ApprovalRequest, call: "ToolCall", ctx: "ToolCo
         assert sandbox is not None
         env = command_env(ctx.deps.settings.current().merged.env)
         timeout = min(args.timeout_ms, MAX_TIMEOUT_MS) / 1000
-        result = await run_preview(sandbox, args.command, workdir, env=env, timeout=timeout)
+        result = _without_secrets(await run_preview(sandbox, args.command, workdir, env=env, timeout=timeout), ctx)
         AuditLog(ctx.project_path).append(
             PreviewRecord(
                 session_id=ctx.session_id,

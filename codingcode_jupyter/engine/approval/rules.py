@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from ..domains import domain_allowed, url_host
+from ..path_globs import path_regex
 from ..tools.access import BUILTIN_ACCESS
 from .paths import relative_to_project
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
@@ -89,61 +90,26 @@ def _command_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out), re.DOTALL)
 
 
-@lru_cache(maxsize=1024)
-def _path_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        elif pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif ch == "*":
-            out.append("[^/]*")
-            i += 1
-        elif ch == "?":
-            out.append("[^/]")
-            i += 1
-        elif ch == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-                i += 1
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                out.append(f"[{'^' + body[1:] if body.startswith('!') else body}]")
-                i = end + 1
-        else:
-            out.append(re.escape(ch))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 def _tool_matches(rule: Rule, subject: Subject) -> bool:
     return any(fnmatch.fnmatchcase(subject.tool, tool) or fnmatch.fnmatchcase(subject.name, tool)
                for tool in rule.tools)
 
 
-def _our_path_regex(pattern: str) -> tuple[re.Pattern[str], bool]:
+def _ourpath_regex(pattern: str) -> tuple[re.Pattern[str], bool]:
     """(regex, absolute?) of one of our path patterns: relative to the project, or `/`, `//`, `~` absolute."""
     if pattern.startswith("./"):
-        return _path_regex(pattern[2:].rstrip("/") or "/"), False  # `./~name`: a name in the project
+        return path_regex(pattern[2:].rstrip("/") or "/"), False  # `./~name`: a name in the project
     absolute = pattern.startswith("/") or pattern.startswith("~")
     if pattern.startswith("//"):
         pattern = pattern[1:]
     elif pattern.startswith("~"):
         # Paths are compared resolved, so `~` is the resolved home (a symlinked home still matches).
         pattern = escape_pattern(os.path.realpath(os.path.expanduser("~"))) + pattern[1:]
-    return _path_regex(pattern.rstrip("/") or "/"), absolute
+    return path_regex(pattern.rstrip("/") or "/"), absolute
 
 
 def _our_path_matches(rule: Rule, subject: Subject) -> bool:
-    regex, absolute = _our_path_regex(rule.match_pattern or "")
+    regex, absolute = _ourpath_regex(rule.match_pattern or "")
     refs = [ref for ref in subject.paths if ref.resolved is not None]
     if not refs:
         return False
@@ -181,7 +147,7 @@ def _claude_base(rule: Rule, project: Path) -> tuple[str, str]:
 
 def _claude_path_matches(rule: Rule, subject: Subject) -> bool:
     base, body = _claude_base(rule, subject.project)
-    regex = _path_regex(body.rstrip("/") or "**")
+    regex = path_regex(body.rstrip("/") or "**")
     refs = [ref for ref in subject.paths if ref.resolved is not None]
     if not refs:
         return False
@@ -440,3 +406,36 @@ def nearest_allow(subject: Subject, rules: Iterable[Rule]) -> str | None:
         return None
     _, rule, text = best
     return f"nearest rule `{rule.text}` ({where(rule)}) expects `{rule.match_pattern}`, the command is `{text[:120]}`"
+
+
+def sandbox_globs(rules: Iterable[Rule], project: Path, tools: tuple[str, ...]) -> list[str]:
+    """The absolute path patterns the person's deny rules for ``tools`` name (``read_file``: what
+    the sandbox hides; ``edit_file``/``write_file``: what it keeps read-only), read as the judge
+    reads them, so a rule holds for what a command or code does that no judge saw. Rules that
+    name no path (a whole tool) or reach no path (a command rule) have none."""
+    globs: list[str] = []
+    for rule in rules:
+        if rule.action != "deny" or not rule.match_pattern or rule.match_pattern.startswith("domain:"):
+            continue
+        if not any(tool in rule.tools for tool in tools):
+            continue
+        if rule.kind == "path":
+            base, body = _claude_base(rule, project)
+            pattern = os.path.join(escape_pattern(base), body.rstrip("/") or "**")
+        elif rule.style == "codingcode":
+            raw = rule.match_pattern
+            if raw.startswith("./"):
+                pattern = os.path.join(escape_pattern(str(project)), raw[2:].rstrip("/") or "**")
+            elif raw.startswith("//"):
+                pattern = raw[1:]
+            elif raw.startswith("~"):
+                pattern = escape_pattern(os.path.realpath(os.path.expanduser("~"))) + raw[1:]
+            elif raw.startswith("/"):
+                pattern = raw
+            else:
+                pattern = os.path.join(escape_pattern(str(project)), raw)
+            pattern = pattern.rstrip("/") or "/"
+        else:
+            continue
+        globs.append(pattern)
+    return list(dict.fromkeys(globs))

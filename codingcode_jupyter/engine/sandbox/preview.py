@@ -19,7 +19,15 @@ project is a throwaway:
   (a command can set an mtime back, not a ctime), compared with the project by content, plus the
   names only one side has.
 
-``.codingcode/`` is never part of the copy or the comparison (it is read-only to commands).
+The policy is the one the real command gets, which is compared after it ends (``.git`` writable but
+for what git runs, the top level writable under Landlock): the throwaway is discarded, so nothing
+a compare would catch can reach the host, and a stricter policy would show failures the real run
+does not have. The person's deny rules name the project's own paths; in a copy elsewhere the same
+files are hidden or kept read-only at their place in the copy.
+
+``.codingcode/`` is never part of the copy or the comparison (it is read-only to commands); undo's
+checkpoints are outside the project, in the person's directory, which the preview's sandbox hides
+as every command's does. A repository's own files are reported as one line per ``.git``.
 """
 
 from __future__ import annotations
@@ -132,7 +140,7 @@ def _preview_sandbox(sandbox: CommandSandbox, project: Path) -> CommandSandbox:
     twin.host_accepted = dict(sandbox.host_accepted)
     # The project's walk (dotenv files, host-executed names) is the sandbox's own, warm: a copy holds
     # what the project holds, at its own path. A cold walk of a large project is most of a preview's cost.
-    twin._scan = sandbox.project_scan if project == sandbox.project else _CopiedScan(sandbox.project_scan, project)
+    twin._scan = sandbox.project_scan if project == sandbox.project else _CopiedScan(sandbox, project)
     if project == sandbox.project:
         # Placeholders in the project itself are the sandbox's: they stay while any of its commands, real or
         # previewed, runs (removing a mount point under a live sandbox would detach its read-only mount).
@@ -141,19 +149,25 @@ def _preview_sandbox(sandbox: CommandSandbox, project: Path) -> CommandSandbox:
 
 
 class _CopiedScan(ProjectScan):
-    """The project's walk, told of its copy: the same entries under the copy's path."""
+    """The project's walk, told of its copy: the same entries under the copy's path. The person's deny
+    rules name the project's own paths, which the copy is not at: what they hide or keep read-only in
+    the project is hidden or kept read-only at its place in the copy."""
 
-    def __init__(self, original: ProjectScan, copy: Path) -> None:
+    def __init__(self, sandbox: CommandSandbox, copy: Path) -> None:
+        original = sandbox.project_scan
         super().__init__(copy, original.allowed_env_files)
         self.original = original
+        self._denied_read = [path for path in sandbox.deny_read if _within(str(path), str(sandbox.project))]
+        self._denied_write = [path for path, _kind in sandbox.deny_write if _within(str(path), str(sandbox.project))]
 
     def _moved(self, path: Path) -> Path:
         return self.project / path.relative_to(self.original.project)
 
-    def env_files(self) -> list[Path]:
-        found = self.original.env_files()
+    def env_files(self, learn: bool = True) -> list[Path]:
+        found = self.original.env_files(learn)
         self.host_found = [self._moved(path) for path in self.original.host_found]
-        return [self._moved(path) for path in found]
+        self.write_denied_found = [self._moved(path) for path in [*self.original.write_denied_found, *self._denied_write]]
+        return [self._moved(path) for path in dict.fromkeys([*found, *self._denied_read])]
 
 
 def _within(path: str, root: str) -> bool:
@@ -223,7 +237,7 @@ async def run_preview(
             work.mkdir()
             twin = _preview_sandbox(sandbox, project)
             with sandbox.command():
-                argv = _rebind(twin.argv_for(command, workdir), project, copy=None, upper=upper, work=work)
+                argv = _rebind(twin.argv_for(command, workdir, thrown_away=True), project, copy=None, upper=upper, work=work)
                 run = await run_process(argv, cwd=workdir, env=env, timeout=timeout)
                 files = _changes_in_overlay(project, upper)
         elif sandbox.backend == "bwrap":
@@ -231,7 +245,7 @@ async def run_preview(
             with sandbox.command():
                 # The argv first: the placeholders it makes in the project are then in the copy too, and
                 # the changes are read before they go.
-                argv = twin.argv_for(command, workdir)
+                argv = twin.argv_for(command, workdir, thrown_away=True)
                 copy, marker = _make_copy(project, base)
                 argv = _rebind(argv, project, copy=copy, upper=None, work=None)
                 run = await run_process(argv, cwd=workdir, env=env, timeout=timeout)
@@ -241,12 +255,13 @@ async def run_preview(
             inside = copy / workdir.relative_to(project)
             twin = _preview_sandbox(sandbox, copy)
             with twin.command():
-                argv = twin.argv_for(command, inside)
+                argv = twin.argv_for(command, inside, thrown_away=True)
                 run = await run_process(argv, cwd=inside, env=env, timeout=timeout)
                 # The copy's own placeholders (protected paths the project lacks) are the sandbox's, not the command's.
                 made = {path.relative_to(copy).as_posix() for path in twin.placeholders}
                 files = [f for f in _changes_in_copy(project, copy, marker) if f.path.rstrip("/") not in made]
         tail = _tail(run.stdout.render(), run.stderr.render())
+        files = _fold_git(files)
         listed = files[:MAX_LISTED]
         return CommandPreview(
             exit_code=run.returncode,
@@ -261,6 +276,26 @@ async def run_preview(
         return CommandPreview(error=str(error)[:500], method=method, seconds=round(time.monotonic() - started, 3))
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _fold_git(files: list[PreviewedFile]) -> list[PreviewedFile]:
+    """A repository's own files (objects, refs, the index, logs) as one line per ``.git``: a commit
+    writes dozens of them, none of which a person reads as a diff, and they would crowd out the
+    files the command changes in the work tree."""
+    kept: list[PreviewedFile] = []
+    folded: dict[str, dict[str, int]] = {}
+    for changed in files:
+        parts = changed.path.split("/")
+        if ".git" in parts[:-1]:
+            repo = "/".join(parts[: parts.index(".git") + 1])
+            counts = folded.setdefault(repo, {"created": 0, "modified": 0, "deleted": 0})
+            counts[changed.change] += 1
+        else:
+            kept.append(changed)
+    for repo, counts in folded.items():
+        said = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+        kept.append(PreviewedFile(path=repo + "/", change="modified", diff=f"{repo}: git's own files, {said}\n"))
+    return sorted(kept, key=lambda f: f.path)
 
 
 def _scratch(project: Path) -> str:

@@ -3,7 +3,7 @@
 Commands run confined by a launcher that confines itself and then execs them
 (:mod:`.landlock`). Code the agent runs in the kernel cannot be exec'd: it runs on the person's
 live variables in a fork of the kernel, which confines itself here before it runs anything, with
-the same plan commands get (:meth:`~.bwrap.CommandSandbox.landlock_plan`):
+the same plan commands get (:meth:`~.bwrap.CommandSandbox.compared_landlock_plan`):
 
 1. the parent's death kills it (PR_SET_PDEATHSIG);
 2. every capability leaves the bounding and ambient sets, and no_new_privs is set, so nothing it

@@ -26,10 +26,12 @@ MAX_IMAGES = 3
 async def run_confined(access: KernelAccess, args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
     sandbox = ctx.deps.sandbox()
     assert sandbox is not None, "confined_plan() checked the sandbox"
-    watch = sandbox.watch_host()
+    # The fork confines itself with Landlock (the top level writable): every file the host runs is compared.
+    watch = sandbox.watch_host(landlock=True)
     started = time.monotonic()
     result = await run_in_fork(access.user_ns, access.shell, args.code, timeout=args.timeout, keep=list(args.keep),
-                               plan=sandbox.landlock_plan(), progress=ctx.progress)
+                               plan=sandbox.compared_landlock_plan(watch), progress=ctx.progress,
+                               extra_env=sandbox.settings.env)
     elapsed = time.monotonic() - started
     notes = await settle_host_files(watch, "run_python", ctx)
     if result.confinement_error is not None:

@@ -29,7 +29,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, MutableMapping
+from typing import Any, Callable, MutableMapping, Sequence
 
 from ...engine.sandbox.landlock import Plan, landlock_abi
 from ...engine.sandbox.launcher import PASSED_ENV
@@ -111,21 +111,24 @@ class ForkResult:
     exit_status: int = 0
 
 
-def _child_env(plan: Plan) -> dict[str, str]:
-    names = {name for name in PASSED_ENV if not name.endswith("*")}
-    prefixes = tuple(name[:-1] for name in PASSED_ENV if name.endswith("*"))
+def _child_env(plan: Plan, extra_env: Sequence[str]) -> dict[str, str]:
+    # The environment commands get: the fixed allowlist and the person's sandbox.env entries.
+    entries = [*PASSED_ENV, *extra_env]
+    names = {name for name in entries if not name.endswith("*")}
+    prefixes = tuple(name[:-1] for name in entries if name.endswith("*"))
     env = {k: v for k, v in os.environ.items() if k in names or k.startswith(prefixes)}
     env.update(plan.env_set)
     return env
 
 
 async def run_in_fork(namespace: MutableMapping[str, Any], shell: Any, code: str, *, timeout: float,
-                      keep: list[str], plan: Plan, progress: Callable[[str], None]) -> ForkResult:
+                      keep: list[str], plan: Plan, progress: Callable[[str], None],
+                      extra_env: Sequence[str] = ()) -> ForkResult:
     """Run ``code`` in a confined fork (see the module docstring); ``progress`` gets whole lines of
     output as they come. Cancelling the call kills the fork."""
     abi, seccomp = landlock_abi(), sandbox_filter("none")
     assert seccomp is not None, "fork_unavailable() is checked first"
-    env = _child_env(plan)
+    env = _child_env(plan, extra_env)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     ctl_r, ctl_w = os.pipe()

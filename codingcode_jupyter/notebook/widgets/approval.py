@@ -86,7 +86,9 @@ class ApprovalCard(widgets.VBox):
         # A command that does more than read: Preview runs it first in a throwaway copy of the project.
         self.dry_run = PreviewPanel(request, self._loop) if request.dry_run is not None else None
         extra = [self.dry_run.button] if self.dry_run is not None else []
-        self.row = widgets.HBox([*self.buttons.values(), *extra])
+        # What the organisation's policy holds is answered once: no rule to save is offered.
+        shown = [b for label, b in self.buttons.items() if not (request.policy and label in ("Always allow", "Never allow"))]
+        self.row = widgets.HBox([*shown, *extra])
         self.consequences = widgets.HTML()
         # Several rules may fit "Always allow" (this exact call, the program, the directory...):
         # the narrowest is chosen; the person may pick a broader one the pipeline offered.
@@ -98,7 +100,7 @@ class ApprovalCard(widgets.VBox):
             value=0 if request.allow_choices else None, description="Always allow:",
             style={"description_width": "initial"}, layout=widgets.Layout(width="auto", max_width="100%"),
         )
-        if len(request.allow_choices) < 2 or request.forced:
+        if len(request.allow_choices) < 2 or request.forced or request.policy:
             self.choice.layout.display = "none"
         self.choice.observe(lambda _change: self._explain(), names="value")
         self._explain()
@@ -124,7 +126,7 @@ class ApprovalCard(widgets.VBox):
         self.choice.tooltip = ", ".join(chosen or [])
         self.consequences.value = (
             f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em;line-height:1.45;margin:2px 0">'
-            f"{words.code_html(words.consequences(request.allow_choices, request.deny_choices, request.forced, chosen))}</div>"
+            f"{words.code_html(request.policy or words.consequences(request.allow_choices, request.deny_choices, request.forced, chosen))}</div>"
         )
 
     # -- answering -----------------------------------------------------------------------
