@@ -7,7 +7,7 @@ Rows, each measured side by side in one run (medians):
 
 - a preview of a command that changes one file of a 20,000-file project (engine/sandbox/preview.py:
   the throwaway copy or overlay, the run, the comparison) against running the same command in the
-  same sandbox directly, for each way a preview can run here: bubblewrap over an overlay (only with
+  same sandbox directly (as execute_command runs it: listed before, compared after), for each way a preview can run here: bubblewrap over an overlay (only with
   bubblewrap 0.9 or later, which mounts overlays; said when it cannot), bubblewrap over a copy,
   Landlock in a copy. The project lives in /dev/shm when there is one (a copy there is a real copy:
   tmpfs shares no extents, so this is the copy's worst case; btrfs or XFS reflink it);
@@ -57,9 +57,12 @@ def _scratch() -> str | None:
 
 
 async def _direct(sandbox: CommandSandbox, project: Path) -> float:
+    """The command as execute_command runs it: the host-executed files listed, the run, the compare."""
     started = time.perf_counter()
     with sandbox.command():
-        await run_process(sandbox.argv_for(COMMAND, project), cwd=project, env=ENV, timeout=120)
+        watch = sandbox.watch_host()
+        await run_process(sandbox.argv_for(COMMAND, project, watch=watch), cwd=project, env=ENV, timeout=120)
+        watch.changes()
     return time.perf_counter() - started
 
 
