@@ -341,8 +341,14 @@ async def test_a_preview_runs_as_the_real_command_will(project: Path, home: Path
 @pytest.mark.parametrize("backend", _backends())
 async def test_a_deny_rules_path_stays_hidden_in_the_copy(project: Path, home: Path, backend: str):
     """The person's deny rules reach the sandbox as the project's own absolute paths; a copy elsewhere
-    (Landlock) holds the same files under another path, hidden there too."""
+    (Landlock) holds the same files under another path, hidden there too. Undo's checkpoints, outside
+    the project, are hidden from a preview as from every command."""
+    from codingcode_jupyter.engine.user_dir import checkpoints_dir
+
     _furnish(project)
+    kept = checkpoints_dir(project) / "s1" / "1"
+    kept.mkdir(parents=True)
+    (kept / "1").write_text(f"an earlier copy {SECRET}\n")
     (project / "work" / "private.txt").write_text(f"private {SECRET}\n")
     (project / "work" / "ledger.csv").write_text("a,b\n")
     sandbox = make_sandbox(
@@ -350,7 +356,7 @@ async def test_a_deny_rules_path_stays_hidden_in_the_copy(project: Path, home: P
         filesystem={"denyRead": [str(project / "work" / "private.txt")], "denyWrite": [str(project / "work" / "ledger.csv")]},
     )
     try:
-        command = "cat work/private.txt; echo c,d >> work/ledger.csv; echo ran"
+        command = f"cat work/private.txt; cat {kept}/1; echo c,d >> work/ledger.csv; echo ran"
         preview = await run_preview(sandbox, command, project, env={"PATH": "/usr/bin:/bin"}, timeout=30)
         assert "ran" in preview.output_tail and SECRET not in preview.output_tail, preview
         assert "work/ledger.csv" not in {f.path for f in preview.files}, preview
