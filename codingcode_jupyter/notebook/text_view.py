@@ -237,6 +237,9 @@ class TextView:
                 wanted = "no"
             if wanted == "yes":
                 self._print(reveal(words.relative((await request.run_preview()).render(), self.project)))
+        elif offer is not None and not offer.available:
+            # As the card's disabled button: why this command cannot be seen first.
+            self._print(reveal(words.relative(f"(No preview: {offer.reason}.)", self.project)))
         return ask_by_text(request, self.project)
 
     async def ask_trust(self, items: list[TrustItem], project: Path) -> TrustAnswer | None:
