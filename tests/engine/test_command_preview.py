@@ -196,11 +196,14 @@ async def test_the_card_s_preview_shows_no_known_secret(project: Path, home: Pat
     (project / "work" / "settings.py").write_text(f"TOKEN = '{SECRET}'\n")
     sandbox = make_sandbox(project, home)
     try:
-        request, _ctx = await _offer(project, sandbox, "cd work && sed -i 's/TOKEN/API_TOKEN/' settings.py && cat settings.py")
+        command = f"cd work && sed -i 's/TOKEN/API_TOKEN/' settings.py && cat settings.py && grep -c '{SECRET}' settings.py"
+        request, _ctx = await _offer(project, sandbox, command)
         result = await request.run_preview()
         assert [f.path for f in result.files] == ["work/settings.py"], result
         assert "API_TOKEN" in result.files[0].diff and "API_TOKEN" in result.output_tail, result
         assert SECRET not in result.model_dump_json(), result
+        audit = (project / ".codingcode" / "audit.jsonl").read_text()  # the command as audited
+        assert '"event":"preview"' in audit.replace(" ", "") and "grep -c" in audit and SECRET not in audit
     finally:
         await sandbox.aclose()
 

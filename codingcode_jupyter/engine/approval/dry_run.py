@@ -117,6 +117,14 @@ def _without_secrets(result: CommandPreview, ctx: "ToolContext") -> CommandPrevi
         })
 
 
+def _command_without_secrets(command: str, ctx: "ToolContext") -> str:
+    """The command as the audit log keeps it: no known secret's value, as for every other record."""
+    try:
+        return ctx.deps.secrets.redact(command)
+    except Exception:  # noqa: BLE001 -- fail closed
+        return "(withheld: it could not be checked for secret values)"
+
+
 async def offer_preview(request: ApprovalRequest, call: "ToolCall", ctx: "ToolContext", raw_input: dict[str, object]) -> None:
     """Attach the Preview offer to a command's card (a no-op for any other call, or one that only reads)."""
     tool = call.definition
@@ -154,7 +162,7 @@ async def offer_preview(request: ApprovalRequest, call: "ToolCall", ctx: "ToolCo
                 agent=ctx.agent,
                 tool_use_id=call.tool_use_id,
                 tool=tool.display_name or tool.name,
-                command=args.command,
+                command=_command_without_secrets(args.command, ctx),
                 method=result.method,
                 exit_code=result.exit_code,
                 timed_out=result.timed_out,
