@@ -22,8 +22,7 @@ from codingcode_jupyter.engine.tools.base import BareParts, ToolCall, ToolContex
 from codingcode_jupyter.engine.tools.shell import execute_command_tool
 from tests.engine.sandbox_helpers import BWRAP_PROBLEM, SECRET, make_sandbox, run
 
-# In a directory of the project: under Landlock the project's top level holds masked entries, and is not
-# a place a command creates or deletes names (the preview is as faithful to that as to the rest).
+# Changes in a directory of the project, and a read of the masked dotenv file (the same masks as for real).
 COMMAND = (
     "cd work && echo added >> notes.txt && rm old.txt && mkdir -p out && echo made > out/new.txt && "
     "cat ../.env; echo done; exit 3"
