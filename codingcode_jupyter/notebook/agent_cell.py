@@ -134,6 +134,7 @@ class AgentCellRunner:
             if turn is not None and not turn.done():
                 turn.cancel()
             session.mcp.detach_front(view)
+            _finish_names(self.shell)
             view.finish(interrupted=interrupted, failed=failure is not None)
         # Stop ends this turn, and the record says so in one line; the kernel's interrupt ends the run
         # (an error, so Run All stops at this cell).
@@ -210,3 +211,18 @@ class AgentCellRunner:
             headless_timeout=self.config.headless_timeout,
             approval_timeout=approval_timeout,
         )
+
+
+def _finish_names(shell: Any) -> None:
+    """The turn is over: what its code did to the variables is classified now, before the person's
+    next cells change them (see kernel/undo_names.py)."""
+    if shell is None or getattr(shell, "user_ns", None) is None:
+        return
+    from .kernel.namespace import KernelAccess
+    from .kernel.undo_names import finish_turns
+
+    try:
+        finish_turns(shell.user_ns, hidden=KernelAccess(shell).hidden())
+    except Exception:  # noqa: BLE001 -- undo's record must not break the cell; undo classifies it later
+        pass
+

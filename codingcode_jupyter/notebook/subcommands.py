@@ -436,9 +436,9 @@ class Subcommands:
         """
         from IPython.display import display
 
-        from ..engine.checkpoints import CheckpointError, CheckpointStore, TurnCheckpoint
+        from ..engine.checkpoints import KERNEL_VARIABLES, CheckpointError, CheckpointStore, TurnCheckpoint
         from .live.edits import turn_edits, undo_cell_edits
-        from .undo_view import ask_restore, plan_html
+        from .undo_view import KernelNames, ask_restore, plan_html
 
         usage = "usage: %agent undo [--turn N] [--dry-run] [--yes] [--force] [--outside]"
         args = list(rest)
@@ -457,30 +457,42 @@ class Subcommands:
         session = self.registry.sessions.get(project)
         kept = session.deps.checkpoints if session is not None else None
         store = kept if kept is not None else CheckpointStore(project)
+        names = KernelNames(self.shell)
         try:
             session_id = session.id if session is not None else self._notebook_session(project, store)
             if turn is not None and session_id is None:
                 raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")
             chosen: TurnCheckpoint | None
             if turn is not None and session_id is not None:
-                chosen = store.turn(session_id, turn)
+                try:
+                    chosen = store.turn(session_id, turn)
+                except CheckpointError:
+                    chosen = names.checkpoint(session_id, turn)  # it changed only variables
+                    if chosen is None:
+                        raise
             else:
                 chosen = store.latest(session_id) if session_id is not None else None
+                # A turn whose code changed only variables has no file checkpoint, or an older one.
+                newer = names.newer_than(session_id, chosen) if session_id is not None else None
+                chosen = newer or chosen
                 if chosen is None and session_id is not None:
                     raise CheckpointError("Nothing to undo in this notebook's session: no turn of it changed a file "
-                                          "(or every change was undone). %agent sessions lists the others; "
-                                          "%agent resume ID, then %agent undo, undoes one of them.")
+                                          "or a variable (or every change was undone). %agent sessions lists the "
+                                          "others; %agent resume ID, then %agent undo, undoes one of them.")
             plan = store.plan_undo(chosen, allow_outside="--outside" in flags)
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
+        variables = names.plan(plan.checkpoint.session_id, plan.checkpoint.turn_id)
+        if variables is not None or names.available:
+            plan.limits = [limit for limit in plan.limits if limit != KERNEL_VARIABLES]
         cells = turn_edits(store, plan.checkpoint.session_id, plan.checkpoint.turn_id)
         files = [words.relative(item.path, project) for item in plan.files if item.action != "unchanged"]
-        if files or cells is None:  # a turn that changed cells alone is not shown as "0 files"
-            display({"text/plain": words.relative(plan.render(), project), "text/html": plan_html(plan, project)},
-                    raw=True)
+        if files or variables is not None or cells is None:  # a turn that changed cells alone is not "0 files"
+            shown = words.relative(plan.render(), project) + ("\n\n" + variables.render() if variables is not None else "")
+            display({"text/plain": shown, "text/html": plan_html(plan, project, variables)}, raw=True)
         if cells is not None:
             display(Pretty(f"Undo {plan.checkpoint.label}: the notebook cells it changed: " + "; ".join(cells.described)))
-        what = _restoring(files, cells)
+        what = _restoring(files, cells, variables=variables)
         if "--dry-run" in flags:
             return f"Dry run: nothing was changed. `%agent undo` asks, then restores {what}."
         if "--yes" not in flags:
@@ -491,17 +503,34 @@ class Subcommands:
             if answer == "nobody":
                 return ("Nothing was restored: nobody could answer the question here (no widget view, no stdin). "
                         "`%agent undo --yes` restores without asking.")
+        if variables is not None and variables.conflicts and "--force" not in flags:
+            changed_names = ", ".join(item.name for item in variables.conflicts)
+            raise UsageError(f"Undo stopped, nothing was changed: {changed_names} changed after the turn; undoing would "
+                             "lose those later changes. `%agent undo --force` restores anyway.")
+        restored: list[dict[str, Any]] = []
+
+        def put_back() -> list[dict[str, Any]]:
+            restored.extend(names.restore(variables) if variables is not None else [])
+            return restored
+
         try:
-            store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags)
+            store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags, names=put_back)
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
+        back = [item["name"] for item in restored if item["action"] == "restore"]
+        removed = [item["name"] for item in restored if item["action"] == "remove"]
+        lost = [item["name"] for item in restored if item["action"] == "not_restorable"]
+        in_words = (f"variables restored: {', '.join(back) or 'none'}; removed: {', '.join(removed) or 'none'}"
+                    + (f"; not restorable: {', '.join(lost)}" if lost else "")) if restored else ""
         if session is not None and session.id == plan.checkpoint.session_id:
-            self.runner.undo_notes.setdefault(session.id, []).append(
-                f"(Note: the user undid your changes of turn {plan.checkpoint.turn_id}; these are back as they were "
-                f"before it: {_restoring(files, cells, names=True)}. Read them again before changing them.)"
-            )
-        undone = f"Undid {plan.checkpoint.label}" + (
-            f": restored {_restoring(files, None)}; recorded in the audit log." if files else ".")
+            note = (f"(Note: the user undid your changes of turn {plan.checkpoint.turn_id}; these are back as they were "
+                    f"before it: {_restoring(files, cells, names=True)}. Read them again before changing them.")
+            if restored:
+                note += f" The notebook's {in_words}."
+            self.runner.undo_notes.setdefault(session.id, []).append(note + ")")
+        undone = f"Undid {plan.checkpoint.label}"
+        done = [*([f"restored {_restoring(files, None)}"] if files else []), *([in_words] if restored else [])]
+        undone += (": " + "; ".join(done) + "; recorded in the audit log.") if done else "."
         if cells is not None:
             undone += " " + await undo_cell_edits(self.shell, store, cells)
         return undone
@@ -532,11 +561,15 @@ class Subcommands:
         return login(self.shell, keyring="--keyring" in rest)
 
 
-def _restoring(files: list[str], cells: Any, *, names: bool = False) -> str:
-    """What an undo restores, in words: "app.py", "3 files and 2 notebook cells", "2 notebook cells"."""
+def _restoring(files: list[str], cells: Any, *, names: bool = False, variables: Any = None) -> str:
+    """What an undo restores, in words: "app.py", "3 files and 2 notebook cells", "2 notebook cells",
+    "app.py and 2 variables"."""
     parts = []
     if files:
         parts.append(", ".join(files) if names or len(files) == 1 else f"{len(files)} files")
+    changed = len(variables.names) if variables is not None else 0
+    if changed:
+        parts.append(f"{changed} variable{'s' if changed != 1 else ''}")
     count = len(cells.inverse) if cells is not None else 0
     if count:
         parts.append("notebook cells " + ", ".join(cells.described) if names
