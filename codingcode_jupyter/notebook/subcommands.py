@@ -523,10 +523,13 @@ class Subcommands:
         in_words = (f"variables restored: {', '.join(back) or 'none'}; removed: {', '.join(removed) or 'none'}"
                     + (f"; not restorable: {', '.join(lost)}" if lost else "")) if restored else ""
         if session is not None and session.id == plan.checkpoint.session_id:
-            note = (f"(Note: the user undid your changes of turn {plan.checkpoint.turn_id}; these are back as they were "
-                    f"before it: {_restoring(files, cells, names=True)}. Read them again before changing them.")
+            note = f"(Note: the user undid your changes of turn {plan.checkpoint.turn_id}."
+            if files or cells is not None:
+                note = note[:-1] + (f"; these are back as they were before it: {_restoring(files, cells, names=True)}. "
+                                    "Read them again before changing them.")
             if restored:
-                note += f" The notebook's {in_words}."
+                note += (f" The notebook's variables are back too: restored {', '.join(back) or 'none'}; removed "
+                         f"{', '.join(removed) or 'none'}" + (f"; not restorable: {', '.join(lost)}" if lost else "") + ".")
             self.runner.undo_notes.setdefault(session.id, []).append(note + ")")
         undone = f"Undid {plan.checkpoint.label}"
         done = [*([f"restored {_restoring(files, None)}"] if files else []), *([in_words] if restored else [])]
