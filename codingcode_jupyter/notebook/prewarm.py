@@ -36,7 +36,8 @@ event loop where turns run; ``CODINGCODE_PRECONNECT=0`` leaves it to the first t
 Some steps load what only a later moment needs (the command parser, for the first command
 judged): those come last, nobody waits for them, and they run only while no cell runs at
 all, a wanted engine or not, so that they never compete with a first ``%%agent`` cell. If a
-cell needs one first, it imports it itself.
+cell needs one first, it imports it itself. The engine's own work of that kind (a running MCP
+server's result validation) joins them through :mod:`codingcode_jupyter.engine.later`.
 """
 
 from __future__ import annotations
