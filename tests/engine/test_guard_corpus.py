@@ -6,7 +6,8 @@ harmless target, same tool, same mode unless the row says otherwise — must be 
 unasked, so a judge that asks about everything fails here. The tools are the real
 definitions (built-in and kernel tools); the project and home are the corpus' own
 (make_guard_project / make_guard_home), HOME pointing at the fake home. A row with ``gap``
-(``control_gap``: its control) is a known gap: xfail, strict (it fails the run the day it starts to pass). The sandbox rows
+(``control_gap``: its control) is a known gap: xfail, strict (it fails the run the day it starts to pass). A row
+with ``forced`` must get a forced ask (no reviewer answers it), one with ``layer`` that layer's verdict. The sandbox rows
 run in test_guard_sandbox.py.
 """
 
@@ -79,6 +80,11 @@ async def test_attack_gets_its_decision(target, row: GuardRow) -> None:
     project, home = target
     verdict = await judge(project, home, row.tool, row.input, row.mode)
     assert str(verdict.kind) == row.expect, f"{row.why}: {verdict.kind} by {verdict.layer} — {verdict.reason}"
+    if row.forced:
+        # No mode, rule or reviewer (auto mode) answers it: only the person.
+        assert verdict.forced, f"{row.why}: an ask the reviewer may answer, by {verdict.layer} — {verdict.reason}"
+    if row.layer is not None:
+        assert verdict.layer == row.layer, f"{row.why}: asked by {verdict.layer}, not {row.layer} — {verdict.reason}"
 
 
 def _control_param(row: GuardRow) -> Any:

@@ -9,6 +9,7 @@ sandbox run can tell whether it leaked.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -109,11 +110,17 @@ class GuardRow:
     # Sandbox write rows: seconds the runner waits after the command before it looks at the target,
     # for an attack that writes later (a background process left running after the command).
     wait: float = 0.0
+    # Approval rows: the ask must be forced (no mode, rule or reviewer answers it), and the layer
+    # whose verdict it must be (an egress ask is not a read outside the project).
+    forced: bool = False
+    layer: str | None = None
 
     @property
     def id(self) -> str:
         text = json.dumps(self.input, sort_keys=True)
-        return f"{self.cls}:{self.mode}:{self.tool}:{text[:70]}"
+        # Cut for reading; two inputs alike in their first 70 characters keep apart by a digest.
+        tail = f"~{hashlib.sha1(text.encode()).hexdigest()[:8]}" if len(text) > 70 else ""
+        return f"{self.cls}:{self.mode}:{self.tool}:{text[:70]}{tail}"
 
 
 def _fill_any(value: Any, home: str) -> Any:
@@ -133,7 +140,8 @@ def guard_rows(home: str) -> list[GuardRow]:
     for cls, items in data.items():
         for row in items:
             unknown = set(row) - {"mode", "tool", "input", "expect", "control", "control_mode", "control_tool", "why",
-                                  "sandbox", "target", "control_target", "gap", "control_gap", "wait"}
+                                  "sandbox", "target", "control_target", "gap", "control_gap", "wait",
+                                  "forced", "layer"}
             if unknown:
                 raise ValueError(f"guard.yaml [{cls}] {row.get('input')}: unknown keys {sorted(unknown)}")
             rows.append(GuardRow(
@@ -141,7 +149,8 @@ def guard_rows(home: str) -> list[GuardRow]:
                 control_tool=row.get("control_tool", row["tool"]), control_mode=row.get("control_mode", row["mode"]),
                 control_input=_fill_any(row["control"], home), why=row["why"], sandbox=row.get("sandbox"),
                 target=row.get("target"), control_target=row.get("control_target"), gap=row.get("gap"),
-                control_gap=row.get("control_gap"), wait=float(row.get("wait", 0.0))))
+                control_gap=row.get("control_gap"), wait=float(row.get("wait", 0.0)),
+                forced=bool(row.get("forced", False)), layer=row.get("layer")))
     return rows
 
 
