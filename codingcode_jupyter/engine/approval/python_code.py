@@ -24,7 +24,7 @@ from typing import Any, Callable, Literal
 
 from ..budget import OverBudget, check as check_budget, checked
 from ..tools.access import NameLookup
-from .ipython_syntax import read_cell
+from .ipython_syntax import TWICE, Field, expansion, read_cell
 from .python_proof import unproven
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -160,17 +160,17 @@ def analyse_python(code: str, *, home: str | None = None, cwd: str | None = None
         # Parsing cannot be stopped halfway and its tree's walks take seconds past this: asked unread.
         raise OverBudget(f"the code is {len(code):,} characters long, more than the judge reads ({CODE_MAX:,})")
     reading = PythonReading()
+    marker = None
     if ipython:
         cell = read_cell(code)
-        code = cell.python
-        reading.commands.extend(cell.commands)
+        code, marker = cell.python, cell.marker
         reading.unresolved.extend(cell.problems)
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError) as error:
         reading.unresolved.append(f"the Python code cannot be parsed ({type(error).__name__}: {error})")
         return reading
-    _Reader(reading, home or os.path.expanduser("~"), cwd, names).run(tree)
+    _Reader(reading, home or os.path.expanduser("~"), cwd, names, marker).run(tree)
     return reading
 
 
@@ -185,8 +185,11 @@ def _judged(name: str) -> bool:
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, reading: PythonReading, home: str, cwd: str | None, names: NameLookup | None = None) -> None:
+    def __init__(self, reading: PythonReading, home: str, cwd: str | None, names: NameLookup | None = None,
+                 marker: str | None = None) -> None:
         self.names = names
+        # The name IPython's shell lines call in the cell as read (ipython_syntax.read_cell).
+        self.marker = marker
         # Names of the live namespace bound to objects the judge does not understand (or not bound
         # yet): why they are not followed.
         self.live_objects: dict[str, str] = {}
@@ -196,6 +199,9 @@ class _Reader(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}
         # None: bound to something not followed (a loop target, `x += ...`).
         self.bindings: dict[str, list[ast.AST | None]] = {}
+        # Where each binding is made (the statement), to tell whether a use sees it (_Scopes).
+        self.sites: dict[str, list[ast.AST]] = {}
+        self.scopes = _Scopes()
         self._evaluating: set[str] = set()
         self._visited = 0
 
@@ -209,6 +215,7 @@ class _Reader(ast.NodeVisitor):
     # -- set-up: imports and names bound once -----------------------------------------------
 
     def run(self, tree: ast.AST) -> None:
+        self.scopes = _Scopes.of(tree)
         for node in checked(ast.walk(tree)):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -221,29 +228,40 @@ class _Reader(ast.NodeVisitor):
                         self.reading.unresolved.append(f"`from {node.module} import *` hides which names are called")
                         continue
                     self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                value = node.value
-                for target in targets:
-                    if isinstance(target, ast.Name):
-                        bound = value if not isinstance(node, ast.AugAssign) else None
-                        self.bindings.setdefault(target.id, []).append(bound)
-                    elif isinstance(target, (ast.Tuple, ast.List)):
-                        for element in target.elts:
-                            if isinstance(element, ast.Name):
-                                self.bindings.setdefault(element.id, []).append(None)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith)):
-                for bound_name in _loop_targets(node):
-                    self.bindings.setdefault(bound_name, []).append(None)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                for arg in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
-                    self.bindings.setdefault(arg.arg, []).append(None)
+            else:
+                self._collect_bindings(node)
         own_names = _bound_names(tree)
+        if self.marker is not None:
+            own_names.add(self.marker)
         self._look_up_free_names(tree, own_names)
         self.visit(tree)
         # What the judge cannot prove, by its allowlist of what it understands (python_proof).
         self.reading.unresolved.extend(unproven(tree, qualified=self.qualified, imported=self.aliases, bound=own_names,
                                                 judged=_judged, literal=self.value, live_objects=self.live_objects))
+
+    def _bind(self, name: str, value: ast.AST | None, site: ast.AST) -> None:
+        self.bindings.setdefault(name, []).append(value)
+        self.sites.setdefault(name, []).append(site)
+
+    def _collect_bindings(self, node: ast.AST) -> None:
+        """The names ``node`` binds, and to what when it is one value the judge may fold."""
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    self._bind(target.id, node.value if not isinstance(node, ast.AugAssign) else None, node)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    for element in target.elts:
+                        if isinstance(element, ast.Name):
+                            self._bind(element.id, None, node)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith)):
+            for bound_name in _loop_targets(node):
+                self._bind(bound_name, None, node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = node.args
+            for arg in [*arguments.args, *arguments.kwonlyargs, *arguments.posonlyargs, arguments.vararg, arguments.kwarg]:
+                if arg is not None:
+                    self._bind(arg.arg, None, node)
 
     def _look_up_free_names(self, tree: ast.AST, bound: set[str]) -> None:
         """A module or function the live namespace binds a free name to is followed as an import
@@ -296,7 +314,7 @@ class _Reader(ast.NodeVisitor):
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
-            return self._name(node.id)
+            return self._name(node.id, node)
         if isinstance(node, ast.JoinedStr):
             parts = []
             for part in node.values:
@@ -334,9 +352,13 @@ class _Reader(ast.NodeVisitor):
             return UNKNOWN
         return UNKNOWN
 
-    def _name(self, name: str) -> Any:
+    def _name(self, name: str, use: ast.AST) -> Any:
+        """The value of ``name`` where ``use`` reads it: the one value the code binds it to, when that
+        binding is made before, in a scope the use sees (else what the name holds then is not known)."""
         bound = self.bindings.get(name)
         if not bound or len(bound) != 1 or bound[0] is None or name in self._evaluating:
+            return UNKNOWN
+        if not self.scopes.sees(use, self.sites[name][0]):
             return UNKNOWN
         self._evaluating.add(name)
         try:
@@ -463,7 +485,9 @@ class _Reader(ast.NodeVisitor):
         short = name.rsplit(".", 1)[-1]
         args = node.args
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        if name in _OPEN_CALLS:
+        if self.marker is not None and name == self.marker:
+            self._shell_line(node)
+        elif name in _OPEN_CALLS:
             self._open_call(name, args, keywords)
         elif name in _FILE_CALLS:
             self._file_call(name, args, keywords)
@@ -499,6 +523,29 @@ class _Reader(ast.NodeVisitor):
         else:
             self._other_call(name, args, keywords)
         self.generic_visit(node)
+
+    def _shell_line(self, node: ast.Call) -> None:
+        """A line IPython runs as a shell command (`!cmd`, `%sx cmd`): its pieces as IPython expands
+        them (ipython_syntax), judged as one command when every piece is known text."""
+        texts: list[str] = []
+        for arg in node.args:
+            value = self.value(arg)
+            value = value.text if isinstance(value, _PathValue) else value
+            if isinstance(value, int) and not isinstance(value, bool):
+                value = str(value)
+            if not isinstance(value, str):
+                self.reading.unresolved.append(f"the shell line's `{{{_clip(ast.unparse(arg))}}}` is expanded from a "
+                                               "Python value only known when it runs")
+                return
+            texts.append(value)
+        command = "".join(texts)
+        if any(k.arg == TWICE for k in node.keywords):
+            again = expansion(command)
+            if again is not None and any(isinstance(piece, Field) for piece in again):
+                self.reading.unresolved.append(f"`{_clip(command)}` is expanded a second time, as Python, when it runs")
+                return
+            command = "".join(p for p in again if isinstance(p, str)) if again is not None else command
+        self.reading.commands.append(command)
 
     def _open_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
         """`open(F, mode)`: the mode says whether F is read or written; `os.open`'s flags are not read."""
@@ -576,7 +623,7 @@ class _Reader(ast.NodeVisitor):
         for sub in checked(ast.walk(node)):
             if isinstance(sub, ast.Call) and (self.qualified(sub.func) or "") in _NETWORK:
                 return True
-            if isinstance(sub, ast.Name) and isinstance(self._name(sub.id), _Response):
+            if isinstance(sub, ast.Name) and isinstance(self._name(sub.id, sub), _Response):
                 return True
         return False
 
@@ -683,3 +730,58 @@ def _path_like(text: str) -> bool:
     return 0 < len(text) < 4096 and "\n" not in text and (
         text.startswith(("/", "~", "./", "../")) or text in (".", "..") or text.startswith(".env")
         or ("/" in text and " " not in text))
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_SCOPE_NODES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass
+class _Scopes:
+    """Which scope each node of a tree is in, and which statements are straight in a scope's body:
+    a binding made there, before a use, in a scope the use sees, is what the use reads."""
+
+    scope_of: dict[int, ast.AST] = field(default_factory=dict)
+    outer: dict[int, ast.AST | None] = field(default_factory=dict)
+    direct: set[int] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, tree: ast.AST) -> "_Scopes":
+        scopes = cls(outer={id(tree): None})
+        stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+        while stack:
+            node, scope = stack.pop()
+            body = getattr(node, "body", None) if isinstance(node, _SCOPE_NODES) else None
+            if isinstance(body, list):
+                scopes.direct.update(id(statement) for statement in body)
+            for child in checked(ast.iter_child_nodes(node)):
+                scopes.scope_of[id(child)] = scope
+                if isinstance(child, _SCOPE_NODES):
+                    scopes.outer[id(child)] = scope
+                    stack.append((child, child))
+                else:
+                    stack.append((child, scope))
+        return scopes
+
+    def sees(self, use: ast.AST, site: ast.AST) -> bool:
+        """A binding at ``site`` holds where ``use`` reads the name: straight in the body of a scope
+        that is (or encloses, not as a class body) the use's, and over before the use starts (not
+        in a branch or loop, which may not have run, and not after, when the name still holds what
+        it held before: in a notebook, anything)."""
+        binding_scope = self.scope_of.get(id(site))
+        if binding_scope is None or id(site) not in self.direct:
+            return False
+        end = (getattr(site, "end_lineno", None) or 0, getattr(site, "end_col_offset", None) or 0)
+        if end > (getattr(use, "lineno", 0), getattr(use, "col_offset", 0)):
+            return False
+        scope: ast.AST | None = self.scope_of.get(id(use))
+        if scope is binding_scope:
+            return True
+        if isinstance(binding_scope, ast.ClassDef):
+            return False  # a class body's names are not its methods'
+        while scope is not None and scope is not binding_scope:
+            scope = self.outer.get(id(scope))
+        return scope is binding_scope
