@@ -39,6 +39,8 @@ def target(tmp_path_factory):
     project = make_guard_project(root)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HOME", str(home))
+        # Code run in the kernel starts in the kernel's working directory: here, the project's.
+        patch.chdir(project)
         yield project, home
 
 
@@ -54,7 +56,9 @@ def _fill(value: Any, home: Path) -> Any:
 
 async def judge(project: Path, home: Path, tool: str, tool_input: dict[str, Any], mode: str) -> Any:
     """The pipeline's verdict for one call, with no settings of the person's (an empty settings file)."""
-    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
+    # The rows are about what is decided, not how fast: on a loaded machine the 200-level nesting can pass
+    # the half-second budget and become a question (the budget has tests of its own).
+    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False, judge_seconds=5.0)
     call = ToolCall(tool_use_id="t1", tool=TOOLS[tool], input=_fill(tool_input, home))
     return await pipeline.evaluate(call, tool_context(project, deps=make_deps(project), mode=mode))
 
@@ -123,4 +127,24 @@ async def test_a_persons_run_python_rule_allows_unprovable_code(tmp_path, monkey
     assert str(allowed.kind) == "allow", allowed.model_dump()
     # Built-in denials still hold against it.
     denied = await judge(project, home, "run_python", {"code": "import os\nos.system('sudo id')"}, mode)
+    assert str(denied.kind) == "deny", denied.model_dump()
+
+
+# ----- code runs where the kernel is: an earlier call's chdir, a gateway's directory ---------------
+
+
+@pytest.mark.parametrize("tool,code", [("run_python", "open('shadow').read()"),
+                                       ("run_python", "import os\nos.system('cat shadow')"),
+                                       ("run_cells", "!cat shadow")])
+async def test_code_is_judged_from_the_kernels_working_directory(tmp_path, monkeypatch, tool: str, code: str) -> None:
+    home, project = make_guard_home(tmp_path), make_guard_project(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    call = {"code": code, **({"cell_id": "c1"} if tool == "run_cells" else {})}
+    # Positive control: from the project, `shadow` is a file of the project.
+    monkeypatch.chdir(project)
+    assert str((await judge(project, home, tool, call, "bypass")).kind) == "allow"
+    # An earlier call ran `os.chdir('/etc')` (harmless on its own): the kernel is there now.
+    assert str((await judge(project, home, "run_python", {"code": "import os\nos.chdir('/etc')"}, "bypass")).kind) == "allow"
+    monkeypatch.chdir("/etc")
+    denied = await judge(project, home, tool, call, "bypass")
     assert str(denied.kind) == "deny", denied.model_dump()

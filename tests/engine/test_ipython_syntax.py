@@ -15,7 +15,7 @@ from codingcode_jupyter.engine.approval.python_code import analyse_python
 def commands(source: str) -> list[str]:
     reading = analyse_python(source, ipython=True, cwd="/project")
     assert not reading.unresolved, reading.unresolved
-    return [command.strip() for command in reading.commands]
+    return [command.text.strip() for command in reading.commands]
 
 
 @pytest.mark.parametrize("source,expected", [

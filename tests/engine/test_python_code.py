@@ -47,7 +47,37 @@ def test_dangerous_calls(code, kind):
     ("import os; os.execvp('sudo', ['sudo', 'id'])", "sudo id"),
 ])
 def test_commands_are_shell_lines(code, command):
-    assert reading(code).commands == [command]
+    assert [run.text for run in reading(code).commands] == [command]
+
+
+@pytest.mark.parametrize("code, cwd", [
+    ("import os; os.system('ls')", "/p"),
+    ("import os; os.chdir('/etc'); os.system('cat shadow')", "/etc"),
+    ("import os\nos.chdir('sub')\nos.system('ls')", "/p/sub"),
+    ("import subprocess; subprocess.run(['ls'], cwd='/etc')", "/etc"),
+    ("import subprocess; subprocess.run('ls', shell=True, cwd='src')", "/p/src"),
+    ("import os, subprocess; os.chdir('/tmp'); subprocess.Popen(['ls'], cwd='x')", "/tmp/x"),
+    ("import subprocess; subprocess.run(['ls'], cwd=None)", "/p"),
+    ("import os; os.chdir(os.path.expanduser('~')); os.system('ls')", "/home/u"),
+    ("import asyncio; asyncio.create_subprocess_exec('ls', cwd='/etc')", "/etc"),
+    ("import os; os.chdir('/etc')\nimport subprocess; subprocess.run(['ls'])", "/etc"),
+])
+def test_commands_run_where_the_code_is(code, cwd):
+    found = reading(code)
+    assert [run.cwd for run in found.commands] == [cwd] and not found.unresolved, found
+
+
+@pytest.mark.parametrize("code", [
+    "import os\nif x:\n    os.chdir('/etc')\nos.system('ls')",
+    "import os\ndef go():\n    os.chdir('/etc')\ngo()\nos.system('ls')",
+    "import os\nfor d in ['a']:\n    os.chdir('/etc')",
+    "import contextlib, os\nwith contextlib.chdir('/etc'):\n    os.system('ls')",
+    "import os\nflag and os.chdir('/etc')",
+    "import os, subprocess\nsubprocess.run(['ls'], cwd=os.environ['D'])",
+    "import subprocess\nsubprocess.run(['ls', '-c', 'id'], executable='/bin/sh')",
+])
+def test_a_working_directory_the_judge_cannot_know_is_unresolved(code):
+    assert reading(code).unresolved, code
 
 
 @pytest.mark.parametrize("code", [

@@ -29,7 +29,7 @@ from .python_proof import unproven
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
-__all__ = ["CodePath", "CodeCall", "PythonReading", "analyse_python"]
+__all__ = ["CodePath", "CodeCall", "CodeCommand", "PythonReading", "analyse_python"]
 
 CodeAccess = Literal["read", "write", "list", "tree", "unknown"]
 CallKind = Literal["setuid-bits", "kill-init", "setuid", "delete-tree"]
@@ -59,13 +59,22 @@ class CodeCall:
     via: str
 
 
+@dataclass(frozen=True)
+class CodeCommand:
+    """A shell command line the code runs, and the directory it runs in (None: not known)."""
+
+    text: str
+    cwd: str | None
+
+
 @dataclass
 class PythonReading:
     """What a piece of Python code does, as far as can be known without running it."""
 
     paths: list[CodePath] = field(default_factory=list)
-    # Shell command lines the code runs (os.system, subprocess with shell=True or an argv list).
-    commands: list[str] = field(default_factory=list)
+    # Shell command lines the code runs (os.system, subprocess with shell=True or an argv list), each
+    # with the directory it runs in: where chdir moved, or the cwd it was given.
+    commands: list[CodeCommand] = field(default_factory=list)
     calls: list[CodeCall] = field(default_factory=list)
     # Files the code writes with what it downloads (urlretrieve(url, file)).
     downloads: list[str] = field(default_factory=list)
@@ -142,6 +151,8 @@ _NETWORK = frozenset({"urllib.request.urlopen", "urllib.urlopen", "urllib2.urlop
                       "httpx.get", "httpx.post", "httpx.put", "httpx.patch", "httpx.delete", "httpx.request", "http.client.HTTPConnection",
                       "http.client.HTTPSConnection", "socket.socket", "socket.create_connection"})
 _DOWNLOAD_TO_FILE = frozenset({"urllib.request.urlretrieve", "urllib.urlretrieve", "wget.download"})
+# Calls that move the working directory of everything after them.
+_CHDIR = frozenset({"os.chdir", "contextlib.chdir"})
 _OPEN_CALLS = frozenset({"open", "io.open", "codecs.open", "builtins.open", "os.open"})
 
 
@@ -180,7 +191,7 @@ def _judged(name: str) -> bool:
         return False  # a raw connection's destination and what it sends are not followed
     return (name in _FILE_CALLS or name in _COPY_CALLS or name in _SHELL_CALLS or name in _SUBPROCESS
             or name in _SETUID or name in _KILL or name in _DOWNLOAD_TO_FILE or name in _NETWORK
-            or name in _OPEN_CALLS or name in ("os.chmod", "os.lchmod", "os.fchmod", "os.chdir")
+            or name in _OPEN_CALLS or name in ("os.chmod", "os.lchmod", "os.fchmod") or name in _CHDIR
             or name.startswith(("os.exec", "os.spawn", "os.posix_spawn")))
 
 
@@ -496,8 +507,8 @@ class _Reader(ast.NodeVisitor):
             self.add_path(args[1] if len(args) > 1 else keywords.get("dst"), "write", name)
         elif name in ("os.chmod", "os.lchmod", "os.fchmod") or (short in ("chmod", "lchmod") and isinstance(node.func, ast.Attribute)):
             self._chmod(node, name)
-        elif name == "os.chdir":
-            self._chdir(args)
+        elif name in _CHDIR:
+            self._chdir(node, name)
         elif name in _KILL:
             self._kill(name, args)
         elif name in _SETUID:
@@ -545,7 +556,7 @@ class _Reader(ast.NodeVisitor):
                 self.reading.unresolved.append(f"`{_clip(command)}` is expanded a second time, as Python, when it runs")
                 return
             command = "".join(p for p in again if isinstance(p, str)) if again is not None else command
-        self.reading.commands.append(command)
+        self._run(command)
 
     def _open_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
         """`open(F, mode)`: the mode says whether F is read or written; `os.open`'s flags are not read."""
@@ -565,12 +576,18 @@ class _Reader(ast.NodeVisitor):
         if name in ("shutil.rmtree", "os.removedirs") and path is not None:
             self.reading.calls.append(CodeCall("delete-tree", self._absolute(path), name))
 
-    def _chdir(self, args: list[ast.expr]) -> None:
-        """`os.chdir` moves where later relative paths are resolved; to somewhere unknown, they are unknown."""
-        path = self.path_of(args[0]) if args else None
-        self.cwd = self._absolute(self._expanduser(path)) if path is not None else None
+    def _chdir(self, node: ast.Call, name: str) -> None:
+        """`os.chdir` moves where later relative paths and commands are resolved. To somewhere unknown,
+        or from code that may run at another time or not at all (a function, a branch, a loop, a
+        `with`), where the code after it runs is not known."""
+        path = self.path_of(node.args[0]) if node.args else None
         if path is None:
-            self.reading.unresolved.append("`os.chdir` moves to a directory the code computes at run time")
+            self.reading.unresolved.append(f"`{name}` moves to a directory the code computes at run time")
+        elif not self.scopes.straight_line(node):
+            path = None
+            self.reading.unresolved.append(f"`{name}` in a function, branch, loop or `with`: where the code after it "
+                                           "runs is not known")
+        self.cwd = self._absolute(self._expanduser(path)) if path is not None else None
 
     def _kill(self, name: str, args: list[ast.expr]) -> None:
         """A signal to init or every process (pid 1, -1) is its own danger; to a computed pid, unknown."""
@@ -643,18 +660,41 @@ class _Reader(ast.NodeVisitor):
         else:
             self.reading.unresolved.append(f"`{via}` sets a file mode the code computes at run time")
 
+    def _run(self, text: str, cwd: str | None | bool = True) -> None:
+        """A command the code runs, where the code is now (``cwd`` True) or in ``cwd``."""
+        self.reading.commands.append(CodeCommand(text, self.cwd if cwd is True else cwd if isinstance(cwd, str) else None))
+
     def _shell(self, node: ast.AST | None, via: str) -> None:
         value = self.value(node)
         if isinstance(value, str):
-            self.reading.commands.append(value)
+            self._run(value)
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
-            self.reading.commands.append(shlex.join(value))
+            self._run(shlex.join(value))
         else:
             self.reading.unresolved.append(f"`{via}` runs a command the code computes at run time")
+
+    def _given_cwd(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> str | None | bool:
+        """The directory a subprocess call runs its command in: its ``cwd`` (Popen's tenth argument),
+        True for where the code is, None when the code computes it (noted as unresolved)."""
+        node = keywords.get("cwd") or (args[9] if len(args) > 9 and name.startswith("subprocess.") else None)
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return True
+        path = self.path_of(node)
+        if path is None:
+            self.reading.unresolved.append(f"`{name}` runs its command in a directory the code computes at run time")
+            return None
+        return self._absolute(self._expanduser(path))
 
     def _subprocess(self, node: ast.Call, name: str) -> None:
         args = node.args
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if "executable" in keywords:
+            # The program run is `executable`, whatever the argument list names first.
+            self.reading.unresolved.append(f"`{name}(executable=...)` runs another program than its command names")
+            return
+        cwd = self._given_cwd(name, args, keywords)
+        if cwd is None:
+            return
         if name.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
             # os.execvp(file, args) / os.spawnl(mode, path, arg0, ...): the program and its words.
             values = [self.value(a) for a in args]
@@ -667,7 +707,7 @@ class _Reader(ast.NodeVisitor):
                 argv = [values[0], *values[2:]] if values else []
             argv = [a for a in argv if not isinstance(a, dict)]
             if argv and all(isinstance(a, str) for a in argv):
-                self.reading.commands.append(shlex.join(argv))
+                self._run(shlex.join(argv))
             else:
                 self.reading.unresolved.append(f"`{name}` runs a program the code computes at run time")
             return
@@ -678,17 +718,17 @@ class _Reader(ast.NodeVisitor):
         if name == "asyncio.create_subprocess_exec":
             values = [self.value(a) for a in args]
             if values and all(isinstance(v, str) for v in values):
-                self.reading.commands.append(shlex.join(values))
+                self._run(shlex.join(values), cwd)
             else:
                 self.reading.unresolved.append(f"`{name}` runs a program the code computes at run time")
             return
         value = self.value(command)
         if shell is True and isinstance(value, str):
-            self.reading.commands.append(value)
+            self._run(value, cwd)
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
-            self.reading.commands.append(shlex.join(value))
+            self._run(shlex.join(value), cwd)
         elif isinstance(value, str) and shell is False:
-            self.reading.commands.append(shlex.quote(value))
+            self._run(shlex.quote(value), cwd)
         else:
             self.reading.unresolved.append(f"`{name}` runs a command the code computes at run time")
 
@@ -737,6 +777,9 @@ def _clip(text: str, limit: int = 60) -> str:
 
 
 _SCOPE_NODES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NOT_STRAIGHT = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match, ast.BoolOp,
+                 ast.IfExp, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.FunctionDef,
+                 ast.AsyncFunctionDef, ast.ClassDef, getattr(ast, "TryStar", ast.Try))
 
 
 @dataclass
@@ -747,24 +790,33 @@ class _Scopes:
     scope_of: dict[int, ast.AST] = field(default_factory=dict)
     outer: dict[int, ast.AST | None] = field(default_factory=dict)
     direct: set[int] = field(default_factory=set)
+    # Nodes of the module's own straight-line code: run once, in order, when the code runs.
+    straight: set[int] = field(default_factory=set)
 
     @classmethod
     def of(cls, tree: ast.AST) -> "_Scopes":
         scopes = cls(outer={id(tree): None})
-        stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+        stack: list[tuple[ast.AST, ast.AST, bool]] = [(tree, tree, True)]
         while stack:
-            node, scope = stack.pop()
+            node, scope, straight = stack.pop()
+            if straight:
+                scopes.straight.add(id(node))
             body = getattr(node, "body", None) if isinstance(node, _SCOPE_NODES) else None
             if isinstance(body, list):
                 scopes.direct.update(id(statement) for statement in body)
+            # What a compound statement, a condition or a definition holds may run later, again or never.
+            inside = straight and not isinstance(node, _NOT_STRAIGHT)
             for child in checked(ast.iter_child_nodes(node)):
                 scopes.scope_of[id(child)] = scope
                 if isinstance(child, _SCOPE_NODES):
                     scopes.outer[id(child)] = scope
-                    stack.append((child, child))
+                    stack.append((child, child, False))
                 else:
-                    stack.append((child, scope))
+                    stack.append((child, scope, inside))
         return scopes
+
+    def straight_line(self, node: ast.AST) -> bool:
+        return id(node) in self.straight
 
     def sees(self, use: ast.AST, site: ast.AST) -> bool:
         """A binding at ``site`` holds where ``use`` reads the name: straight in the body of a scope

@@ -660,8 +660,8 @@ class _Walker:
         command.code_calls.extend(reading.calls)
         command.downloads.extend(reading.downloads)
         command.runs_download |= reading.runs_download
-        for text in reading.commands:
-            self.parse(text, cwd=command.cwd, via=f"{label} (Python)", depth=depth + 1)
+        for run in reading.commands:
+            self.parse(run.text, cwd=run.cwd, via=f"{label} (Python)", depth=depth + 1)
         self.unresolved.extend(f"{why}: {reason}" for reason in reading.unresolved)
 
     def _cd(self, words: list[str], dynamic: list[bool]) -> None:
