@@ -21,8 +21,8 @@ from pathlib import Path
 
 from . import budget, fs_probe
 
-__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
-           "holds_private_key", "secret_name", "find_secret_named"]
+__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "AGENT_SECRETS", "credential_store",
+           "credential_stores", "secret_file", "holds_private_key", "secret_name", "find_secret_named"]
 
 # Relative to the home directory: keys, tokens and the files where tools keep them.
 HOME_SECRETS = (
@@ -40,18 +40,48 @@ ENV_SCAN_SKIP = frozenset(
 )
 
 
+# Relative to the home directory, beyond HOME_SECRETS (which the sandbox also masks one by one inside
+# the directories it shows): the agent's own and Claude Code's tokens, other tools' tokens, and
+# Jupyter's runtime directory, whose connection files hold the key that runs code in a kernel and
+# whose server files hold the server's token. The sandbox hides them with the rest of the home.
+AGENT_SECRETS = (
+    ".codingcode/mcp-tokens", ".claude.json", ".claude.json.backup", ".cache/huggingface/token",
+    ".huggingface/token", ".kaggle/kaggle.json", ".databrickscfg", ".local/share/jupyter/runtime",
+    "Library/Jupyter/runtime",
+)  # fmt: skip
+# Where Jupyter puts its runtime directory when told (jupyter_core's rules, read without importing it).
+_RUNTIME_VARIABLES = ("JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
+
+
 @functools.lru_cache(maxsize=8)
-def _stores(home: str | None) -> tuple[tuple[str, Path], ...]:
-    # Keyed by $HOME: the real home directory, resolved once per value rather than once per path judged.
+def _stores(home: str | None, runtime: tuple[str | None, ...]) -> tuple[tuple[str, Path], ...]:
+    # Keyed by $HOME and Jupyter's variables: resolved once per value rather than once per path judged.
     root = Path(os.path.realpath(os.path.expanduser("~")))
-    return tuple((str(root / name), root / name) for name in HOME_SECRETS)
+    stores = [root / name for name in (*HOME_SECRETS, *AGENT_SECRETS)]
+    explicit, data, xdg_data, xdg_runtime = runtime
+    for directory in (explicit, data and os.path.join(data, "runtime"), xdg_data and os.path.join(xdg_data, "jupyter",
+                                                                                                "runtime"),
+                      xdg_runtime and os.path.join(xdg_runtime, "jupyter")):
+        if directory:
+            stores.append(Path(os.path.realpath(os.path.expanduser(directory))))
+    return tuple((str(store), store) for store in stores)
+
+
+def credential_stores() -> tuple[Path, ...]:
+    """Every credential store of the home (:data:`HOME_SECRETS`, :data:`AGENT_SECRETS`) and Jupyter's
+    runtime directory wherever its variables put it."""
+    return tuple(store for _, store in _current_stores())
+
+
+def _current_stores() -> tuple[tuple[str, Path], ...]:
+    return _stores(os.environ.get("HOME"), tuple(os.environ.get(name) for name in _RUNTIME_VARIABLES))
 
 
 def credential_store(path: Path) -> Path | None:
-    """The credential store of the home directory (:data:`HOME_SECRETS`) that ``path`` (a real
-    path) is or is inside, or None: what the sandbox hides must not be read unasked by a tool either."""
+    """The credential store (:func:`credential_stores`) that ``path`` (a real path) is or is inside,
+    or None: what the sandbox hides must not be read unasked by a tool either."""
     text = str(path)
-    for prefix, store in _stores(os.environ.get("HOME")):
+    for prefix, store in _current_stores():
         if text == prefix or text.startswith(prefix + "/"):
             return store
     return None

@@ -91,6 +91,16 @@ def _walk_strings(value: Any, depth: int = 0) -> Iterator[str]:
             yield from _walk_strings(item, depth + 1)
 
 
+# A URL in text: a request, not a path (its `//host/...` is no file); a `file:` URL is a path.
+_URL_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*)://([^\s'\"<>()`]*)")
+
+
+def _without_urls(text: str) -> str:
+    """``text`` with its URLs taken out, a `file:` URL's path left in their place."""
+    return _URL_IN_TEXT.sub(lambda m: f" {unquote(urlparse(m.group(0)).path)} " if m.group(1).lower() == "file" else " ",
+                            text)
+
+
 def _opaque_paths(subject: Subject, raw_input: dict[str, Any], seen: set[str]) -> None:
     """Every path any argument names, as far as words go (`{"cmd": "cat /etc/shadow"}` included)."""
     for key, value in raw_input.items():
@@ -101,6 +111,8 @@ def _opaque_paths(subject: Subject, raw_input: dict[str, Any], seen: set[str]) -
                     subject.paths.extend(resolve_all(subject.project, text, str(subject.project), "unknown",
                                                      f"{subject.tool} {key}"))
     for text in _walk_strings(raw_input):
+        if "://" in text and len(text) < 100_000:
+            text = _without_urls(text)
         words = [text] + (re.split(r"[\s'\"=,;:()<>|&]+", text)[:200] if len(text) < 100_000 else [])
         for word in words:
             if word not in seen and _path_like(word):
