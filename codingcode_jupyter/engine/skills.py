@@ -1,9 +1,13 @@
 """Skills: folders with a ``SKILL.md`` the model loads when a task calls for them, as in Claude Code.
 
-Where they live, lowest precedence first: the person's ``~/.claude/skills`` and
-``~/.codingcode/skills``, the project's ``.claude/skills`` and ``.codingcode/skills``; each
-skill is a directory ``NAME/SKILL.md`` (front matter ``name``, ``description``,
-``allowed-tools``; the body is the instructions) with any files beside it.
+Where they live: the person's ``~/.claude/skills`` and ``~/.codingcode/skills``, the project's
+``.claude/skills`` and ``.codingcode/skills``; each skill is a directory ``NAME/SKILL.md`` (front
+matter ``name``, ``description``, ``allowed-tools``; the body is the instructions) with any
+files beside it. Within the person's directories and within the project's, the later one wins
+a name. A project's skill never replaces the person's skill of the same name (a cloned
+repository would otherwise rewrite instructions the person relies on): the person's is the one
+loaded, the project's is kept in :attr:`SkillCatalog.shadowed` for listing, and a notice names
+both files.
 
 Progressive disclosure, as Claude Code's Skill tool works: only each skill's name and
 description go into the system prompt (:func:`skills_section`); the model calls
@@ -70,9 +74,23 @@ class Skill:
 class SkillCatalog:
     skills: dict[str, Skill] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # A project's skills named like one of the person's: listed, never loaded by that name.
+    shadowed: list[Skill] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
     def listed(self) -> list[Skill]:
         return [self.skills[name] for name in sorted(self.skills)]
+
+    def add(self, skill: Skill) -> None:
+        """``skill`` under its name: a later source of the same side replaces an earlier one, a
+        project's never replaces the person's."""
+        kept = self.skills.get(skill.name)
+        if kept is not None and skill.from_project and not kept.from_project:
+            self.shadowed.append(skill)
+            self.notices.append(f"the project's skill '{skill.name}' ({skill.path}) has the name of yours ({kept.path}): "
+                                "yours is the one used")
+            return
+        self.skills[skill.name] = skill
 
 
 def skill_dirs(project: Path, home: Path | None = None) -> list[tuple[Source, Path]]:
@@ -106,7 +124,8 @@ def _read(path: Path, source: Source) -> Skill:
 
 
 def load_skills(project: Path, home: Path | None = None) -> SkillCatalog:
-    """Every skill of the person and of ``project``; a later source replaces a same-named skill."""
+    """Every skill of the person and of ``project``; a later source replaces a same-named skill, except
+    that a project's never replaces the person's (:meth:`SkillCatalog.add`)."""
     catalog = SkillCatalog()
     for source, directory in skill_dirs(project, home):
         if not directory.is_dir():
@@ -120,7 +139,7 @@ def load_skills(project: Path, home: Path | None = None) -> SkillCatalog:
             except (OSError, ValueError) as error:
                 catalog.errors.append(f"{path}: {error}")
                 continue
-            catalog.skills[skill.name] = skill
+            catalog.add(skill)
     return catalog
 
 

@@ -283,7 +283,10 @@ class Subcommands:
         rows = [["skill", "description", "from"]]
         for skill in catalog.listed():
             rows.append([skill.name, skill.description[:80], f"{skill.source} ({len(skill.files())} files)"])
+        for skill in catalog.shadowed:
+            rows.append([skill.name, skill.description[:80], f"{skill.source}, not used: yours has its name"])
         lines = [table(rows) if len(rows) > 1 else "no skills (.claude/skills/NAME/SKILL.md, ~/.claude/skills, .codingcode/skills)"]
+        lines += catalog.notices
         lines += [f"not loaded: {error}" for error in catalog.errors]
         lines += [f"{skill.path}: {note}" for skill in catalog.listed() for note in skill.notes]
         return "\n".join(lines)
