@@ -113,6 +113,7 @@ def test_downloads_are_named():
     ("import shutil; shutil.make_archive('out', 'zip')", "/p", "tree"),
     ("import shutil; shutil.make_archive('out', 'zip', root_dir='/srv', base_dir='data')", "/srv/data", "tree"),
     ("import tempfile; tempfile.mkstemp('.pth', 'x', 'lib')", "/p/lib/xXXXXXXXX.pth", "write"),
+    ("import tempfile; tempfile.mkstemp(suffix=None, prefix=None, dir='lib')", "/p/lib/tmpXXXXXXXX", "write"),
     ("import logging; logging.basicConfig(filename='a.pth')", "/p/a.pth", "write"),
     ("from pathlib import Path; Path('a').rename('b.pth')", "/p/b.pth", "write"),
     ("from pathlib import Path; Path('a.txt').open('a')", "/p/a.txt", "write"),
@@ -129,6 +130,7 @@ def test_the_file_table_finds_what_each_call_reaches(code, path, access):
     "df.to_parquet(name + '.parquet')",
     "import pandas as pd; pd.read_csv(path)",
     "import tempfile; tempfile.NamedTemporaryFile(suffix='.pth')",
+    "import tempfile; tempfile.NamedTemporaryFile(suffix=None, dir='build')",
     "df.to_csv()", "'a b'.replace('a', 'c')",
 ])
 def test_a_file_object_or_a_data_name_is_no_unknown_path(code):

@@ -520,9 +520,7 @@ class _Reader(ast.NodeVisitor):
             self.reading.unresolved.append("`getattr` with a computed name hides which function is called")
         elif name in _NETWORK:
             self.reading.network = True
-        elif isinstance(node.func, ast.Attribute) and not self._method_call(node, node.func, name):
-            self._other_call(name, args, keywords)
-        elif not isinstance(node.func, ast.Attribute):
+        elif not (isinstance(node.func, ast.Attribute) and self._method_call(node, node.func, name)):
             self._other_call(name, args, keywords)
         self.generic_visit(node)
 
@@ -677,17 +675,19 @@ class _Reader(ast.NodeVisitor):
         """A temporary file or directory made in a directory of the code's choosing: its name is random,
         but its prefix and suffix are the code's (`suffix='.pth'`)."""
         at = 4 if via.endswith(("NamedTemporaryFile", "TemporaryFile")) else 0
-        pieces = [_argument(node, FileArg(at + offset, (key,), "write")) for offset, key in
-                  enumerate(("suffix", "prefix", "dir"))]
-        suffix, prefix, directory = [None if p is None or (isinstance(p, ast.Constant) and p.value is None)
-                                     else self.path_of(p) if p is not None else None for p in pieces]
-        if pieces[2] is None or (isinstance(pieces[2], ast.Constant) and pieces[2].value is None):
+        texts: dict[str, str | None] = {}
+        for offset, key in enumerate(("suffix", "prefix", "dir")):
+            given = _argument(node, FileArg(at + offset, (key,), "write"))
+            if given is not None and not (isinstance(given, ast.Constant) and given.value is None):
+                texts[key] = self.path_of(given)
+        if "dir" not in texts:
             return  # the system's temporary directory
-        if directory is None or (pieces[0] is not None and suffix is None) or (pieces[1] is not None and prefix is None):
+        if None in texts.values():
             self.reading.unresolved.append(f"`{via}` makes a file the code names at run time")
             return
-        name = f"{prefix or 'tmp'}XXXXXXXX{suffix or ''}"
-        self.reading.paths.append(CodePath(self._absolute(os.path.join(self._expanduser(directory), name)), "write", via))
+        name = f"{texts.get('prefix') or 'tmp'}XXXXXXXX{texts.get('suffix') or ''}"
+        self.reading.paths.append(CodePath(self._absolute(os.path.join(self._expanduser(texts["dir"] or ""), name)),
+                                           "write", via))
 
     def _chdir(self, node: ast.Call, name: str) -> None:
         """`os.chdir` moves where later relative paths and commands are resolved. To somewhere unknown,
