@@ -75,6 +75,9 @@ def test_commands_run_where_the_code_is(code, cwd):
     "import os\nflag and os.chdir('/etc')",
     "import os, subprocess\nsubprocess.run(['ls'], cwd=os.environ['D'])",
     "import subprocess\nsubprocess.run(['ls', '-c', 'id'], executable='/bin/sh')",
+    "import subprocess\nsubprocess.run(['ls'], **{'cwd': '/etc'})",
+    "import subprocess\nkw = {'shell': True}\nsubprocess.run('ls', **kw)",
+    "import subprocess\nsubprocess.run(*['ls'])",
 ])
 def test_a_working_directory_the_judge_cannot_know_is_unresolved(code):
     assert reading(code).unresolved, code
@@ -117,6 +120,10 @@ def test_downloads_are_named():
     ("import logging; logging.basicConfig(filename='a.pth')", "/p/a.pth", "write"),
     ("from pathlib import Path; Path('a').rename('b.pth')", "/p/b.pth", "write"),
     ("from pathlib import Path; Path('a.txt').open('a')", "/p/a.txt", "write"),
+    ("from pathlib import Path; (Path.cwd() / 'a.pth').write_text('x')", "/p/a.pth", "write"),
+    ("import os\nfrom pathlib import Path\nos.chdir('/etc')\nPath.cwd().joinpath('shadow').read_text()", "/etc/shadow", "read"),
+    ("open('a.txt', 'w', **{'encoding': 'utf-8'})", "/p/a.txt", "write"),
+    ("opts = {'index': False}\ndf.to_csv('x.pth', **opts)", "/p/x.pth", "write"),
 ])
 def test_the_file_table_finds_what_each_call_reaches(code, path, access):
     assert (path, access) in [(p.path, p.access) for p in reading(code).paths], reading(code).paths
@@ -141,6 +148,8 @@ def test_a_file_object_or_a_data_name_is_no_unknown_path(code):
     "df.to_csv(name)", "import matplotlib.pyplot as plt\nplt.savefig(f'{c}.py')", "arr.tofile(x + '.pth')",
     "import shutil; shutil.make_archive('o', 'zip', root)", "import tempfile; tempfile.mkstemp(dir=d)",
     "f = open('a')\nf = name\ndf.to_csv(f)",
+    "open(**{'file': 'a.pth', 'mode': 'w'})", "open('a.pth', **{'mode': 'w'})", "df.to_csv(*['a.pth'])",
+    "from pathlib import Path; Path('a.pth').open(**opts)",
 ])
 def test_a_write_to_a_computed_name_is_unresolved(code):
     assert reading(code).unresolved, code

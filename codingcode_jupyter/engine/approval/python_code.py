@@ -412,7 +412,10 @@ class _Reader(ast.NodeVisitor):
         if name in ("os.getenv", "os.environ.get"):
             return self.home if args[:1] == ["HOME"] else UNKNOWN
         if name in ("os.getcwd", "pathlib.Path.cwd"):
-            return self.cwd if self.cwd is not None else UNKNOWN
+            if self.cwd is None:
+                return UNKNOWN
+            # `Path.cwd() / 'x'` joins as a path does; os.getcwd() is text.
+            return self.cwd if name == "os.getcwd" else _PathValue(self.cwd)
         if name == "os.path.join":
             texts = [a.text if isinstance(a, _PathValue) else a for a in args]
             return _join(*texts) if texts and all(isinstance(t, str) for t in texts) else UNKNOWN
@@ -551,6 +554,10 @@ class _Reader(ast.NodeVisitor):
                    shift: int = 0) -> None:
         """A call of the file table (file_calls): each file argument added with how the call reaches it.
         ``owner``: the path a pathlib method is called on; ``shift``: a method called on its class."""
+        if _hidden_arguments(node) and not self._all_given(node, row, shift):
+            self.reading.unresolved.append(f"`{via}` is given `*`/`**` arguments: which file it reaches, and how, "
+                                           "is only known when it runs")
+            return
         if row.special == "archive":
             self._archive(node, via)
             return
@@ -570,6 +577,14 @@ class _Reader(ast.NodeVisitor):
             path = self.path_of(node.args[0])
             if path is not None:
                 self.reading.calls.append(CodeCall("delete-tree", self._absolute(path), via))
+
+    def _all_given(self, node: ast.Call, row: FileCall, shift: int) -> bool:
+        """Whether every file argument and the mode of a file-table call are written out in it (a
+        `*`/`**` beside them then cannot name another file or turn a read into a write)."""
+        wanted = [arg for arg in row.paths if arg.keywords != ("self",)]
+        if row.mode is not None:
+            wanted.append(FileArg(row.mode[0], (row.mode[1],), "read"))
+        return not row.special and all(_argument(node, arg, shift) is not None for arg in wanted)
 
     def _mode_access(self, node: ast.Call, row: FileCall, shift: int) -> CodeAccess:
         """Read or write, as the call's mode says (`"w"`, `"a"`, `"x"`, `"+"` write)."""
@@ -783,6 +798,10 @@ class _Reader(ast.NodeVisitor):
     def _subprocess(self, node: ast.Call, name: str) -> None:
         args = node.args
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if _hidden_arguments(node):
+            self.reading.unresolved.append(f"`{name}` is given `*`/`**` arguments: its program, its shell and its "
+                                           "directory are only known when it runs")
+            return
         if "executable" in keywords:
             # The program run is `executable`, whatever the argument list names first.
             self.reading.unresolved.append(f"`{name}(executable=...)` runs another program than its command names")
@@ -826,6 +845,11 @@ class _Reader(ast.NodeVisitor):
             self._run(shlex.quote(value), cwd)
         else:
             self.reading.unresolved.append(f"`{name}` runs a command the code computes at run time")
+
+
+def _hidden_arguments(node: ast.Call) -> bool:
+    """A `*args` or `**kwargs` in the call: what it passes, and where, is only known when it runs."""
+    return any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
 
 
 def _argument(node: ast.Call, arg: FileArg, shift: int = 0) -> ast.expr | None:
