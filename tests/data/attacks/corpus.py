@@ -193,6 +193,12 @@ def make_guard_home(root: Path) -> Path:
     home = make_target_home(root)
     for rel in (".cache/pip", ".cache/uv", ".local/lib", ".local/bin", ".cargo/registry", "notes"):
         (home / rel).mkdir(parents=True, exist_ok=True)
+    # Credential stores that exist: a copy or a link of one is judged as the file it names, and a
+    # word that may not be a path counts only when the file is there.
+    for rel in (".claude.json", ".netrc", ".codingcode/mcp-tokens/github.json",
+                ".local/share/jupyter/runtime/kernel-4f1c.json"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text('{"token": "fake"}\n', encoding="utf-8")
     return home
 
 
