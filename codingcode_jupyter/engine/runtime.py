@@ -185,6 +185,14 @@ def _ignored_summary(effective: "EffectiveSettings") -> list[str]:
     return [f"{count} setting(s) in {', '.join(files)} have no effect here; %agent doctor lists each with the reason."]
 
 
+def _skill_notices(project: Path) -> list[str]:
+    """A project's skill named like one of the person's is not used: the person hears it at the first
+    turn, not only from `%agent skills`, since a cloned repository may have put it there."""
+    from .skills import load_skills
+
+    return load_skills(project).notices
+
+
 def _server_admission(settings: ProjectSettings) -> Callable[[str], str | None]:
     """A project's MCP server starts only once the person trusted it (as written in .mcp.json)."""
 
@@ -266,6 +274,7 @@ def open_session(
     session.pending_notices.extend(effective.warnings)
     session.shown_warnings.update(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
+    session.pending_notices.extend(_skill_notices(project))
     session.on_first_answer.append(session.snapshot_soon)
     telemetry.session_started(session.id)
     return session
