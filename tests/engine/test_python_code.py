@@ -83,6 +83,20 @@ def test_a_working_directory_the_judge_cannot_know_is_unresolved(code):
     assert reading(code).unresolved, code
 
 
+@pytest.mark.parametrize("rebinding", [
+    "*c, = ['sudo', 'id']", "[*c] = ['sudo', 'id']", "a, (c, b) = 1, ('sudo id', 2)", "del c",
+    "try:\n    pass\nexcept Exception as c:\n    pass", "match 'sudo id':\n    case c: pass",
+    "match ['sudo id']:\n    case [*c]: pass", "match {'k': 1}:\n    case {**c}: pass",
+    "match 'sudo id':\n    case str() as c: pass", "class c: pass", "def c(): pass", "from os import sep as c",
+    "import os as c",
+])
+def test_a_second_binding_of_any_kind_unfolds_a_name(rebinding):
+    # Positive control: bound once, the command is followed.
+    assert [run.text for run in reading("import os\nc = 'ls src'\nos.system(c)").commands] == ["ls src"]
+    found = reading(f"import os\nc = 'ls src'\n{rebinding}\nos.system(c)")
+    assert not found.commands and found.unresolved, found
+
+
 @pytest.mark.parametrize("code", [
     "exec('import os')", "eval(input())", "import importlib; importlib.import_module('o' + 's')",
     "import os; open(os.environ.get('P'))", "import ctypes; ctypes.CDLL(None)", "import os; os.system(input())",

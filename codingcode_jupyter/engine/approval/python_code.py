@@ -224,6 +224,8 @@ class _Reader(ast.NodeVisitor):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    # A name the code also assigns is no longer the value assigned.
+                    self._bind(alias.asname or alias.name.split(".")[0], None, node)
             elif isinstance(node, ast.ImportFrom):
                 if node.level or node.module is None:
                     continue
@@ -232,6 +234,7 @@ class _Reader(ast.NodeVisitor):
                         self.reading.unresolved.append(f"`from {node.module} import *` hides which names are called")
                         continue
                     self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    self._bind(alias.asname or alias.name, None, node)
             else:
                 self._collect_bindings(node)
         own_names = _bound_names(tree)
@@ -254,10 +257,16 @@ class _Reader(ast.NodeVisitor):
             for target in targets:
                 if isinstance(target, ast.Name):
                     self._bind(target.id, node.value if not isinstance(node, ast.AugAssign) else None, node)
-                elif isinstance(target, (ast.Tuple, ast.List)):
-                    for element in target.elts:
-                        if isinstance(element, ast.Name):
-                            self._bind(element.id, None, node)
+                else:
+                    # `*x, = ...`, `a, (x, b) = ...`: bound, to a value not followed.
+                    for name in _store_names(target):
+                        self._bind(name, None, node)
+        elif isinstance(node, (ast.Delete, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping,
+                               ast.ClassDef)):
+            # Each rebinds (or unbinds) a name to what the judge does not follow: a name bound once
+            # before it is no longer that one value (`case c:` binds c to the subject).
+            for name in _other_bound_names(node):
+                self._bind(name, None, node)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith)):
             for bound_name in _loop_targets(node):
                 self._bind(bound_name, None, node)
@@ -265,6 +274,8 @@ class _Reader(ast.NodeVisitor):
                 if isinstance(item.optional_vars, ast.Name):
                     self.with_values.setdefault(item.optional_vars.id, []).append(item.context_expr)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if not isinstance(node, ast.Lambda):
+                self._bind(node.name, None, node)
             arguments = node.args
             for arg in [*arguments.args, *arguments.kwonlyargs, *arguments.posonlyargs, arguments.vararg, arguments.kwarg]:
                 if arg is not None:
@@ -878,6 +889,28 @@ def _bound_names(tree: ast.AST) -> set[str]:
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
             bound.add(node.name)
     return bound
+
+
+def _store_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds: itself, or each inside a tuple, list or `*`."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _store_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _store_names(element)]
+    return []
+
+
+def _other_bound_names(node: ast.AST) -> list[str]:
+    """The names `del`, `except ... as`, a `case` pattern or a class statement bind or unbind."""
+    if isinstance(node, ast.Delete):
+        return [name for target in node.targets for name in _store_names(target)]
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    return [node.name] if isinstance(node, ast.ClassDef) else []
 
 
 def _loop_targets(node: ast.AST) -> list[str]:
