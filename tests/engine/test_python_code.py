@@ -97,6 +97,15 @@ def test_a_second_binding_of_any_kind_unfolds_a_name(rebinding):
     assert not found.commands and found.unresolved, found
 
 
+@pytest.mark.parametrize("change", ["c[0] = 'sudo'", "c[:] = ['sudo', 'id']", "del c[0]", "c.insert(0, 'sudo')",
+                                    "c.reverse()", "d = c", "x = [c]", "import random\nrandom.shuffle(c)", "f(*c)"])
+def test_a_list_that_may_change_in_place_is_not_folded(change):
+    unchanged = "import subprocess\nc = ['id', 'src']\nprint(len(c), f'{c}')\nfor a in c:\n    pass\n"
+    assert [run.text for run in reading(unchanged + "subprocess.run(c)").commands] == ["id src"]
+    found = reading(f"import subprocess\nc = ['id', 'src']\n{change}\nsubprocess.run(c)")
+    assert not found.commands and found.unresolved, found
+
+
 @pytest.mark.parametrize("code", [
     "exec('import os')", "eval(input())", "import importlib; importlib.import_module('o' + 's')",
     "import os; open(os.environ.get('P'))", "import ctypes; ctypes.CDLL(None)", "import os; os.system(input())",

@@ -123,6 +123,9 @@ _SUBPROCESS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_
 _SETUID = frozenset({"os.setuid", "os.seteuid", "os.setreuid", "os.setresuid", "os.setgid", "os.setegid",
                      "os.setregid", "os.setresgid", "os.setgroups", "os.initgroups"})
 _KILL = frozenset({"os.kill", "os.killpg"})
+# Calls that read a list without changing it: one bound once is still its display where they see it.
+_READS_LIST = frozenset({"print", "len", "str", "repr", "list", "tuple", "sorted", "shlex.join", "any", "all", "min",
+                         "max", "enumerate", "zip", "set", "frozenset"})
 _DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__", "importlib.import_module", "importlib.__import__",
                            "runpy.run_module", "builtins.exec", "builtins.eval", "code.interact",
                            "code.InteractiveInterpreter", "pickle.loads", "marshal.loads"})
@@ -208,6 +211,8 @@ class _Reader(ast.NodeVisitor):
         self.scopes = _Scopes()
         self._evaluating: set[str] = set()
         self._visited = 0
+        self.tree: ast.AST = ast.Module(body=[], type_ignores=[])
+        self._parents: dict[ast.AST, ast.AST] | None = None
 
     def visit(self, node: ast.AST) -> object:
         # Every node visited counts against the call's judging budget (a script of a million lines).
@@ -219,6 +224,7 @@ class _Reader(ast.NodeVisitor):
     # -- set-up: imports and names bound once -----------------------------------------------
 
     def run(self, tree: ast.AST) -> None:
+        self.tree = tree
         self.scopes = _Scopes.of(tree)
         for node in checked(ast.walk(tree)):
             if isinstance(node, ast.Import):
@@ -380,9 +386,39 @@ class _Reader(ast.NodeVisitor):
             return UNKNOWN
         self._evaluating.add(name)
         try:
-            return self.value(bound[0])
+            value = self.value(bound[0])
         finally:
             self._evaluating.discard(name)
+        # A list can be changed in place (`c[0] = 'sudo'`, `c.insert(...)`, `random.shuffle(c)`).
+        return value if not isinstance(value, list) or self._unchanged(name) else UNKNOWN
+
+    def _unchanged(self, name: str) -> bool:
+        """Whether the list ``name`` is bound to is only read: every use of the name is an argument of
+        a call that reads it (a command's, a join's, print's), an f-string's field or a loop's iterable.
+        Stored into, a method called on it, handed to any other call or to another name, it may change."""
+        if self._parents is None:
+            self._parents = {child: parent for parent in checked(ast.walk(self.tree))
+                             for child in ast.iter_child_nodes(parent)}
+        for node in checked(ast.walk(self.tree)):
+            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = self._parents.get(node)
+            if isinstance(parent, ast.keyword):
+                parent = self._parents.get(parent)
+            if isinstance(parent, ast.Call) and parent.func is not node and self._reads_only(parent):
+                continue
+            if isinstance(parent, ast.FormattedValue) or (isinstance(parent, (ast.For, ast.comprehension))
+                                                          and parent.iter is node):
+                continue
+            return False
+        return True
+
+    def _reads_only(self, call: ast.Call) -> bool:
+        called = self.qualified(call.func) or ""
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "join" and isinstance(call.func.value, ast.Constant):
+            return True
+        return (called in _READS_LIST or called in _SUBPROCESS or called in _SHELL_CALLS or called == self.marker
+                or called.startswith(("os.exec", "os.spawn", "os.posix_spawn")))
 
     def _binop(self, node: ast.BinOp) -> Any:
         left, right = self.value(node.left), self.value(node.right)
