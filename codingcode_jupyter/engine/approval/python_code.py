@@ -559,7 +559,7 @@ class _Reader(ast.NodeVisitor):
         elif name in _SUBPROCESS or name.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
             self._subprocess(node, name)
         elif name in _DOWNLOAD_TO_FILE:
-            self._download(name, args, keywords)
+            self._download(name, node)
         elif name in _DYNAMIC_CODE or short in ("exec", "eval") and name in ("exec", "eval"):
             if name in ("exec", "eval", "builtins.exec", "builtins.eval") and args and self._from_network(args[0]):
                 self.reading.runs_download = True
@@ -772,10 +772,14 @@ class _Reader(ast.NodeVisitor):
         elif not isinstance(pid, int):
             self.reading.unresolved.append(f"`{name}` signals a process the code picks at run time")
 
-    def _download(self, name: str, args: list[ast.expr], keywords: dict[str, ast.expr]) -> None:
+    def _download(self, name: str, node: ast.Call) -> None:
         """A download saved to a file writes that file, which may later be run."""
         self.reading.network = True
+        args, keywords = node.args, {k.arg: k.value for k in node.keywords if k.arg}
         target = args[1] if len(args) > 1 else keywords.get("filename") or keywords.get("out")
+        if target is None and _hidden_arguments(node):
+            self.reading.unresolved.append(f"`{name}` is given `*`/`**` arguments: where it saves is only known when it runs")
+            return
         path = self.path_of(target)
         if path is not None:
             self.reading.downloads.append(self._absolute(path))
