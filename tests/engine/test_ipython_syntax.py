@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from codingcode_jupyter.engine.approval.ipython_syntax import Field, expansion, read_cell
+from codingcode_jupyter.engine.approval.ipython_syntax import Field, api_lines, expansion, read_cell
 from codingcode_jupyter.engine.approval.python_code import analyse_python
 
 
@@ -103,3 +103,23 @@ def test_expansion_agrees_with_ipythons_formatter(template: str) -> None:
     except Exception:
         expected = template
     assert _evaluated(expansion(template), template, namespace) == expected
+
+
+@pytest.mark.parametrize("code, line", [
+    ("get_ipython().system('ls {x}')", "!ls {x}"),
+    ("if x:\n    files = get_ipython().getoutput('cat a')", "if x:\n    files = !cat a"),
+    ("get_ipython().run_line_magic('sx', 'ls')", "%sx ls"),
+])
+def test_ipythons_api_on_constant_text_is_the_line_it_stands_for(code, line):
+    assert api_lines(code) == line
+
+
+@pytest.mark.parametrize("code", [
+    "get_ipython().system(x)", "x = get_ipython().system('ls')", "print(1); get_ipython().system('ls')",
+    "get_ipython().system('ls')  # why", "ip.system('ls')", "get_ipython().run_cell_magic('bash', '', 'ls')",
+    "get_ipython().system('ls', split=False)", "def get_ipython():\n    pass\nget_ipython().system('ls')",
+    "from x import y as get_ipython\nget_ipython().system('ls')", "s = '''\nget_ipython().system('ls')\n'''",
+    "get_ipython().system('a\\nb')",
+])
+def test_any_other_use_of_the_api_is_left_as_written(code):
+    assert api_lines(code) is None

@@ -19,16 +19,25 @@ twice (the magic, then ``getoutput``); ``%%system`` and ``%%sx`` expand their bo
 line is expanded unless the magic opts out (``%time``, ``%timeit``, ``%prun``).
 
 A line ``# %%`` (the percent format insert_cell joins several cells with) ends a cell.
+
+IPython's API does what those lines do, expanding its text the same way: a statement
+``get_ipython().system(S)``, ``x = get_ipython().getoutput(S)`` or
+``get_ipython().run_line_magic(N, L)`` with constant text on a line of its own is read as the
+line IPython would have turned into it (``!S``, ``x = !S``, ``%N L``) by :func:`api_lines`. Any
+other use of ``get_ipython`` stays refused by the Python judge.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import secrets
 import string
 from dataclasses import dataclass, field
 
-__all__ = ["Cell", "Field", "read_cell", "expansion", "TWICE"]
+from ..budget import checked
+
+__all__ = ["Cell", "Field", "read_cell", "expansion", "api_lines", "TWICE"]
 
 # Line magics whose argument is Python, judged as such (they do not expand their line).
 PYTHON_MAGICS = frozenset({"time", "timeit", "prun"})
@@ -166,9 +175,9 @@ def _cell_magic(cell: Cell, indent: str, name: str, rest: str) -> tuple[str, lis
     return indent + "pass", None
 
 
-def read_cell(source: str) -> Cell:
+def read_cell(source: str, marker: str | None = None) -> Cell:
     """Split IPython's syntax out of ``source`` (see the module docstring)."""
-    cell = Cell("", marker=f"__codingcode_shell_{secrets.token_hex(6)}")
+    cell = Cell("", marker=marker or f"__codingcode_shell_{secrets.token_hex(6)}")
     out: list[str] = []
     # The cell magic whose body is being read: (its name, where its call goes in ``out``, the body).
     body: tuple[str, int, list[str]] | None = None
@@ -191,7 +200,72 @@ def read_cell(source: str) -> Cell:
                 body = (magic.group(3), len(out) - 1, lines)
     _end_body(cell, out, body)
     cell.python = "\n".join(out)
+    rewritten = api_lines(cell.python)
+    if rewritten is not None:
+        # A second pass reads the lines the API calls stand for, with the same marker.
+        again = read_cell(rewritten, cell.marker)
+        cell.python = again.python
+        cell.problems.extend(again.problems)
     return cell
+
+
+def api_lines(python: str) -> str | None:
+    """``python`` with each statement of IPython's API on constant text written as the line it
+    stands for (``get_ipython().system('ls')`` as ``!ls``), or None when there is none to write.
+    Nothing is written when the code binds ``get_ipython`` itself: it is then not IPython's."""
+    try:
+        tree = ast.parse(python)
+    except (SyntaxError, ValueError):
+        return None
+    for node in checked(ast.walk(tree)):
+        named = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+        if named == "get_ipython" or (isinstance(node, ast.Name) and node.id == "get_ipython"
+                                      and not isinstance(node.ctx, ast.Load)) or (
+                isinstance(node, (ast.Import, ast.ImportFrom))
+                and any((a.asname or a.name) == "get_ipython" for a in node.names)):
+            return None
+    lines = python.split("\n")
+    written = False
+    for node in checked(ast.walk(tree)):
+        if not isinstance(node, (ast.Expr, ast.Assign)):
+            continue
+        text = _api_line(node)
+        if text is None or node.end_lineno != node.lineno or node.end_col_offset is None:
+            continue
+        line = lines[node.lineno - 1]
+        encoded = line.encode()
+        # The statement must be the whole line (no `a(); get_ipython()...` beside it).
+        if encoded[: node.col_offset].strip() or encoded[node.end_col_offset:].strip():
+            continue
+        lines[node.lineno - 1] = encoded[: node.col_offset].decode() + text
+        written = True
+    return "\n".join(lines) if written else None
+
+
+def _api_line(node: ast.Expr | ast.Assign) -> str | None:
+    """The IPython line a statement calling IPython's API with constant text stands for."""
+    target = None
+    if isinstance(node, ast.Assign):
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return None
+        target = node.targets[0].id
+    call = node.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.keywords
+            and isinstance(call.func.value, ast.Call) and isinstance(call.func.value.func, ast.Name)
+            and call.func.value.func.id == "get_ipython" and not call.func.value.args
+            and not call.func.value.keywords):
+        return None
+    texts = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if len(texts) != len(call.args) or any("\n" in t or "\r" in t for t in texts):
+        return None
+    method = call.func.attr
+    if method in ("system", "getoutput") and len(texts) == 1 and (target is None or method == "getoutput"):
+        line = "!" + texts[0]
+    elif method == "run_line_magic" and len(texts) == 2 and texts[0].isidentifier():
+        line = f"%{texts[0]} {texts[1]}"
+    else:
+        return None
+    return f"{target} = {line}" if target is not None else line
 
 
 def _line(cell: Cell, line: str) -> str:
