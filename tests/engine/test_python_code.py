@@ -145,6 +145,7 @@ def test_downloads_are_named():
     ("import tempfile; tempfile.mkstemp(suffix=None, prefix=None, dir='lib')", "/p/lib/tmpXXXXXXXX", "write"),
     ("import logging; logging.basicConfig(filename='a.pth')", "/p/a.pth", "write"),
     ("import matplotlib.image as mpimg; mpimg.imsave(fname='a.pth', arr=a)", "/p/a.pth", "write"),
+    ("import pickle; pickle.dump(obj, open('a.pth', 'wb'))", "/p/a.pth", "write"),
     ("from pathlib import Path; Path('a').rename('b.pth')", "/p/b.pth", "write"),
     ("from pathlib import Path; Path('a.txt').open('a')", "/p/a.txt", "write"),
     ("from pathlib import Path; (Path.cwd() / 'a.pth').write_text('x')", "/p/a.pth", "write"),

@@ -101,7 +101,7 @@ FUNCTIONS: dict[str, FileCall] = {
     "pandas.to_pickle": _one(1, "filepath_or_buffer", "write", "path"),
     "pandas.ExcelWriter": _one(0, "path", "write"),
     "pandas.HDFStore": _opener("path", 1, "a"),
-    "json.dump": _one(1, "fp", "write"),
+    "json.dump": _one(1, "fp", "write"), "pickle.dump": _one(1, "file", "write"),
     **{name: _one(0, "filename", "write") for name in (
         "logging.FileHandler", "logging.handlers.RotatingFileHandler", "logging.handlers.TimedRotatingFileHandler",
         "logging.handlers.WatchedFileHandler")},
