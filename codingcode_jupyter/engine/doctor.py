@@ -118,11 +118,11 @@ def _hooks(effective: "EffectiveSettings", report: DoctorReport) -> None:
 
 
 def _agents(project: Path, effective: "EffectiveSettings", report: DoctorReport) -> None:
-    from .agents.profiles import ProfileError, load_profile_file, profile_dirs
+    from .agents.profiles import ProfileError, load_profile_file, profile_dirs, profile_files
 
     untrusted = effective.untrusted_profile_modes
     for source, directory in profile_dirs(project):
-        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+        for path in profile_files(directory):
             try:
                 profile = load_profile_file(path, source)
             except ProfileError as error:

@@ -229,7 +229,9 @@ class Session:
         granted = self.settings.trust(items if items is not None else self.pending_trust())
         if granted:
             record_trust(self.project, "trust", granted, by=by, session_id=self.id)
-            if any(item.kind == "mcp" for item in granted):
+            if any(item.kind == "plugin" for item in granted):
+                self.mcp.refresh_plugins()  # the servers of the plugins just trusted join
+            if any(item.kind in ("mcp", "plugin") for item in granted):
                 self.mcp.start_background()  # the servers just trusted start now
         return granted
 
@@ -255,11 +257,29 @@ class Session:
     # -- the parts' life -------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Ask for what needs the event loop: MCP servers, in the background (a turn waits for
-        them briefly, see mcp.startup)."""
+        """Ask for what needs the event loop: the plugins' git marketplaces fetched (on a worker thread,
+        once: what they bring is known before the first turn), then the MCP servers, in the background
+        (a turn waits for them briefly, see mcp.startup)."""
         if not self.started:
             self.started = True
+            await self.fetch_plugins()
             self.mcp.start_background()
+
+    async def fetch_plugins(self, *, update: bool = False, only: str | None = None) -> list[str]:
+        """Clone what the enabled plugins need that is not here yet (``update``: again); what could not be
+        is said with the next turn and returned."""
+        from .plugins.catalog import fetch_plugins
+
+        try:
+            effective = self.settings.current()
+        except ValueError:
+            return []
+        if not update and not any("not fetched yet" in (plugin.problem or "") for plugin in effective.plugins.plugins):
+            return []
+        problems = await asyncio.to_thread(fetch_plugins, self.project, effective.layers, update=update, only=only)
+        self.pending_notices.extend(f"Plugins: {problem}" for problem in problems)
+        self.mcp.refresh_plugins()
+        return problems
 
     def snapshot_soon(self) -> None:
         """The model answered for the first time: the project's first snapshot, which waited so as

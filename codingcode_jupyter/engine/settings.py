@@ -56,6 +56,7 @@ __all__ = [
     "settings_sources",
     "settings_paths",
     "read_settings_file",
+    "read_hooks_value",
     "load_settings_file",
     "load_settings",
 ]
@@ -209,6 +210,10 @@ class Settings(_Model):
     mcpStartupWaitSeconds: float | None = Field(default=None, ge=0, le=600)
     # Projects the person trusts wholesale (paths or globs); read from their user settings only.
     trustedProjects: list[str] = Field(default_factory=list)
+    # Claude Code's plugins: "name@marketplace" -> on (true, or a list of versions) or off (false);
+    # and the marketplaces known by name (their `source`), read by plugins.catalog.
+    enabledPlugins: dict[str, bool | list[str]] = Field(default_factory=dict)
+    extraKnownMarketplaces: dict[str, Any] = Field(default_factory=dict)
     # Kept for files written before unknown keys were tolerated everywhere; never read.
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -287,9 +292,9 @@ _REASONS: dict[str, str] = {
     "outputStyle": "answers are rendered as Markdown in the cell",
     "includeCoAuthoredBy": "codingcode does not write commits itself",
     "cleanupPeriodDays": "sessions stay in .codingcode/sessions until you remove them",
-    "enabledPlugins": "codingcode has no plugins",
-    "extraKnownMarketplaces": "codingcode has no plugins",
-    "strictKnownMarketplaces": "codingcode has no plugins",
+    "strictKnownMarketplaces": "a restriction of managed settings; the marketplaces known here are those of "
+                               "extraKnownMarketplaces and the ones you added in Claude Code",
+    "blockedMarketplaces": "a restriction of managed settings; disable a plugin with enabledPlugins: false",
     "permissions.disableAutoMode": "leave auto out of defaultMode (and %agent mode) to keep the reviewer off",
     "autoMode.soft_deny": "write these lines in autoMode.block (the reviewer hands such calls back to you)",
     "autoMode.hard_deny": "write deny rules for these (permissions.deny): only a rule is certain to refuse",
@@ -464,6 +469,13 @@ def read_settings_file(path: Path, dialect: Dialect = "codingcode") -> SettingsF
     data, screen = _screen(raw, path, dialect)
     settings = _validate_leniently(data, screen)
     return SettingsFile(settings, tuple(screen.ignored), tuple(screen.warnings))
+
+
+def read_hooks_value(raw: dict[str, Any], path: Path) -> SettingsFile:
+    """A plugin's hooks (``hooks/hooks.json``'s ``hooks``, or plugin.json's), read as the ``hooks`` of one of
+    Claude Code's settings files: what cannot apply is left out with the reason, the rest applies."""
+    data, screen = _screen({"hooks": raw}, path, "claude")
+    return SettingsFile(_validate_leniently(data, screen), tuple(screen.ignored), tuple(screen.warnings))
 
 
 def _drop(data: Any, loc: tuple[Any, ...]) -> Any:

@@ -262,11 +262,15 @@ class Subcommands:
     def cmd_commands(self, rest: list[str]) -> str:
         """%agent commands — slash commands (a request starting /name args), with descriptions"""
         from ..engine.commands import load_commands
+        from ..engine.project_settings import active_plugins
 
-        catalog = load_commands(self.registry.project(None))
+        project = self.registry.project(None)
+        catalog = load_commands(project, plugins=active_plugins(project))
         rows = [["command", "description", "from"]]
         for command in catalog.listed():
-            where = command.source + (f":{command.namespace}" if command.namespace else "")
+            where = (f"plugin {command.plugin}" if command.plugin else command.source
+                     + (f":{command.namespace}" if command.namespace else ""))
+            where += " (skill)" if command.kind == "skill" else ""
             rows.append([command.usage(), command.description[:80], where])
         lines = [table(rows) if len(rows) > 1 else
                  "no slash commands (.claude/commands/*.md, ~/.claude/commands, .codingcode/commands)"]
@@ -277,12 +281,15 @@ class Subcommands:
 
     def cmd_skills(self, rest: list[str]) -> str:
         """%agent skills — skills the model may load, with descriptions"""
+        from ..engine.project_settings import active_plugins
         from ..engine.skills import load_skills
 
-        catalog = load_skills(self.registry.project(None))
+        project = self.registry.project(None)
+        catalog = load_skills(project, plugins=active_plugins(project))
         rows = [["skill", "description", "from"]]
         for skill in catalog.listed():
-            rows.append([skill.name, skill.description[:80], f"{skill.source} ({len(skill.files())} files)"])
+            where = f"plugin {skill.plugin}" if skill.plugin else skill.source
+            rows.append([skill.name, skill.description[:80], f"{where} ({len(skill.files())} files)"])
         lines = [table(rows) if len(rows) > 1 else "no skills (.claude/skills/NAME/SKILL.md, ~/.claude/skills, .codingcode/skills)"]
         lines += [f"not loaded: {error}" for error in catalog.errors]
         lines += [f"{skill.path}: {note}" for skill in catalog.listed() for note in skill.notes]

@@ -146,7 +146,10 @@ def skills(project: Path) -> Path:
 
 def test_skills_listed_by_name_and_description(skills: Path):
     catalog = load_skills(skills)
-    assert list(catalog.skills) == ["pdf"] and any("broken" in e and "description" in e for e in catalog.errors)
+    assert list(catalog.skills) == ["broken", "pdf"] and catalog.errors == []
+    # No description: the first paragraph of the body describes it, as in Claude Code, and a note says so.
+    broken = catalog.skills["broken"]
+    assert broken.description == "no description" and any("first paragraph" in note for note in broken.notes)
     section = skills_section(catalog)
     assert "- pdf: Work with PDF files: extract, merge" in section and "Use pdftotext" not in section
 

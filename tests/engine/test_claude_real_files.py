@@ -62,7 +62,7 @@ def bash_rules() -> list[str]:
         permissions = json.loads(path.read_text()).get("permissions", {})
         rules += [r for action in ("allow", "deny", "ask") for r in permissions.get(action, []) if r.startswith("Bash(")]
     for directory in claude_dirs():
-        for command in load_commands(directory.parent).listed():
+        for command in load_commands(directory.parent, skills=False).listed():
             rules += [r for r in command.allowed_tools if r.startswith("Bash(")]
     return sorted(set(rules))
 

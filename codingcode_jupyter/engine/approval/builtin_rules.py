@@ -20,7 +20,16 @@ from typing import Any, Callable, Literal
 from .. import budget, fs_probe
 from ..git_index import TrackedFiles, find_repository, tracked_files
 from ..host_paths import git_config_program
-from ..secret_files import find_env_files, find_secret_named, holds_private_key, is_env_file, secret_file, secret_name
+from ..secret_files import (
+    find_env_files,
+    find_secret_named,
+    holds_private_key,
+    is_env_file,
+    is_env_template,
+    placeholder_template,
+    secret_file,
+    secret_name,
+)
 from .examples import CheckedOnce
 from .inline_code import code_source
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
@@ -675,7 +684,14 @@ def _secrets_in_index(ref: PathRef, tracked: TrackedFiles) -> list[tuple[Path, s
         return []
     prefix = "" if under == "." else under + "/"
     return [(tracked.top / path, why) for path, why in _index_secrets(tracked) if path.startswith(prefix)
-            and not (ref.changed_only and tracked.unchanged(tracked.top / path))]
+            and not (ref.changed_only and tracked.unchanged(tracked.top / path))
+            and not _placeholder_in_index(tracked, tracked.top / path)]
+
+
+def _placeholder_in_index(tracked: TrackedFiles, path: Path) -> bool:
+    """A dotenv template (`.env.example`) whose values are placeholders, as git holds it: its working
+    copy is the index's (unchanged since) and every value that could be a secret is a placeholder."""
+    return is_env_template(path.name) and tracked.unchanged(path) and placeholder_template(path)
 
 
 def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:

@@ -63,6 +63,8 @@ class ConfiguredHook:
     source: str
     path: Path
     dialect: "Dialect"
+    # Variables the hook runs with besides the settings' env (a plugin's CLAUDE_PLUGIN_ROOT, ...).
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -103,15 +105,17 @@ class ConfiguredHook:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns for name in names)
 
 
-def configured_hooks(hooks: "HooksSettings", *, source: str, path: Path, dialect: "Dialect") -> list[ConfiguredHook]:
-    """Every hook of one file's ``hooks``, in the order written."""
+def configured_hooks(hooks: "HooksSettings", *, source: str, path: Path, dialect: "Dialect",
+                     env: Mapping[str, str] | None = None) -> list[ConfiguredHook]:
+    """Every hook of one file's ``hooks``, in the order written (``env``: variables they run with)."""
     out = []
+    extra = tuple(sorted((env or {}).items()))
     for event in type(hooks).model_fields:
         for group in getattr(hooks, event):
             for hook in group.hooks:
                 out.append(ConfiguredHook(event=HookEvent(event), matcher=group.matcher, command=hook.command, type=hook.type,
                                           timeout=hook.timeout or DEFAULT_TIMEOUT[dialect], source=source, path=path,
-                                          dialect=dialect))
+                                          dialect=dialect, env=extra))
     return out
 
 
@@ -147,7 +151,8 @@ async def run_hook(hook: ConfiguredHook, payload: "HookInput | ObservedRecord", 
     try:
         # In its own process group, killed as a group: a hook's grandchild holding the pipes
         # cannot stretch its timeout.
-        run = await run_process([hook_shell(), "-c", hook.command], cwd=str(project), env=hook_environment(project, env),
+        run = await run_process([hook_shell(), "-c", hook.command], cwd=str(project),
+                                env=hook_environment(project, {**env, **dict(hook.env)}),
                                 timeout=hook.timeout, stdin=json.dumps(payload.wire(), default=str).encode())
     except OSError as error:
         return HookRun(None, "", "", error=str(error))
