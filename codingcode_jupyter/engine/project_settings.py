@@ -384,6 +384,9 @@ class ProjectSettings:
                                         layer.ignored))
         plugins = discover_plugins(self.project, raw)
         warnings.extend(plugins.notes)
+        # An enabled plugin that brings nothing is said with the next cell (one not fetched yet is fetched then).
+        warnings.extend(f"{plugin.enabled_in}: enabledPlugins.{plugin.key} — {plugin.problem}" for plugin in plugins.plugins
+                        if plugin.enabled and plugin.problem and "not fetched yet" not in plugin.problem)
         others = [*mcp_items(self.project), *profile_items(self.project), *tool_grant_items(self.project),
                   *plugin_items(plugins)]
         items.extend(others)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .approval.pipeline import ApprovalPipeline
     from .commands import CommandRequest
     from .deps import SessionDeps
+    from .hooks.lifecycle import EventOutcome
     from .mcp.manager import McpManager
     from .project_settings import ProjectSettings
     from .sandbox import CommandSandbox
@@ -150,6 +151,8 @@ class Session:
     approval_timeout: float | None = None
     # One-time notices (e.g. the sandbox is unavailable) shown at the start of the next turn.
     pending_notices: list[str] = field(default_factory=list)
+    # Context hooks gave outside a turn (`%agent setup`), sent with the next prompt.
+    pending_context: list[str] = field(default_factory=list)
     # The settings files' warnings already shown (an invalid value left out): one edited while the
     # session is open is told at the next turn, once, not only by %agent status.
     shown_warnings: set[str] = field(default_factory=set)
@@ -264,6 +267,13 @@ class Session:
             self.started = True
             await self.fetch_plugins()
             self.mcp.start_background()
+
+    async def setup(self, trigger: str = "init") -> "EventOutcome":
+        """Setup hooks (``%agent setup``, Claude Code's ``--init`` / ``--maintenance``); their context goes
+        with the next prompt."""
+        outcome = await self.deps.hooks.setup(session_id=self.id, trigger=trigger)
+        self.pending_context.extend(outcome.context)
+        return outcome
 
     async def fetch_plugins(self, *, update: bool = False, only: str | None = None) -> list[str]:
         """Clone what the enabled plugins need that is not here yet (``update``: again); what could not be
@@ -487,7 +497,8 @@ class Session:
                             tell: Callable[[str], None]) -> str | list[ContentBlockParam] | None:
         """SessionStart (once) and UserPromptSubmit hooks: the prompt with their context, or None when blocked."""
         hooks = self.deps.hooks
-        context: list[str] = []
+        context: list[str] = list(self.pending_context)
+        self.pending_context.clear()
         if not self.started_hooks:
             self.started_hooks = True
             started = await hooks.session_start(session_id=self.id, source="resume" if self.turns > 1 else "startup")

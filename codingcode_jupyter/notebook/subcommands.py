@@ -21,7 +21,7 @@ __all__ = ["Subcommands", "COMMANDS", "mode_arg"]
 # The one table of subcommands: dispatch (Subcommands.handler) and help (help_text) both read it; each
 # `cmd_<name>` method's docstring opens with its help line, "%agent NAME ARGS — what it does".
 COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "trust", "fix",
-            "undo", "compact", "login", "doctor", "help", "commands", "skills")
+            "undo", "compact", "login", "doctor", "help", "commands", "skills", "plugins", "setup")
 
 
 def mode_arg(value: str) -> str:
@@ -293,6 +293,67 @@ class Subcommands:
         lines = [table(rows) if len(rows) > 1 else "no skills (.claude/skills/NAME/SKILL.md, ~/.claude/skills, .codingcode/skills)"]
         lines += [f"not loaded: {error}" for error in catalog.errors]
         lines += [f"{skill.path}: {note}" for skill in catalog.listed() for note in skill.notes]
+        return "\n".join(lines)
+
+    async def cmd_plugins(self, rest: list[str]) -> str:
+        """%agent plugins [enable|disable NAME@MARKETPLACE [--scope user|project|local] | update [NAME]] — plugins
+
+        Each plugin the settings name (Claude Code's enabledPlugins), whether it is on, what it adds or
+        why not, and the marketplaces known; enable or disable one (in your own settings by default,
+        or the project's shared or local file), or fetch git marketplaces and plugins again.
+        """
+        from ..engine.plugins.report import marketplace_lines, plugin_lines
+
+        session = self.registry.current_session()
+        usage = "usage: %agent plugins [enable|disable NAME@MARKETPLACE [--scope user|project|local] | update [NAME]]"
+        command, args = (rest[0], rest[1:]) if rest else ("", [])
+        if command in ("enable", "disable"):
+            options = _options(args, usage, values=("--scope",), positional=1)
+            return await self._plugin_switch(session, options["_"][0], command == "enable",
+                                             options.get("--scope", "user"), usage)
+        if command == "update" and len(args) <= 1:
+            problems = await session.fetch_plugins(update=True, only=args[0] if args else None)
+            return "\n".join(problems) or "Fetched the git marketplaces and plugins again."
+        if command:
+            raise UsageError(usage)
+        await session.fetch_plugins()
+        effective = session.settings.current()
+        lines = plugin_lines(effective.plugins, effective.untrusted_plugins) or [
+            "no plugins (enabledPlugins in a settings file; %agent plugins enable NAME@MARKETPLACE)"]
+        return wrapped("\n".join([*lines, *marketplace_lines(effective.plugins)]))
+
+    async def _plugin_switch(self, session: Any, key: str, on: bool, scope: str, usage: str) -> str:
+        from ..engine.approval.amend import PLUGIN_SCOPES, persist_plugin
+        from ..engine.plugins.catalog import KEY_FORM
+        from ..engine.settings import SettingsError
+
+        if not KEY_FORM.match(key) or scope not in PLUGIN_SCOPES:
+            raise UsageError(usage)
+        try:
+            path = persist_plugin(session.project, key, on, scope)
+        except (OSError, SettingsError) as error:
+            raise UsageError(str(error)) from None
+        if on:
+            await session.fetch_plugins(only=key)
+            # The person asked for this plugin by name: it needs no further trust (as a rule saved from a card).
+            mine = [item for item in session.pending_trust() if item.kind == "plugin" and item.detail["plugin"] == key]
+            session.trust(mine)
+        session.mcp.refresh_plugins()
+        plugin = session.settings.current().plugins.get(key)
+        state = f"; {plugin.problem}" if plugin is not None and plugin.problem else ""
+        return f"{key} is {'on' if on else 'off'} (enabledPlugins in {path}){state}."
+
+    async def cmd_setup(self, rest: list[str]) -> str:
+        """%agent setup [init|maintenance] — run the Setup hooks (Claude Code's claude --init / --maintenance)"""
+        if len(rest) > 1 or (rest and rest[0] not in ("init", "maintenance")):
+            raise UsageError("usage: %agent setup [init|maintenance]")
+        session = self.registry.current_session()
+        outcome = await session.setup(rest[0] if rest else "init")
+        if not outcome.ran:
+            return "No Setup hooks (hooks.Setup in a settings file or a plugin's hooks.json)."
+        lines = [f"ran {len(outcome.ran)} Setup hook(s)", *outcome.notices]
+        if outcome.context:
+            lines.append("what they said goes with your next request")
         return "\n".join(lines)
 
     async def cmd_mcp(self, rest: list[str]) -> str:

@@ -233,8 +233,9 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     )
     # Ties the child's stream (events labelled `name`) to this call in the front.
     ctx.progress(f"sub-agent {name} started ({model_name})")
+    prompt = await _started(deps, parent, name, profile.name, args.prompt, mode)
     try:
-        done = await child.run(conversation, args.prompt, ctx.turn_id)
+        done = await child.run(conversation, prompt, ctx.turn_id)
     finally:
         # Also on an interrupt: the tokens were spent either way.
         if finished:
@@ -252,6 +253,19 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     elif done.stop_reason == "max_tokens":
         answer += f"\n\n[sub-agent '{name}' hit the output token limit; the answer may be cut off]"
     return answer
+
+
+async def _started(deps: SessionDeps, parent: Any, name: str, profile: str, prompt: str, mode: str) -> str:
+    """SubagentStart hooks (matched on the profile's name): what they say for the sub-agent goes with its task."""
+    hooks = deps.hooks
+    if not hooks.configured("SubagentStart"):
+        return prompt
+    outcome = await hooks.subagent_start(session_id=parent.session_id, agent_id=name, agent_type=profile, mode=mode)
+    for note in outcome.notices:
+        parent.notify(note)
+    if not outcome.context:
+        return prompt
+    return prompt + "\n\n<hook-context>\n" + "\n\n".join(outcome.context) + "\n</hook-context>"
 
 
 def dispatch_agent_tool() -> ToolDefinition:

@@ -289,6 +289,21 @@ def builtin_profiles() -> dict[str, AgentProfile]:
 
 # -- parsing ------------------------------------------------------------------------------
 
+def _described(raw: dict[str, Any], body: str) -> tuple[str, str] | None:
+    """A description for a file without one: its ``metadata.description``, else the first paragraph of
+    its body (None when it has one, or nothing can stand for one)."""
+    if isinstance(raw.get("description"), str) and raw["description"].strip():
+        return None
+    metadata = raw.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("description"), str) and metadata["description"].strip():
+        return metadata["description"].strip(), "its metadata.description"
+    for block in body.strip().split("\n\n"):
+        text = " ".join(line.strip().lstrip("#").strip() for line in block.splitlines() if line.strip())
+        if text:
+            return text[:300], "the first paragraph of its body"
+    return None
+
+
 def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSource = "project", path: Path | None = None) -> AgentProfile:
     """A profile from the text of a profile file; ``where`` names it in error messages.
 
@@ -301,8 +316,12 @@ def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSo
     if read.broken:
         raise ProfileError(f"{where}: {read.notes[0]}")
     raw, body = read.fields, read.body
+    described = _described(raw, body)
     raw, notes = _screen_fields(raw, where)
     notes[:0] = read.notes
+    if described is not None:
+        raw["description"], why = described
+        notes.append(f"no `description`: {why} describes it (the model picks an agent by it)")
     try:
         meta = _FrontMatter.model_validate(raw)
     except ValidationError as error:

@@ -186,9 +186,12 @@ def _hooks(reader: _Reader, declared: list[tuple[Any, str]]) -> list[PluginHooks
     for raw, where, path in values:
         if raw is None:
             continue
-        hooks = raw.get("hooks") if isinstance(raw, dict) and isinstance(raw.get("hooks"), dict) else raw
+        # A hooks file holds {"hooks": {EVENT: [...]}}; plugin.json's `hooks` may be {EVENT: [...]} itself.
+        hooks = raw.get("hooks") if isinstance(raw, dict) and "hooks" in raw else raw
         if not isinstance(hooks, dict):
-            reader.notes.append(f"{where}: `hooks` must be an object of events; left out")
+            shape = "a list" if isinstance(hooks, list) else type(hooks).__name__
+            reader.notes.append(f"{where}: hooks — must be an object keyed by event name (PreToolUse, Stop, ...), "
+                                f"not {shape}; its hooks are left out (Claude Code does not load them either)")
             continue
         out.append(PluginHooks(path or reader.root / ".claude-plugin" / "plugin.json",
                                expand_plugin_vars(hooks, reader.root, reader.data)))

@@ -126,13 +126,26 @@ def _hook_items(project: Path, source: str, path: Path, settings: Settings) -> l
     for event in type(settings.hooks).model_fields:
         for matcher in getattr(settings.hooks, event):
             for hook in matcher.hooks:
-                if hook.type != "command":
+                if hook.type not in ("command", "http", "prompt"):
                     continue  # runs nothing here
-                detail = {"event": event, "matcher": matcher.matcher, "command": hook.command}
-                files = referenced_files(project, _split(hook.command))
-                summary = f"{event} hook (tools {matcher.matcher or '*'}): runs `{hook.command}`"
-                items.append(make_item("hook", source, path, summary, detail, files))
+                detail: dict[str, Any] = {"event": event, "matcher": matcher.matcher, "command": hook.command}
+                if hook.type != "command":  # (a command hook's detail is as it always was: trusted ones stay so)
+                    detail.update(type=hook.type, url=hook.url, headers=sorted(hook.headers),
+                                  env=hook.allowedEnvVars, prompt=hook.prompt, model=hook.model)
+                files = referenced_files(project, _split(hook.command)) if hook.type == "command" else {}
+                items.append(make_item("hook", source, path, f"{event} hook (tools {matcher.matcher or '*'}): "
+                                       f"{_hook_action(hook)}", detail, files))
     return items
+
+
+def _hook_action(hook: Any) -> str:
+    """What a hook does, as the card says it: the command line, where it sends the event, what it asks."""
+    if hook.type == "http":
+        sends = f"; with your {', '.join('$' + v for v in hook.allowedEnvVars)}" if hook.allowedEnvVars else ""
+        return f"sends each event to {hook.url} (headers: {', '.join(sorted(hook.headers)) or 'none'}{sends})"
+    if hook.type == "prompt":
+        return f"asks a model ({hook.model or 'haiku'}) about each event: `{hook.prompt}`"
+    return f"runs `{hook.command}`"
 
 
 def settings_items(project: Path, source: str, path: Path, settings: Settings,

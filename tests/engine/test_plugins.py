@@ -1,0 +1,242 @@
+"""Plugins as Claude Code has them, read from real plugins (tests/data/claude/plugins, sources in its README):
+marketplaces from settings (a directory, a git repository cloned from a file:// URL, a GitHub repository),
+enabledPlugins at every scope, what each plugin brings (commands, skills, agents, hooks, MCP servers) with
+${CLAUDE_PLUGIN_ROOT} filled in, the trust a project's plugin needs, and what doctor says of each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codingcode_jupyter.engine.agents.profiles import load_profiles
+from codingcode_jupyter.engine.approval.amend import persist_plugin
+from codingcode_jupyter.engine.commands import expand_command, load_commands
+from codingcode_jupyter.engine.doctor import doctor_report
+from codingcode_jupyter.engine.plugins.catalog import fetch_plugins
+from codingcode_jupyter.engine.plugins.sources import marketplace_source
+from codingcode_jupyter.engine.project_settings import ProjectSettings
+from codingcode_jupyter.engine.skills import load_skills
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "claude"
+MARKET = DATA / "plugins" / "marketplace"
+NAME = "codingcode-test-market"
+ALL = ["commit-commands", "code-simplifier", "explanatory-output-style", "context7", "xbo-ai-flow", "basivo-journal",
+       "claude-history", "contextpilot", "discord"]
+FAKE_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
+
+
+def write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
+    return path
+
+
+def enable(project: Path, names: list[str], *, source: dict[str, Any] | None = None,
+           file: str = ".claude/settings.json") -> Path:
+    """A settings file declaring the test marketplace and enabling ``names`` of it."""
+    return write(project / file, {
+        "extraKnownMarketplaces": {NAME: {"source": source or {"source": "directory", "path": str(MARKET)}}},
+        "enabledPlugins": {f"{name}@{NAME}": True for name in names}})
+
+
+def effective(project: Path):
+    return ProjectSettings(project).current()
+
+
+def test_every_real_plugin_is_read_with_what_it_brings_or_a_line_saying_why_not(project: Path):
+    enable(project, ALL)
+    current = effective(project)
+    plugins = {plugin.name: plugin for plugin in current.plugins.plugins}
+    assert sorted(plugins) == sorted(ALL) and all(plugin.usable for plugin in plugins.values())
+    assert [key for key in ALL if f"{key}@{NAME}" not in {p.key for p in current.active_plugins}] == []
+    content = {name: plugin.content for name, plugin in plugins.items()}
+    assert [name for name, _ in content["commit-commands"].commands] == ["commit"]
+    # No plugin.json (as in its repository): the default folders are read, the name is the entry's.
+    assert content["code-simplifier"].name == "code-simplifier" and len(content["code-simplifier"].agents) == 1
+    # A .mcp.json without `mcpServers` (the form Claude Code also reads in a plugin).
+    assert [(s.name, s.config["command"]) for s in content["context7"].servers] == [("context7", "npx")]
+    root = str(plugins["discord"].root)
+    hooks = {(h.event, h.command) for h in current.hooks if h.source == f"plugin discord@{NAME}"}
+    assert hooks == {("SessionStart", f'node "{root}/session-map.mjs"')}  # ${CLAUDE_PLUGIN_ROOT} filled in
+    # What cannot apply is left out with one line naming the file, the key and why; the rest applies.
+    xbo = "\n".join(plugins["xbo-ai-flow"].notes)
+    assert "xbo-ai-flow/hooks/hooks.json: hooks — must be an object keyed by event name" in xbo and "not a list" in xbo
+    lines = [*current.warnings, *(entry.describe() for entry in current.ignored_settings)]
+    assert any("claude-history/hooks/hooks.json: hooks.UserPromptSubmit.0 is a hook where a group is wanted" in line
+               for line in lines)
+    assert any("contextpilot/hooks/hooks.json: hooks.SessionStart is one object" in line for line in lines)
+    assert any("explanatory-output-style/hooks/hooks.json" in line and "async" in line for line in lines)
+
+
+def test_a_plugin_a_project_enables_is_one_trust_item_and_applies_only_once_trusted(tmp_path: Path, project: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("CODINGCODE_TRUST")
+    market = tmp_path / "market"
+    shutil.copytree(MARKET, market)
+    enable(project, ["commit-commands", "discord", "context7"], source={"source": "directory", "path": str(market)})
+    settings = ProjectSettings(project)
+    pending = [item for item in settings.current().ignored if item.kind == "plugin"]
+    assert len(pending) == 3 and settings.current().active_plugins == ()
+    card = {item.detail["plugin"]: item.summary for item in pending}
+    # The card says exactly what would run: the hook's command line, the server's, the commands added.
+    assert f'runs `node "{market}/plugins/discord/session-map.mjs"`' in card[f"discord@{NAME}"]
+    assert "runs `npx --force -y @upstash/context7-mcp`" in card[f"context7@{NAME}"]
+    assert "/commit-commands:commit" in card[f"commit-commands@{NAME}"]
+    untrusted = settings.current()
+    assert untrusted.hooks == () and "commit-commands:commit" not in load_commands(project, plugins=untrusted.active_plugins).commands
+    settings.trust()
+    assert len(settings.current().active_plugins) == 3 and settings.current().ignored == ()
+    # A changed file of a plugin is a changed plugin: asked about again, alone.
+    (market / "plugins" / "discord" / "session-map.mjs").write_text("// added later\n")
+    again = ProjectSettings(project).current()
+    assert [item.detail["plugin"] for item in again.ignored] == [f"discord@{NAME}"]
+
+
+def test_the_persons_own_plugins_need_no_trust_and_a_project_cannot_redirect_their_marketplace(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("CODINGCODE_TRUST")
+    enable(Path(os.environ["CLAUDE_CONFIG_DIR"]), ["commit-commands"], file="settings.json")
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(MARKET, elsewhere)
+    enable(project, [], source={"source": "directory", "path": str(elsewhere)})
+    current = effective(project)
+    [plugin] = current.plugins.plugins
+    assert plugin.owned and plugin.usable and current.active_plugins == (plugin,) and current.ignored == ()
+    assert plugin.root == MARKET / "plugins" / "commit-commands"  # the person's marketplace, not the project's
+    assert any("a project cannot redirect it" in warning for warning in current.warnings)
+
+
+def _git_repository(source: Path, dest: Path) -> Path:
+    shutil.copytree(source, dest)
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"]):
+        subprocess.run(["git", *args], cwd=dest, check=True, capture_output=True)
+    return dest
+
+
+def test_a_git_marketplace_is_cloned_from_a_file_url_when_asked_and_read_from_the_clone(project: Path, tmp_path: Path):
+    repo = _git_repository(MARKET, tmp_path / "remote")
+    enable(project, ["basivo-journal"], source={"source": "git", "url": f"file://{repo}"})
+    before = effective(project).plugins.plugins[0]
+    assert not before.usable and "not fetched yet" in (before.problem or "")
+    assert fetch_plugins(project, effective(project).layers) == []
+    after = ProjectSettings(project).current().plugins.plugins[0]
+    cache = Path(os.environ["CODINGCODE_USER_DIR"]) / "plugins" / "marketplaces"
+    assert after.usable and after.root is not None and cache in after.root.parents
+    assert [name for name, _ in after.content.commands] == ["journal-report"]
+
+
+def test_a_real_settings_files_github_marketplace_is_cloned_from_github(project: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch):
+    """microsoft/fluentui's settings, unchanged: its marketplace is cloned from github.com/nrwl/nx-ai-agents-config
+    (here redirected by git's own insteadOf to a local repository of the test marketplace, which lists no `nx`)."""
+    repo = _git_repository(MARKET, tmp_path / "mirror")
+    config = write(tmp_path / "gitconfig", f'[url "file://{repo}"]\n\tinsteadOf = https://github.com/nrwl/nx-ai-agents-config.git\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    shutil.copy(DATA / "real" / "microsoft__fluentui" / ".claude" / "settings.json", write(project / ".claude" / "x", "").parent / "settings.json")
+    [plugin] = effective(project).plugins.plugins
+    assert plugin.key == "nx@nx-claude-plugins" and "not fetched yet" in (plugin.problem or "")
+    assert fetch_plugins(project, effective(project).layers) == []
+    current = ProjectSettings(project).current()
+    assert "lists no plugin 'nx'" in (current.plugins.plugins[0].problem or "")
+    assert any("enabledPlugins.nx@nx-claude-plugins" in warning and "lists no plugin" in warning
+               for warning in current.warnings)
+
+
+@pytest.mark.parametrize("url", ["ext::sh -c touch% /tmp/pwned", "--upload-pack=touch /tmp/pwned", "fd::3"])
+def test_a_git_url_that_would_run_a_command_is_refused(url: str, tmp_path: Path):
+    source = marketplace_source({"source": "git", "url": url}, tmp_path)
+    assert source.problem is not None and not source.fetched
+
+
+def test_enabled_plugins_at_user_project_and_local_scope_the_most_specific_wins(project: Path):
+    enable(project, ["commit-commands", "context7"])
+    persist_plugin(project, f"context7@{NAME}", False, "local")
+    persist_plugin(project, f"discord@{NAME}", True, "user")
+    plugins = {plugin.name: plugin for plugin in effective(project).plugins.plugins}
+    assert plugins["commit-commands"].enabled and not plugins["context7"].enabled and plugins["discord"].enabled
+    assert plugins["context7"].enabled_in == project / ".codingcode" / "settings.local.json"
+    user = json.loads((Path(os.environ["CODINGCODE_USER_DIR"]) / "settings.json").read_text())
+    assert user["enabledPlugins"] == {f"discord@{NAME}": True}
+
+
+def test_a_plugins_commands_skills_and_agents_join_under_their_plugins_name(project: Path):
+    enable(project, ["commit-commands", "context7", "xbo-ai-flow", "basivo-journal", "code-simplifier"])
+    active = effective(project).active_plugins
+    catalog = load_commands(project, plugins=active)
+    assert {"commit-commands:commit", "context7:docs", "xbo-ai-flow:status", "basivo-journal:journal-report",
+            "xbo-ai-flow:readme-update"} <= set(catalog.commands)
+    assert catalog.get("commit") is catalog.get("commit-commands:commit")  # the short name, unambiguous
+    docs = expand_command(catalog.commands["context7:docs"], "react hooks", project).render([])
+    assert "`react hooks` = `<library> [query]`" in docs and "$ARGUMENTS" not in docs
+    report = catalog.commands["basivo-journal:journal-report"]
+    assert report.argument_hint == "[output.html]"  # YAML's list, shown as written
+    body = expand_command(report, "out.html", project).render([])
+    assert f'sh "{MARKET}/plugins/basivo-journal/scripts/run" journal.py report out.html' in body
+    commit = expand_command(catalog.commands["commit-commands:commit"], "", project)
+    assert commit.shell == ["git status", "git diff HEAD", "git branch --show-current", "git log --oneline -10"]
+    assert load_skills(project, plugins=active).skills["xbo-ai-flow:readme-update"].description.startswith("This skill")
+    profiles = load_profiles(project, plugins=active)
+    verifier = profiles.get("verifier")  # xbo-ai-flow:verifier, by its short name
+    assert verifier.name == "xbo-ai-flow:verifier" and verifier.description.endswith("</example>")
+    assert "user: \"Run all quality checks on the plugin\"" in verifier.description
+    assert profiles.get("code-simplifier:code-simplifier").model is not None
+
+
+async def test_a_skill_rule_names_a_plugins_skill(project: Path):
+    from codingcode_jupyter.engine.approval.rule_syntax import parse_rule
+    from codingcode_jupyter.engine.approval.rules import judge
+    from codingcode_jupyter.engine.approval.subject import build_subject
+    from codingcode_jupyter.engine.tools.skill import load_skill_tool
+
+    enable(project, ["xbo-ai-flow"])
+    active = effective(project).active_plugins
+    tool = load_skill_tool(project, plugins=lambda: active)
+    subject = build_subject(tool, {"name": "xbo-ai-flow:readme-update"}, project)
+    for rule in ("Skill(xbo-ai-flow:readme-update)", "Skill(xbo-ai-flow:*)"):
+        verdict = judge(subject, [parse_rule(rule, "deny")])
+        assert verdict is not None and verdict.action == "deny", rule
+    assert judge(subject, [parse_rule("Skill(readme-update)", "deny")]) is None  # control: another name
+
+
+async def test_a_plugins_mcp_server_starts_with_its_variables_and_is_named_as_in_claude_code(project: Path,
+                                                                                            tmp_path: Path):
+    from codingcode_jupyter.engine.runtime import open_session
+
+    market = tmp_path / "market"
+    write(market / ".claude-plugin" / "marketplace.json",
+          {"name": NAME, "owner": {"name": "t"}, "plugins": [{"name": "kit", "source": "./kit"}]})
+    write(market / "kit" / ".mcp.json", {"mcpServers": {"fake": {
+        "command": sys.executable, "args": [str(FAKE_SERVER), "stdio"], "env": {"KIT": "${CLAUDE_PLUGIN_ROOT}"}}}})
+    enable(project, ["kit"], source={"source": "directory", "path": str(market)})
+    session = open_session(project, model="demo")
+    try:
+        await session.start()
+        await session.mcp.wait_ready(30)
+        status = {server.name: server for server in session.mcp.status()}
+        assert status["plugin_kit_fake"].state == "running", status
+        assert any(tool.display_name == "plugin_kit_fake:echo" for tool in session.mcp.tools())
+        config = session.mcp._configs["plugin_kit_fake"]
+        assert config.env["KIT"] == str(market / "kit") and config.env["CLAUDE_PLUGIN_ROOT"] == str(market / "kit")
+    finally:
+        await session.aclose()
+
+
+def test_doctor_names_every_plugin_with_what_it_adds_or_why_not(project: Path):
+    enable(project, ["commit-commands", "context7", "missing"])
+    write(project / ".claude" / "settings.local.json", {"enabledPlugins": {"x@nowhere": True}})
+    current = effective(project)
+    text = doctor_report(project, current).render()
+    section = text.split("Plugins (%agent plugins)")[1].split("Command sandbox")[0]
+    assert f"commit-commands@{NAME}: on" in section and "adds commands /commit-commands:commit" in section
+    assert "MCP servers plugin_context7_context7" in section
+    assert f"missing@{NAME}: on, but brings nothing: the marketplace '{NAME}'" in section and "lists no plugin" in section
+    assert "x@nowhere: on, but brings nothing: the marketplace 'nowhere' is not known" in section
+    assert f"marketplace {NAME}: directory {MARKET}" in section and "also lists:" in section
