@@ -72,7 +72,8 @@ EVENT_RULES: dict[HookEvent, EventRules] = {
     HookEvent.NOTIFICATION: EventRules(),
     # Allows or denies in the person's place; a hook that fails leaves the question to the person.
     HookEvent.PERMISSION_REQUEST: EventRules(decides_tool_call=True),
-    HookEvent.SUBAGENT_START: EventRules(),
+    # Its plain stdout is context for the sub-agent, as in Claude Code.
+    HookEvent.SUBAGENT_START: EventRules(stdout_is_context=True),
     HookEvent.SETUP: EventRules(stdout_is_context=True),
     HookEvent.APPROVAL_POST: EventRules(),
 }
