@@ -400,14 +400,16 @@ class Session:
         for text in ([notice] if notice else []) + self.pending_notices:
             sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
         self.pending_notices.clear()
-        checked = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
+        context = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
                                                                                    text=text)))
-        if checked is None:
+        if context is None:
             done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="hook", usage=Usage())
             sink(done)
             return done
-        # A slash command's text replaces the request: the servers' notes go before it, once it is made.
-        prompt = checked if options.command is not None else await self._with_mcp_servers(checked, sink, turn_id)
+        # A slash command's text replaces the request: the hooks' context and the servers' notes go with it,
+        # once it is made.
+        if options.command is None:
+            prompt = await self._with_mcp_servers(_with_context(prompt, context), sink, turn_id)
         loop = AgentLoop(
             model=make_model(name),
             tools=self.tools,
@@ -429,7 +431,7 @@ class Session:
         try:
             if options.command is not None:
                 prompt = await self._command_prompt(options.command, prompt, loop, turn_id, sink)
-                prompt = await self._with_mcp_servers(prompt, sink, turn_id)
+                prompt = await self._with_mcp_servers(_with_context(prompt, context), sink, turn_id)
             return await loop.run(self.conversation, prompt, turn_id)
         finally:
             if isinstance(front, Front):
@@ -494,8 +496,8 @@ class Session:
                 log.exception("a first-answer callback failed")
 
     async def _prompt_hooks(self, prompt: str | list[ContentBlockParam], mode: PermissionMode,
-                            tell: Callable[[str], None]) -> str | list[ContentBlockParam] | None:
-        """SessionStart (once) and UserPromptSubmit hooks: the prompt with their context, or None when blocked."""
+                            tell: Callable[[str], None]) -> list[str] | None:
+        """SessionStart (once) and UserPromptSubmit hooks: their context for the prompt, or None when blocked."""
         hooks = self.deps.hooks
         context: list[str] = list(self.pending_context)
         self.pending_context.clear()
@@ -514,12 +516,8 @@ class Session:
                  " (nothing was sent to the model)")
             return None
         context.extend(checked.context)
-        if not context:
-            return prompt
-        block = "\n\n".join(context)
-        if isinstance(prompt, str):
-            return f"{prompt}\n\n<hook-context>\n{block}\n</hook-context>"
-        return [*prompt, text_block(f"<hook-context>\n{block}\n</hook-context>")]
+        return context
+
 
     def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
         self.usage = self.usage + done.usage
@@ -545,3 +543,13 @@ def _drop_unanswered_tool_use(messages: list[MessageParam]) -> None:
         if uses:
             unanswered: list[ResultPartParam] = [text_block("The session ended before this tool call finished.")]
             messages.append(user_blocks([tool_result(b["id"], unanswered, is_error=True) for b in uses]))
+
+
+def _with_context(prompt: str | list[ContentBlockParam], context: list[str]) -> str | list[ContentBlockParam]:
+    """The prompt with what hooks said for it (nothing: the prompt as it is)."""
+    if not context:
+        return prompt
+    block = "\n\n".join(context)
+    if isinstance(prompt, str):
+        return f"{prompt}\n\n<hook-context>\n{block}\n</hook-context>"
+    return [*prompt, text_block(f"<hook-context>\n{block}\n</hook-context>")]
