@@ -296,8 +296,9 @@ class Subcommands:
         return "\n".join(lines)
 
     async def cmd_plugins(self, rest: list[str]) -> str:
-        """%agent plugins [enable|disable NAME@MARKETPLACE [--scope user|project|local] | update [NAME]] — plugins
+        """%agent plugins [enable|disable|update ...] — Claude Code plugins: what each adds, switch one on or off
 
+        %agent plugins enable|disable NAME@MARKETPLACE [--scope user|project|local], %agent plugins update [NAME].
         Each plugin the settings name (Claude Code's enabledPlugins), whether it is on, what it adds or
         why not, and the marketplaces known; enable or disable one (in your own settings by default,
         or the project's shared or local file), or fetch git marketplaces and plugins again.
