@@ -40,9 +40,12 @@ MODULES = [
     "bench_approval",
     "bench_judge",
     "bench_replay",
+    "bench_fork",
+    "bench_redaction",
     "bench_sandbox",
     "bench_outputs",
     "bench_questions",
+    "bench_hub_soak",
     "bench_suite",
 ]
 

@@ -1,6 +1,6 @@
-"""Command line: ``python -m codingcode_jupyter permissions check [--project DIR] [--mode MODE] TOOL 'JSON'``.
+"""Command line: ``codingcode acp`` (the agent for editors, docs/acp.md), ``python -m codingcode_jupyter permissions check [--project DIR] [--mode MODE] TOOL 'JSON'``.
 
-Runs approval layers 1-4 for one call and prints one JSON object (decision, layer, rule,
+Runs approval layers 1-5 for one call and prints one JSON object (decision, layer, rule,
 reason); nobody is asked, so a call that would reach a person prints ``ask``.
 
 ``codingcode sandbox check [--project DIR] [--json]`` prints the sandbox in force for the
@@ -8,7 +8,7 @@ project, why that backend, what it confines and what it does not cover;
 ``codingcode sandbox run [--project DIR] -- COMMAND...`` runs one command exactly as
 execute_command would (same backend, policy, environment, proxy), printing its output and
 returning its exit code — or refusing with the reason when no sandbox can run (it never
-runs a command unconfined). Imports nothing from Jupyter.
+runs a command unconfined). ``permissions`` and ``sandbox`` import nothing from Jupyter.
 """
 
 from __future__ import annotations
@@ -153,10 +153,18 @@ async def sandbox_run(project: Path, command: list[str]) -> int:
         line = command[0] if len(command) == 1 else shlex.join(command)
         env = command_env(deps.settings.current().merged.env)
 
-        # As execute_command starts it (own session, closed stdin), its output passed straight through.
-        proc = await asyncio.create_subprocess_exec(*box.argv_for(line, project), cwd=project, env=env,
-                                                    stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
-        code = await proc.wait()
+        from .engine.approval.host_files import settle_host_files
+
+        # As execute_command starts it (own session, closed stdin), its output passed straight through,
+        # and compared after it: what it left that the host runs is moved aside (nobody to ask here).
+        with box.command():
+            watch = box.watch_host()
+            proc = await asyncio.create_subprocess_exec(*box.argv_for(line, project, watch=watch), cwd=project,
+                                                        env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                        start_new_session=True)
+            code = await proc.wait()
+            for note in await settle_host_files(watch, line, None):
+                print(note, file=sys.stderr)
         return code if code >= 0 else 128 - code
     finally:
         await box.aclose()
@@ -225,6 +233,12 @@ def _parser() -> argparse.ArgumentParser:
     box_run = boxes.add_parser("run", help="run one command exactly as execute_command would")
     box_run.add_argument("--project", default=".", help="project directory (default: the current directory)")
     box_run.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND... (one word is run by bash -c as is)")
+    acp = commands.add_parser("acp", help="the agent for editors, over the Agent Client Protocol on stdio "
+                              "(docs/acp.md); its sessions run in a Jupyter kernel")
+    acp.add_argument("--existing", metavar="CONNECTION_FILE", default=None,
+                     help="run in this running kernel (a notebook's: its variables are shared) instead of starting one")
+    acp.add_argument("--kernel", metavar="NAME", default=None,
+                     help="the kernelspec of the kernel to start (default: this Python's, which has codingcode)")
     return parser
 
 
@@ -235,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.command == "sandbox":
         return _sandbox_main(args)
+    if args.command == "acp":
+        from .acp.main import serve
+
+        return serve(args.existing, args.kernel)
     try:
         tool_input = json.loads(args.input)
     except json.JSONDecodeError as error:

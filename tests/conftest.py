@@ -18,6 +18,13 @@ def own_user_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("CODINGCODE_USER_DIR", str(tmp_path_factory.mktemp("user-dir")))
     # Nor the person's ~/.claude (Claude Code's settings, agents and CLAUDE.md are read beside ours).
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude-dir")))
+    # Nor a machine's managed policy (/etc/codingcode, /etc/claude-code): empty directories of their own.
+    monkeypatch.setenv("CODINGCODE_MANAGED_DIR", str(tmp_path_factory.mktemp("managed-dir")))
+    monkeypatch.setenv("CODINGCODE_CLAUDE_MANAGED_DIR", str(tmp_path_factory.mktemp("claude-managed-dir")))
+    # Nor the machine's provider or telemetry switches.
+    for name in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_ENABLE_TELEMETRY",
+                 "ANTHROPIC_CUSTOM_HEADERS"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CODINGCODE_TRUST", "1")
 
 

@@ -224,6 +224,7 @@ class AgentLoop:
         usage = Usage()
         self._own_usage, self._extra_usage, self._extra_cost = Usage(), Usage(), 0.0
         self._begin(turn_id)
+        self.deps.secrets.walk_next()  # a dotenv file made since the last turn is known from this one
         self._stop_requested = None
         self._conversation = conversation
         steps = 0
@@ -498,6 +499,24 @@ class AgentLoop:
         if store is not None and not tool.access.read_only:
             await asyncio.to_thread(store.before_call, self.session_id, turn_id)
 
+    def _without_secrets(self, result: ToolResult) -> ToolResult:
+        """The result as the model, the cell and the transcript get it: every known secret's value, in any
+        of its forms, replaced by a marker naming it. A result that cannot be checked is withheld."""
+        try:
+            (content, display), found = self.deps.secrets.redact_value([result.content, result.display])
+        except Exception:  # noqa: BLE001 -- a check that fails keeps the result back, never lets it through
+            return ToolResult.text("(This result was withheld: it could not be checked for secret values.)",
+                                   is_error=True)
+        return ToolResult(content, is_error=result.is_error, display=display) if found else result
+
+    def _shown_input(self, tool_input: dict[str, Any], key: str | None) -> tuple[dict[str, Any], str | None]:
+        """A call's input and key as the cell shows them (and the saved notebook keeps): without secret values."""
+        try:
+            (shown, shown_key), _ = self.deps.secrets.redact_value([tool_input, key])
+        except Exception:  # noqa: BLE001 -- as in _without_secrets
+            return {}, "(withheld: it could not be checked for secret values)"
+        return shown, shown_key
+
     def _audit_no_change(self, tool: ToolDefinition, tool_input: dict[str, Any], ctx: ToolContext, why: str) -> None:
         """The audit row of a call that changed nothing (so ran without anyone's approval)."""
         from .approval.audit import clip_input
@@ -506,7 +525,8 @@ class AgentLoop:
 
         typed = DecisionRecord(
             session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=ctx.tool_use_id, agent=ctx.agent,
-            tool=tool.display_name or tool.name, input=clip_input(tool_input), decision="allow", layer="no_change",
+            tool=tool.display_name or tool.name, input=clip_input(self._shown_input(tool_input, None)[0]),
+            decision="allow", layer="no_change",
             rule=None, reason=why, by="no_change", mode=ctx.mode, outcome="ok",
         )
         log = getattr(self.approver, "audit", None)  # the pipeline's log (None where auditing is off)
@@ -527,7 +547,8 @@ class AgentLoop:
         tool = self.tools.lookup(name)
         display = tool.display_name if tool else name
         key = tool.access.key_value(raw_input) if tool else None
-        self._emit(ToolCallStarted(tool_use_id=tool_use_id, tool=display or name, input=raw_input, key=key), turn_id)
+        shown, shown_key = self._shown_input(raw_input, key)
+        self._emit(ToolCallStarted(tool_use_id=tool_use_id, tool=display or name, input=shown, key=shown_key), turn_id)
         started = time.perf_counter()
         ctx = ToolContext(turn, tool_use_id)
         decision: Verdict | None = None
@@ -566,6 +587,7 @@ class AgentLoop:
                     self.approver.record_outcome(
                         tool_call, ctx, decision, status, (time.perf_counter() - started) * 1000  # type: ignore[arg-type]
                     )
+            result = self._without_secrets(result)
             results[tool_use_id] = result
             self._emit(
                 ToolCallFinished(

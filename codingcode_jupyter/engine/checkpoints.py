@@ -1,6 +1,7 @@
 """Checkpoints: what a turn changed, so ``%agent undo`` can put it back.
 
-Two records per turn, under ``.codingcode/checkpoints/<session>/<turn>/``. Before a file tool
+Two records per turn, under :func:`~.user_dir.checkpoints_dir` ``/<session>/<turn>/`` (outside the
+project, in the person's directory). Before a file tool
 first changes a file, the file is snapshotted (its bytes and mode, or the fact that it did
 not exist; files outside the project too) and after each change the hash of what the turn
 left is recorded. And before the turn's first call that can change files — a command,
@@ -12,8 +13,8 @@ deleted, the others get their old bytes and mode back. A file changed again sinc
 (by a person, a later command...) is a conflict: undo refuses unless forced, so it never
 silently throws away work that is not the agent's.
 
-The manifest lives inside the project, where a command could rewrite it, so nothing in it
-is trusted blindly: blob names must be plain file names in the turn's own folder, blobs
+The manifest lives on disk, where a process of the person's (or an unsandboxed command) could
+rewrite it, so nothing in it is trusted blindly: blob names must be plain file names in the turn's own folder, blobs
 must match their recorded hash, and paths outside the project (re-resolved at undo time,
 so a symlink swapped in since cannot redirect a restore) are refused unless allowed.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
 import subprocess
 import threading
@@ -37,6 +39,7 @@ from .approval.audit_records import UndoRecord
 from .atomic import atomic_write
 from .paths import is_within
 from .snapshots import ShadowRepo, SnapshotError
+from .user_dir import checkpoints_dir, legacy_checkpoints_dir
 
 if TYPE_CHECKING:
     pass
@@ -62,9 +65,17 @@ class CheckpointError(Exception):
     """A checkpoint cannot be taken, read or restored; the message says why."""
 
 
-def checkpoints_dir(project: Path) -> Path:
-    """Where the project's checkpoints live."""
-    return Path(project) / ".codingcode" / "checkpoints"
+def _adopt_legacy(project: Path) -> None:
+    """Checkpoints an earlier version kept inside the project move to their place outside it, so
+    undo still finds them; left where they are (and still read there) if the move fails."""
+    legacy, root = legacy_checkpoints_dir(project), checkpoints_dir(project)
+    if not legacy.is_dir() or root.exists():
+        return
+    try:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(legacy), str(root))
+    except OSError:
+        pass
 
 
 def _now() -> str:
@@ -191,8 +202,11 @@ class CheckpointStore:
 
     def __init__(self, project: Path | str, shadow: ShadowRepo | None = None) -> None:
         self.project = Path(os.path.realpath(project))
-        self.root = checkpoints_dir(self.project)
-        self.shadow = shadow if shadow is not None else ShadowRepo(self.project)
+        _adopt_legacy(self.project)
+        legacy = legacy_checkpoints_dir(self.project)
+        moved = not legacy.is_dir() or checkpoints_dir(self.project).exists()
+        self.root = checkpoints_dir(self.project) if moved else legacy
+        self.shadow = shadow if shadow is not None else ShadowRepo(self.project, checkpoints=self.root)
         # Sub-agents of one turn may write concurrently; the manifest is read-modify-write.
         self._lock = threading.Lock()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .mcp.manager import McpManager
     from .project_settings import EffectiveSettings
     from .sandbox import CommandSandbox
+    from .secret_values import KnownSecrets
     from .settings import SandboxSettings
     from .tools.base import SearchBackend
     from .tools.registry import ToolRegistry
@@ -58,6 +60,7 @@ class SessionDeps:
     reviewer: "ReviewerState" = field(default_factory=lambda: _reviewer_state())
     # No sandbox here: the person's once-per-session choice about commands that would run unconfined.
     unconfined: "UnconfinedChoice" = field(default_factory=lambda: _unconfined_choice())
+    _secrets: "KnownSecrets | None" = field(default=None, init=False, repr=False)
     _sandbox: "CommandSandbox | None" = field(default=None, init=False, repr=False)
     _hooks: "LifecycleHooks | None" = field(default=None, init=False, repr=False)
     _sandbox_key: str | None = field(default=None, init=False, repr=False)
@@ -71,6 +74,20 @@ class SessionDeps:
         """The parts of a session that has nothing but its project's settings (no sandbox, MCP,
         checkpoints or sub-agents): a tool run on its own, a session a test assembles."""
         return cls(project=Path(project), settings=ProjectSettings(Path(project)))
+
+    @property
+    def secrets(self) -> "KnownSecrets":
+        """The values that never leave by value: the kernel's keys, the project's dotenv files, the token
+        stores (made at first use; a test or an embedder may set its own)."""
+        if self._secrets is None:
+            from .secret_values import KnownSecrets
+
+            self._secrets = KnownSecrets(self.project)
+        return self._secrets
+
+    @secrets.setter
+    def secrets(self, known: "KnownSecrets") -> None:
+        self._secrets = known
 
     @property
     def hooks(self) -> "LifecycleHooks":
@@ -91,7 +108,7 @@ class SessionDeps:
             return self._sandbox
         effective = self.settings.current()
         allowed = allowed_env_files(effective.rules)
-        wanted = sandbox_settings(effective)
+        wanted = sandbox_settings(effective, self.project)
         key = wanted.model_dump_json() + "\0" + "\0".join(allowed)
         if self._sandbox is None or key != self._sandbox_key:
             old, self._sandbox = self._sandbox, self.sandbox_factory(wanted, allowed)
@@ -134,16 +151,34 @@ def _reviewer_state() -> "ReviewerState":
     return ReviewerState()
 
 
-def sandbox_settings(effective: "EffectiveSettings") -> "SandboxSettings":
+def sandbox_settings(effective: "EffectiveSettings", project: Path | None = None) -> "SandboxSettings":
     """The sandbox as the settings want it, with the one list of allowed domains (the sandbox's own
-    and every ``domain:`` allow rule's) and the variables the settings' ``env`` sets passed in."""
+    and every ``domain:`` allow rule's), the variables the settings' ``env`` sets passed in, and
+    (``project`` given) the person's deny rules for reading and editing as paths it hides and keeps
+    read-only: a rule holds for what a command or the kernel's code does, seen by a judge or not."""
     sandbox = effective.merged.sandbox
     domains = list(effective.allowed_domains)
     names = [*sandbox.env, *[name for name in effective.merged.env if name not in sandbox.env]]
     from .approval.unconfined import fail_closed_by
 
+    filesystem = sandbox.filesystem
+    if project is not None:
+        from .approval.rules import sandbox_globs
+
+        real = Path(os.path.realpath(project))
+        read = sandbox_globs(effective.rules, real, ("read_file",))
+        write = sandbox_globs(effective.rules, real, ("edit_file", "write_file"))
+        filesystem = filesystem.model_copy(update={
+            "denyRead": list(dict.fromkeys([*filesystem.denyRead, *read])),
+            "denyWrite": list(dict.fromkeys([*filesystem.denyWrite, *write])),
+        })
+    denied = [*(sandbox.network.deniedDomains or []),
+              *[rule.pattern[len("domain:"):].strip() for rule in effective.rules
+                if rule.action == "deny" and rule.pattern and rule.pattern.startswith("domain:")]]
     return sandbox.model_copy(update={
-        "network": sandbox.network.model_copy(update={"allowedDomains": domains or None}),
+        "network": sandbox.network.model_copy(update={"allowedDomains": domains or None,
+                                                      "deniedDomains": list(dict.fromkeys(denied)) or None}),
+        "filesystem": filesystem,
         "env": names,
         # Any file saying it holds: a project's false does not undo the person's "Never on this machine".
         "failIfUnavailable": sandbox.failIfUnavailable or fail_closed_by(effective) is not None,

@@ -29,6 +29,7 @@ class DoctorReport:
     """The sections of the report, each a list of lines."""
 
     files: list[str] = field(default_factory=list)
+    policy: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     untrusted: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
@@ -41,7 +42,8 @@ class DoctorReport:
     warnings: list[str] = field(default_factory=list)
 
     def render(self) -> str:
-        sections = [("Files read", self.files), ("No effect here", self.ignored),
+        sections = [("Files read", self.files), ("Managed policy (what it overrides)", self.policy),
+                    ("No effect here", self.ignored),
                     ("Waiting for trust (%agent trust)", self.untrusted), ("Rules in force", self.rules),
                     ("Hooks", self.hooks), ("Agent files", self.agents), ("Instructions", self.instructions),
                     (".mcp.json", self.mcp), ("Plugins (%agent plugins)", self.plugins), ("Command sandbox", self.sandbox),
@@ -71,6 +73,8 @@ def _counts(layer: SettingsLayer) -> str:
         parts.append(f"mode {mode}")
     if settings.permissions.disableBypassPermissionsMode:
         parts.append("bypass mode disabled")
+    if settings.permissions.disableAutoMode:
+        parts.append("auto mode disabled")
     return ", ".join(parts) or "nothing that applies here"
 
 
@@ -103,6 +107,8 @@ def _rules(effective: "EffectiveSettings", session_rules: Iterable["Rule"], repo
         report.rules.append(f"mode   {mode}  ({effective.source_path(effective.default_mode_source or '')})")
     if effective.bypass_disabled:
         report.rules.append(f"bypass mode is off (permissions.disableBypassPermissionsMode in {effective.bypass_disabled})")
+    if effective.auto_disabled:
+        report.rules.append(f"auto mode is off (permissions.disableAutoMode in {effective.auto_disabled})")
 
 
 def _hooks(effective: "EffectiveSettings", report: DoctorReport) -> None:
@@ -177,6 +183,7 @@ def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: 
     report = DoctorReport()
     project = Path(project)
     _files(effective, report)
+    report.policy.extend(effective.policy.lines())
     report.untrusted.extend(f"{item.summary} ({item.path})" for item in effective.ignored)
     if effective.trusted_by:
         report.untrusted.append(f"nothing: the project is trusted as a whole ({effective.trusted_by})")

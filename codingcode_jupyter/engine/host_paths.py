@@ -40,7 +40,7 @@ from .paths import is_under
 __all__ = [
     "HostPath", "HOST_PATHS", "HostHit", "host_executed", "venv_root", "import_path_dirs",
     "sandbox_targets", "name_may_be_host_executed", "git_config_program", "GIT_PROGRAM_KEYS",
-    "PYTHON_START_PATTERNS",
+    "PYTHON_START_PATTERNS", "python_startup",
 ]
 
 Root = Literal["project", "home"]
@@ -88,6 +88,11 @@ HOST_PATHS: tuple[HostPath, ...] = (
     *_rows("project", "file", "a dev container definition (its initializeCommand runs on the host)",
            "**/.devcontainer.json"),
     *_rows("project", "file", "an editor workspace with tasks (run by the editor)", "**/*.code-workspace"),
+    # A virtualenv's shape, whether or not its pyvenv.cfg exists yet: the person's shell sources
+    # activate, and Jupyter starts what a kernel spec's argv names when the person picks it.
+    *_rows("project", "file", "a virtualenv's activate script (sourced by the person's shell)", "**/bin/activate*"),
+    *_rows("project", "file", "a Jupyter kernel spec (its argv runs when the person starts that kernel)",
+           "**/share/jupyter/kernels/*/kernel.json"),
     # The person's home: what every shell, login or desktop session runs.
     *_rows("home", "file", "a shell start-up file, run by every new shell",
            ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
@@ -212,6 +217,10 @@ def host_executed(path: Path, project: Path, home: Path | None = None) -> HostHi
             if hooks is not None:
                 return HostHit("a hook in the directory a repository's core.hooksPath names (git runs it)",
                                str(hooks.relative_to(project)) + "/**" if is_under(hooks, project) else str(hooks), hooks)
+    startup = python_startup()
+    if startup is not None and path == startup:
+        return HostHit("the file $PYTHONSTARTUP names (Python runs it at every interactive start)", str(startup),
+                       startup.parent)
     directory = path.parent
     if directory in import_path_dirs() and (
             path.name in ("sitecustomize.py", "usercustomize.py") or path.suffix == ".pth"):
@@ -308,6 +317,12 @@ def venv_root(path: Path, project: Path) -> Path | None:
     return found
 
 
+def python_startup() -> Path | None:
+    """The file ``$PYTHONSTARTUP`` names (resolved), which every interactive Python of the person runs."""
+    raw = os.environ.get("PYTHONSTARTUP")
+    return Path(os.path.realpath(os.path.expanduser(raw))) if raw else None
+
+
 def import_path_dirs() -> frozenset[Path]:
     """The directories on this Python's import path (where start-up files run), resolved."""
     return _import_path_dirs(tuple(sys.path))
@@ -352,6 +367,9 @@ def sandbox_targets(project: Path, home: Path, found: Iterable[Path] = ()) -> li
         hit = host_executed(path, project, home)
         if hit is not None:
             targets.append((path, "dir" if path.is_dir() else "file"))
+    startup = python_startup()
+    if startup is not None and (is_under(startup, project) or is_under(startup, home)) and startup.is_file():
+        targets.append((startup, "file"))
     for directory in import_path_dirs():
         if directory == project or is_under(directory, project):
             for name in ("sitecustomize.py", "usercustomize.py"):

@@ -40,6 +40,7 @@ from typing import Any
 
 from .approval.rule_syntax import Rule, RuleError, parse_rule
 from .hooks.runner import ConfiguredHook, configured_hooks
+from .managed import MANAGED_PRIORITY, LayerView, ManagedPolicy, apply_policy, model_refusal
 from .plugins.catalog import Plugin, PluginSet, discover_plugins, plugin_environ
 from .settings import (
     MODE_STRICTNESS,
@@ -116,6 +117,8 @@ class EffectiveSettings:
     # Keys of the files that have no effect here, with the reason (for %agent status and doctor).
     ignored_settings: tuple[IgnoredSetting, ...] = ()
     hooks: tuple[ConfiguredHook, ...] = ()
+    # The organisation's managed settings in force, and what they override (:mod:`.managed`).
+    policy: ManagedPolicy = field(default_factory=ManagedPolicy)
     # Every plugin the files name (enabled or not, usable or not, with why), and the marketplaces known.
     plugins: PluginSet = field(default_factory=PluginSet)
 
@@ -141,6 +144,18 @@ class EffectiveSettings:
             if layer.settings.permissions.disableBypassPermissionsMode == "disable":
                 return str(layer.path)
         return None
+
+    @property
+    def auto_disabled(self) -> str | None:
+        """The file that sets ``permissions.disableAutoMode`` (auto mode is then off), if any."""
+        for layer in self.layers:
+            if layer.settings.permissions.disableAutoMode == "disable":
+                return str(layer.path)
+        return None
+
+    def model_refusal(self, model: str) -> str | None:
+        """Why ``model`` may not be used (``availableModels``, ``deniedModels``), or None."""
+        return model_refusal(model, [(str(layer.path), layer.settings) for layer in self.layers])
 
     @property
     def inert_rules(self) -> tuple[Rule, ...]:
@@ -229,7 +244,7 @@ def _file_mode(layer: SettingsLayer, warnings: list[str]) -> PermissionMode | No
 def _anchor(layer: SettingsLayer, project: Path | None) -> Path | None:
     """Where a Claude Code `/path` rule of ``layer`` starts: the project for a project file,
     the file's own directory for the person's (``~/.claude/``, as Claude Code reads it)."""
-    if layer.level == "user":
+    if layer.level in ("user", "managed"):
         return layer.path.parent
     return project
 
@@ -239,20 +254,32 @@ def _rules(layers: tuple[SettingsLayer, ...], project: Path | None = None) -> tu
     for layer in layers:
         anchor = _anchor(layer, project)
         for action in _ACTIONS:
+            # The policy's deny and ask rules outrank the others'; its allow rules do not outrank a deny.
+            priority = MANAGED_PRIORITY if layer.level == "managed" and action != "allow" else None
             for index, text in enumerate(getattr(layer.settings.permissions, action)):
                 try:
-                    rules.append(parse_rule(text, action, layer.source, anchor=anchor))  # type: ignore[arg-type]
+                    rules.append(parse_rule(text, action, layer.source, priority,  # type: ignore[arg-type]
+                                            anchor=anchor))
                 except RuleError as error:
                     raise SettingsError(f"{layer.path}: entry 'permissions.{action}.{index}': {error}") from None
     return tuple(rules)
 
 
-def _plugin_hooks(plugins: tuple[Plugin, ...], warnings: list[str]) -> tuple[list[ConfiguredHook], list[IgnoredSetting]]:
-    """The hooks of the plugins that apply, read as Claude Code's, each with its plugin's variables."""
+def _plugin_hooks(plugins: tuple[Plugin, ...], warnings: list[str], *,
+                  managed_only: bool = False) -> tuple[list[ConfiguredHook], list[IgnoredSetting]]:
+    """The hooks of the plugins that apply, read as Claude Code's, each with its plugin's variables.
+    ``managed_only`` (allowManagedHooksOnly): only plugins the managed files enable keep theirs, as
+    Claude Code keeps the hooks of plugins an organisation force-enables."""
     hooks: list[ConfiguredHook] = []
     ignored: list[IgnoredSetting] = []
     for plugin in plugins:
         assert plugin.content is not None
+        if managed_only and not plugin.managed:
+            ignored.extend(IgnoredSetting(found.path, f"hooks (plugin {plugin.key})",
+                                          "your organisation's managed settings run only their own hooks and those "
+                                          "of plugins they enable (allowManagedHooksOnly)")
+                           for found in plugin.content.hooks)
+            continue
         for found in plugin.content.hooks:
             read = read_hooks_value(found.hooks, found.path)
             warnings.extend(read.warnings)
@@ -264,7 +291,8 @@ def _plugin_hooks(plugins: tuple[Plugin, ...], warnings: list[str]) -> tuple[lis
 
 def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = None, items: tuple[TrustItem, ...] = (),
             ignored: tuple[TrustItem, ...] = (), trusted_by: str | None = None,
-            project: Path | None = None, plugins: PluginSet | None = None) -> EffectiveSettings:
+            project: Path | None = None, plugins: PluginSet | None = None,
+            policy: ManagedPolicy | None = None) -> EffectiveSettings:
     """The effective settings of ``layers`` (least specific first, already screened for trust)."""
     warnings = list(warnings or [])
     hooks = tuple(hook for layer in layers for hook in configured_hooks(layer.settings.hooks, source=layer.source,
@@ -272,7 +300,7 @@ def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = N
     plugins = plugins or PluginSet()
     untrusted = {item.detail["plugin"] for item in ignored if item.kind == "plugin"}
     extra_hooks, extra_ignored = _plugin_hooks(tuple(p for p in plugins.plugins if p.usable and p.key not in untrusted),
-                                               warnings)
+                                               warnings, managed_only=policy is not None and policy.hooks_only)
     hooks += tuple(extra_hooks)
     mode, mode_source = None, None
     for layer in reversed(layers):
@@ -292,6 +320,7 @@ def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = N
         ignored_settings=tuple(entry for layer in layers for entry in layer.ignored) + tuple(extra_ignored),
         hooks=hooks,
         plugins=plugins,
+        policy=policy or ManagedPolicy(),
     )
 
 
@@ -305,6 +334,7 @@ class ProjectSettings:
     _current: EffectiveSettings | None = field(default=None, init=False, repr=False)
     # Project files hook commands run: a changed script changes what is trusted.
     _watched: tuple[Path, ...] = field(default=(), init=False, repr=False)
+    _policy: ManagedPolicy = field(default_factory=ManagedPolicy, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.project = Path(os.path.realpath(self.project))
@@ -345,6 +375,14 @@ class ProjectSettings:
         self._stamps, self._current = stamps, effective
         return True
 
+    def _under_policy(self, raw: list[SettingsLayer]) -> list[SettingsLayer]:
+        """The layers as the managed settings let them apply (:mod:`.managed`), the policy kept."""
+        kept, self._policy = apply_policy([LayerView(layer.source, layer.path, layer.level, layer.settings)
+                                           for layer in raw])
+        return [SettingsLayer(layer.source, layer.path, settings, layer.dialect, layer.level,
+                              (*layer.ignored, *(entry for entry in self._policy.misplaced if entry.path == layer.path)))
+                for layer, settings in zip(raw, kept)]
+
     def _read(self, source: SettingsSource) -> tuple[SettingsLayer, list[str]]:
         read = read_settings_file(source.path, source.dialect)
         return (SettingsLayer(source.source, source.path, read.settings, source.dialect, source.level, read.ignored),
@@ -357,6 +395,7 @@ class ProjectSettings:
             layer, notes = self._read(source)
             raw.append(layer)
             warnings.extend(notes)
+        raw = self._under_policy(raw)
         own = [layer.settings.trustedProjects for layer in raw if layer.level == "user"]
         trusted_by = "CODINGCODE_TRUST=1" if trusted_by_environment() else (
             "trustedProjects in your user settings" if any(listed_in(p, self.project) for p in own) else None)
@@ -364,13 +403,13 @@ class ProjectSettings:
         # The person's own mode: a project file may tighten it at once, loosen it only once trusted.
         floor: PermissionMode = "default"
         for layer in raw:
-            chosen = _file_mode(layer, []) if layer.level == "user" else None
+            chosen = _file_mode(layer, []) if layer.level in ("user", "managed") else None
             floor = chosen or floor
         layers: list[SettingsLayer] = []
         items: list[TrustItem] = []
         ignored: list[TrustItem] = []
         for layer in raw:
-            if layer.level == "user":
+            if layer.level in ("user", "managed"):
                 layers.append(layer)
                 continue
             if layer.settings.trustedProjects:
@@ -396,7 +435,7 @@ class ProjectSettings:
                          *(item.path for item in others if item.kind in ("agentMode", "toolGrant")),
                          *plugins.files, *_plugin_scripts(plugins))
         return resolve(tuple(layers), warnings=warnings, items=tuple(items), ignored=tuple(ignored),
-                       trusted_by=trusted_by, project=self.project, plugins=plugins)
+                       trusted_by=trusted_by, project=self.project, plugins=plugins, policy=self._policy)
 
     def trust(self, items: list[TrustItem] | None = None) -> list[TrustItem]:
         """Trust ``items`` (default: every item now ignored); returns what was trusted."""

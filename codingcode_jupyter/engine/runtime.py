@@ -14,6 +14,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from . import telemetry
 from .agents.dispatch import dispatch_agent_tool
 from .agents.setup import main_agent_setup
 from .approval.audit import AuditLog
@@ -22,11 +23,13 @@ from .approval.pipeline import ApprovalPipeline
 from .checkpoints import CheckpointStore
 from .context.session_window import compact, keep_in_window
 from .deps import SessionDeps
+from .managed import apply_env
 from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
 from .mcp.manager import McpManager, PluginServerEntry
 from .mcp.startup import StartupWait, startup_wait
 from .project_settings import ProjectSettings, preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
+from .secret_values import KnownSecrets
 from .session import Session, new_session_id
 from .settings import PermissionMode, SandboxSettings, SettingsError
 from .state import SessionState
@@ -143,6 +146,8 @@ def _session_deps(project: Path, settings: ProjectSettings, registry: ToolRegist
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
                           admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
                           wait=_startup_wait(settings), plugin_servers=_plugin_servers(settings))
+    deps.secrets = KnownSecrets(deps.project, settings_env=lambda: settings.current().merged.env)
+    deps.secrets.add_token_dir(deps.mcp.token_dir)
     return deps
 
 
@@ -245,6 +250,7 @@ def open_session(
     else:
         settings = ProjectSettings(project)
     effective = settings.current()  # a broken file is an error now, not at the first call
+    apply_env(effective.policy)  # the organisation's env before anything reads it (telemetry's session count)
     if deps is None:
         deps = _session_deps(project, settings, registry)
     state = SessionState()
@@ -278,4 +284,5 @@ def open_session(
     session.shown_warnings.update(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
     session.on_first_answer.append(session.snapshot_soon)
+    telemetry.session_started(session.id)
     return session

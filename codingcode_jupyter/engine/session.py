@@ -14,16 +14,19 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import BaseModel
 
+from . import telemetry
 from .agent import AgentLoop, ContextKeeper, Conversation, ToolSource, merge_message
 from .approval.types import Asker
 from .events import ErrorEvent, EventSink, Notice, TextDelta, TodoUpdated, ToolCallStarted, TurnDone, Usage
 from .front import Front
+from .managed import apply_env
 from .messages import ContentBlockParam, MessageParam, ResultPartParam, blocks, text_block, tool_result, user_blocks
 from .models import make_model, resolve_model_name
+from .models.clients import use_key_helper
 from .modes import ModeChoice, decide_mode
 from .settings import PermissionMode
 from .state import SessionState
@@ -360,6 +363,40 @@ class Session:
                 self.shown_warnings.add(warning)
                 self.pending_notices.append(warning)
 
+    def _turn_start(self, options: TurnOptions) -> tuple[PermissionMode, str, str | None, str | None]:
+        """The turn's mode, its model, a notice about the model, and why the policy refuses that model."""
+        effective = self.settings.current()
+        # The organisation's env first: it may choose the provider, the key helper's environment, telemetry.
+        apply_env(effective.policy)
+        # The key helper of the person's or the organisation's settings (a project's is never read).
+        use_key_helper(effective.merged.apiKeyHelper, self.project)
+        choice = self.mode_choice(options.mode)
+        if options.mode is not None and choice.mode != options.mode:
+            self.pending_notices.append(f"--mode {options.mode} does not apply: {choice.source}; "
+                                        f"this turn is in {choice.mode} mode.")
+        # Resolved every turn: setting a key after a demo turn switches to Claude.
+        command_model = options.command.command.model if options.command is not None else None
+        name, notice = resolve_model_name(options.model or command_model or self.default_model())
+        return choice.mode, name, notice, effective.model_refusal(name)
+
+    def _ended(self, sink: EventSink, turn_id: int, why: Literal["error", "hook"]) -> TurnDone:
+        """A turn that ends before anything is sent (a hook stopped it, the policy refuses its model)."""
+        done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason=why, usage=Usage())
+        sink(done)
+        return done
+
+    def _refuse(self, sink: EventSink, turn_id: int, refused: str) -> TurnDone:
+        # Nothing is sent: the policy names the models that may be used.
+        sink(ErrorEvent(session_id=self.id, turn_id=turn_id, message=f"Not sent: {refused}. Choose another "
+                        "model with --model or %config CodingCode.model."))
+        return self._ended(sink, turn_id, "error")
+
+    def _report_prompt(self, prompt: str | list[ContentBlockParam]) -> None:
+        """The prompt to telemetry (its length; its text only where the environment says), this session's."""
+        telemetry.current_session.set(self.id)  # the model's requests of this turn are this session's
+        telemetry.user_prompt(self.id, prompt if isinstance(prompt, str) else
+                              " ".join(str(block.get("text", "")) for block in prompt if block.get("type") == "text"))
+
     async def run_turn(
         self,
         prompt: str | list[ContentBlockParam],
@@ -372,11 +409,8 @@ class Session:
         asked, as with no front at all."""
         emit: EventSink = front if front is not None else _unwatched
         ask: Asker | None = front.ask if isinstance(front, Front) else None
-        mode = self.mode_choice(options.mode).mode
+        mode, name, notice, refused = self._turn_start(options)
         timeout = options.approval_timeout if options.approval_timeout is not None else self.approval_timeout
-        # Resolved every turn: setting a key after a demo turn switches to Claude.
-        command_model = options.command.command.model if options.command is not None else None
-        name, notice = resolve_model_name(options.model or command_model or self.default_model())
         self.last_model = name
         self.turns += 1
         turn_id = self.turns
@@ -400,12 +434,13 @@ class Session:
         for text in ([notice] if notice else []) + self.pending_notices:
             sink(Notice(session_id=self.id, turn_id=turn_id, text=text))
         self.pending_notices.clear()
+        if refused is not None:
+            return self._refuse(sink, turn_id, refused)
+        self._report_prompt(prompt)
         context = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
                                                                                    text=text)))
         if context is None:
-            done = TurnDone(session_id=self.id, turn_id=turn_id, stop_reason="hook", usage=Usage())
-            sink(done)
-            return done
+            return self._ended(sink, turn_id, "hook")
         # A slash command's text replaces the request: the hooks' context and the servers' notes go with it,
         # once it is made.
         if options.command is None:

@@ -6,7 +6,9 @@ Ours: the person's own ``~/.codingcode/settings.json`` ("user"), the project's
 Claude Code's, read beside them: ``~/.claude/settings.json`` ("claude-user"),
 ``.claude/settings.json`` ("claude-project") and ``.claude/settings.local.json``
 ("claude-local"). From the least to the most specific: claude-user, user, claude-project,
-project, claude-local, local — at each level our file is the more specific one.
+project, claude-local, local — at each level our file is the more specific one. Above them all,
+the organisation's managed files (Claude Code's ``/etc/claude-code/managed-settings.json``,
+"claude-managed", then ours, ``/etc/codingcode/managed-settings.json``, "managed"): see :mod:`.managed`.
 
 Field names follow Claude Code's (camelCase on disk). A key we do not use is not an error:
 it is left out and listed with the reason (:class:`IgnoredSetting`), so a real Claude Code
@@ -106,6 +108,8 @@ class PermissionsSettings(_Model):
     additionalDirectories: list[str] = Field(default_factory=list)
     # Claude Code's lock on bypass mode; it only tightens, so it applies from any file.
     disableBypassPermissionsMode: Literal["disable"] | None = None
+    # Its lock on auto mode (the reviewer); it only tightens too.
+    disableAutoMode: Literal["disable"] | None = None
 
 
 # The hook types that run here (Claude Code's agent and mcp_tool hooks do not).
@@ -169,6 +173,9 @@ class SandboxFilesystem(_Model):
 
 class SandboxNetwork(_Model):
     allowedDomains: list[str] | None = None
+    # Refused even where an allowed pattern covers them (`*.github.com` but not `gist.github.com`);
+    # every `domain:` deny rule (WebFetch(domain:…)) joins it.
+    deniedDomains: list[str] | None = None
 
 
 class SandboxSettings(_Model):
@@ -181,6 +188,10 @@ class SandboxSettings(_Model):
     # With the sandbox available, a command no rule asks about or denies runs without a card in
     # default mode (it can only write the project and reach the allowed domains).
     autoAllow: bool = False
+    # Code the agent runs in the kernel (run_python) runs in a confined fork of the kernel, with the
+    # sandbox commands get; false: in the kernel itself, judged and asked (what a fork cannot carry
+    # always runs there).
+    confineKernelCode: bool = True
     # Environment variables passed to sandboxed commands besides the built-in allowlist, by
     # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
     # a shared settings file never holds a secret.
@@ -229,6 +240,20 @@ class Settings(_Model):
     # and the marketplaces known by name (their `source`), read by plugins.catalog.
     enabledPlugins: dict[str, bool | list[str]] = Field(default_factory=dict)
     extraKnownMarketplaces: dict[str, Any] = Field(default_factory=dict)
+    # A command that prints the API key (run again after a 401); read from the person's own and
+    # the managed files only (:mod:`.managed`): a project's file must not run a command for the key.
+    apiKeyHelper: str | None = None
+    # The models that may be used (Claude Code's names: family aliases, prefixes, ids) and those
+    # that may not; every file's list narrows, none widens (:mod:`.managed`).
+    availableModels: list[str] | None = None
+    deniedModels: list[str] = Field(default_factory=list)
+    # Read from the managed files only (:mod:`.managed`): only their rules, only their hooks apply.
+    allowManagedPermissionRulesOnly: bool | None = None
+    allowManagedHooksOnly: bool | None = None
+    # The organisation's restrictions on marketplaces (source objects, as in extraKnownMarketplaces, or
+    # hostPattern/pathPattern ones); read from the managed files only (:mod:`.managed`, :mod:`.plugins.catalog`).
+    strictKnownMarketplaces: list[Any] | None = None
+    blockedMarketplaces: list[Any] | None = None
     # Kept for files written before unknown keys were tolerated everywhere; never read.
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -265,13 +290,15 @@ class SettingsSource:
     source: str
     path: Path
     dialect: Dialect
-    # "user": the person's own (always applies); "project": comes with the project (screened for trust).
-    level: Literal["user", "project"]
+    # "user": the person's own (always applies); "project": comes with the project (screened for trust);
+    # "managed": the organisation's policy (always applies, outranks the others: :mod:`.managed`).
+    level: Literal["user", "project", "managed"]
 
 
 def settings_sources(project: Path) -> list[SettingsSource]:
     """Every settings file of ``project``, least specific first (see the module docstring)."""
     from .claude.files import claude_dir, project_claude_dir
+    from .managed_paths import FILE_NAME, claude_managed_dir, managed_dir
     from .user_dir import user_dir
 
     ours, theirs = Path(project) / ".codingcode", project_claude_dir(project)
@@ -282,6 +309,9 @@ def settings_sources(project: Path) -> list[SettingsSource]:
         SettingsSource("project", ours / "settings.json", "codingcode", "project"),
         SettingsSource("claude-local", theirs / "settings.local.json", "claude", "project"),
         SettingsSource("local", ours / "settings.local.json", "codingcode", "project"),
+        # The organisation's policy, above every other file (:mod:`.managed`).
+        SettingsSource("claude-managed", claude_managed_dir() / FILE_NAME, "claude", "managed"),
+        SettingsSource("managed", managed_dir() / FILE_NAME, "codingcode", "managed"),
     ]
 
 
@@ -296,21 +326,14 @@ _CLAUDE_ONLY = "a Claude Code setting codingcode does not use"
 # Why a key of Claude Code's has no effect here, where there is more to say than _CLAUDE_ONLY.
 _REASONS: dict[str, str] = {
     "$schema": "a JSON schema reference for editors",
-    "apiKeyHelper": "the API key comes from ANTHROPIC_API_KEY in the kernel's environment",
     "statusLine": "the notebook shows status in %agent status, not a status line",
     "enableAllProjectMcpServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
     "enabledMcpjsonServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
     "disabledMcpjsonServers": "remove the server from .mcp.json (or do not trust the project) to keep it from starting",
     "disableAllHooks": "hooks stay on here; remove the ones you do not want",
-    "allowManagedHooksOnly": "codingcode has no managed settings",
-    "allowManagedPermissionRulesOnly": "codingcode has no managed settings",
     "outputStyle": "answers are rendered as Markdown in the cell",
     "includeCoAuthoredBy": "codingcode does not write commits itself",
     "cleanupPeriodDays": "sessions stay in .codingcode/sessions until you remove them",
-    "strictKnownMarketplaces": "a restriction of managed settings; the marketplaces known here are those of "
-                               "extraKnownMarketplaces and the ones you added in Claude Code",
-    "blockedMarketplaces": "a restriction of managed settings; disable a plugin with enabledPlugins: false",
-    "permissions.disableAutoMode": "leave auto out of defaultMode (and %agent mode) to keep the reviewer off",
     "autoMode.soft_deny": "write these lines in autoMode.block (the reviewer hands such calls back to you)",
     "autoMode.hard_deny": "write deny rules for these (permissions.deny): only a rule is certain to refuse",
     "autoMode.environment": "write what the reviewer should know in autoMode.allow or autoMode.block",

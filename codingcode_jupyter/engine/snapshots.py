@@ -2,7 +2,7 @@
 
 Before the first call of a turn that can change files (a command, run_python, a custom or
 MCP tool that is not read-only, a file edit) the project's files are committed to a git
-repository of our own — ``.codingcode/checkpoints/shadow.git``, never the project's own
+repository of our own — ``shadow.git`` among the checkpoints (outside the project), never the project's own
 ``.git`` — and again when the turn ends. Undo compares the two trees: files the turn
 created are removed, files it changed or deleted come back as they were. A file that
 differs now from what the turn left was changed since (by the person, a later command) and
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from .secret_files import is_env_file
+from .user_dir import checkpoints_dir
 
 __all__ = ["ShadowRepo", "TreeChange", "SnapshotError", "MAX_FILE_BYTES"]
 
@@ -52,10 +53,12 @@ class ShadowRepo:
     project: Path
     max_file_bytes: int = MAX_FILE_BYTES
     git: str | None = field(default_factory=lambda: shutil.which("git"))
+    # The checkpoints' folder it lives in (:func:`~.user_dir.checkpoints_dir` unless given).
+    checkpoints: Path | None = None
 
     def __post_init__(self) -> None:
         self.project = Path(os.path.realpath(self.project))
-        self.git_dir = self.project / ".codingcode" / "checkpoints" / "shadow.git"
+        self.git_dir = (self.checkpoints or checkpoints_dir(self.project)) / "shadow.git"
 
     @property
     def available(self) -> bool:

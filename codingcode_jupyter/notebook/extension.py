@@ -18,7 +18,7 @@ from . import async_cell, prewarm
 from .config import CodingCode
 from .magics import AgentMagics
 
-__all__ = ["load", "unload", "LINE_FUNCTION"]
+__all__ = ["load", "unload", "loaded", "LINE_FUNCTION"]
 
 LINE_FUNCTION = "__codingcode_agent_line__"
 _STATE_KEY = "_codingcode_magics"
@@ -63,6 +63,13 @@ def load(ip: Any) -> None:
     install_completer(ip, lambda: magics.registry.project(None))
     setattr(ip, _STATE_KEY, magics)
     prewarm.start(ip, project=os.path.expanduser(config.project or os.getcwd()), session_warm_up=magics.registry.warm_up)
+
+
+def loaded(ip: Any) -> AgentMagics | None:
+    """The magics :func:`load` registered on ``ip`` (their sessions, their runner), None before it ran:
+    a front in the same kernel (the ACP bridge) opens its sessions through them."""
+    magics: AgentMagics | None = getattr(ip, _STATE_KEY, None)
+    return magics
 
 
 def _close_early_servers() -> None:

@@ -59,6 +59,7 @@ class Subcommands:
         """%agent status — session, project, model, mode, tokens, cost, sandbox, what was read"""
         from ..engine.context.session_window import context_status
         from ..engine.models import resolve_model_name
+        from ..engine.models.providers import describe_provider
         from ..engine.prompts import loaded_instructions
         from .kernel.working_dir import notebook_dir_line
 
@@ -76,6 +77,7 @@ class Subcommands:
             ("project", f"{words.home_short(session.project)}  ({where})"),
             *[("notebook", line) for line in filter(None, [notebook_dir_line(session.project)])],
             ("model", str(model)),
+            *([("provider", describe_provider(str(model)))] if model != "demo" else []),
             ("mode", mode),
             *([("", reviewer.describe())]
               if choice.mode == "auto" or reviewer.allowed or reviewer.handed_back or reviewer.failed else []),
@@ -102,6 +104,7 @@ class Subcommands:
         elif effective.ignored:
             rows.append(("trust", f"{len(effective.ignored)} item(s) of the project's files ignored until you trust it "
                          "(%agent trust)"))
+        rows += [("policy", line) for line in effective.policy.lines()]
         rows += [("warning", warning) for warning in effective.warnings]
         rows += [("ignored", ignored.describe()) for ignored in effective.ignored_settings]
         if effective.ignored_settings:
@@ -147,7 +150,18 @@ class Subcommands:
         if len(rest) != 1:
             choice = session.mode_choice()
             return f"mode is {choice.mode} (from {choice.source}); change it with %agent mode {'|'.join(MODES)}"
-        session.mode = mode_arg(rest[0])  # type: ignore[assignment]
+        from ..engine.modes import forbidden_mode
+        from ..engine.settings import SettingsError
+
+        wanted = mode_arg(rest[0])
+        try:
+            why = forbidden_mode(session.settings.current(), wanted)  # type: ignore[arg-type]
+        except SettingsError as error:
+            raise UsageError(str(error)) from None
+        if why is not None:
+            # One line, and the mode stays as it was.
+            return f"The mode stays {session.mode_choice().mode}: {why}."
+        session.mode = wanted  # type: ignore[assignment]
         if session.mode == "auto":
             # Setting auto again is how the person resumes a reviewer that handed back too often.
             paused = session.deps.reviewer.paused

@@ -66,6 +66,11 @@ def text_question(request: ApprovalRequest, project: Any = None) -> str:
         lines.append("  It runs in the sandbox." if request.sandboxed else "  It runs WITHOUT a sandbox.")
     if request.preview:
         lines.append(reveal(words.relative(request.preview, project)).rstrip("\n"))
+    if request.policy:
+        # The organisation's policy holds it: only yes or no (a or v count as once, confirm.py).
+        lines.append("  " + reveal(request.policy))
+        lines.append("Allow it this once? [y/n]: ")
+        return "\n".join(lines)
     lines.append("  " + reveal(words.consequences(request.allow_choices, request.deny_choices, request.forced)))
     lines.append(PROMPT)
     return "\n".join(lines)

@@ -172,7 +172,7 @@ def _start_server(tmp_path: Path, app: str, *, theme: str | None = None, python:
             return False
 
     try:
-        wait_until(up, 60, f"{app} to start", interval=0.5)
+        wait_until(up, 180, f"{app} to start", interval=0.5)  # a first start on a loaded machine took over 60 s
     except AssertionError:
         server.terminate()
         raise RuntimeError(f"{app} did not start:\n" + (tmp_path / "server.log").read_text()[-3000:]) from None

@@ -6,7 +6,7 @@ import asyncio
 import os
 import shutil
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -33,12 +33,28 @@ class Run:
     returncode: int
     out: str
     err: str
+    # What the compare after the command said (execute_command's notes): files moved aside.
+    notes: list[str] = field(default_factory=list)
 
 
-async def run(sb: CommandSandbox, command: str, cwd: Path | None = None, timeout: float = 20.0) -> Run:
-    """Run ``command`` through the sandbox the way execute_command does (own process group)."""
+async def run(sb: CommandSandbox, command: str, cwd: Path | None = None, timeout: float = 20.0,
+              compared: bool = True) -> Run:
+    """Run ``command`` through the sandbox the way execute_command does (own process group), and
+    compare the host-executed files after it, with nobody to ask (what it left is moved aside).
+    ``compared`` False: as a caller that does not compare (an MCP server): the stricter policy."""
+    from codingcode_jupyter.engine.approval.host_files import settle_host_files
+
+    watch = sb.watch_host() if compared else None
+    with sb.command():
+        result = await _run(sb, command, cwd, timeout, watch)
+        if watch is not None:
+            result.notes = await settle_host_files(watch, command, None)
+    return result
+
+
+async def _run(sb: CommandSandbox, command: str, cwd: Path | None, timeout: float, watch) -> Run:
     proc = await asyncio.create_subprocess_exec(
-        *sb.argv_for(command, cwd or sb.project),
+        *sb.argv_for(command, cwd or sb.project, watch=watch),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

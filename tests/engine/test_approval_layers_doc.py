@@ -25,7 +25,7 @@ def test_the_check_fails_on_a_list_out_of_order(tmp_path):
     """Positive control: two layers swapped in the text no longer match the code."""
     pipeline = ApprovalPipeline(tmp_path, python_hooks=[], audit=False)
     text = DOC.read_text(encoding="utf-8")
-    swapped = text.replace("1. **rules**", "1. **@**").replace("2. **readonly**", "2. **rules**").replace(
-        "1. **@**", "1. **readonly**")
+    swapped = text.replace("1. **secrets**", "1. **@**").replace("2. **rules**", "2. **secrets**").replace(
+        "1. **@**", "1. **rules**")
     assert documented_layers(swapped) != layer_names(pipeline.layers)
-    assert documented_layers(swapped)[:2] == ["readonly", "rules"]
+    assert documented_layers(swapped)[:2] == ["rules", "secrets"]

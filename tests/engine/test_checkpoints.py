@@ -386,3 +386,31 @@ async def test_the_projects_first_snapshot_is_taken_after_the_models_first_answe
         assert order == ["request", "snapshot"]
     finally:
         await session.aclose()
+
+
+def test_checkpoints_live_outside_the_project_and_an_earlier_versions_move_there(tmp_path):
+    from codingcode_jupyter.engine.user_dir import legacy_checkpoints_dir, user_dir
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.txt").write_text("one\n")
+    store = CheckpointStore(project)
+    assert store.before_change("s1", 1, project / "a.txt")
+    (project / "a.txt").write_text("two\n")
+    store.after_change("s1", 1, project / "a.txt")
+    assert user_dir() in checkpoints_dir(project).parents and not (project / ".codingcode").exists()
+    # An earlier version's folder inside the project: the next store moves it out and undo reads it.
+    other = tmp_path / "older"
+    other.mkdir()
+    (other / "b.txt").write_text("old\n")
+    earlier = CheckpointStore(other)
+    assert earlier.before_change("s1", 1, other / "b.txt")
+    (other / "b.txt").write_text("new\n")
+    earlier.after_change("s1", 1, other / "b.txt")
+    legacy = legacy_checkpoints_dir(other)
+    legacy.parent.mkdir(parents=True)
+    checkpoints_dir(other).rename(legacy)
+    moved = CheckpointStore(other)
+    assert not legacy.exists() and checkpoints_dir(other).is_dir()
+    assert moved.undo(moved.plan_undo()) is not None
+    assert (other / "b.txt").read_text() == "old\n"

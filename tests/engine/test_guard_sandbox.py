@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.approval.host_files import settle_host_files
 from tests.data.attacks.corpus import GuardRow, guard_rows, make_guard_home, make_guard_project
 
 from .sandbox_helpers import RUNNING_BACKEND, make_sandbox, needs_sandbox, run
@@ -50,13 +49,8 @@ def _run(sandbox, command: str) -> str:
     """Run ``command`` as execute_command does with nobody to ask: what it creates that the host
     runs (and no mount could hold, the name being new) is moved out of the project after it."""
 
-    async def bracketed():
-        watch = sandbox.watch_host()
-        done = await run(sandbox, command, timeout=30.0)
-        notes = await settle_host_files(watch, command, None)
-        return done.out + done.err + "\n".join(notes)
-
-    return asyncio.run(bracketed())
+    done = asyncio.run(run(sandbox, command, timeout=30.0))  # compared after it, as execute_command does
+    return done.out + done.err + "\n".join(done.notes)
 
 
 @pytest.fixture(scope="module")

@@ -58,6 +58,17 @@ def test_a_virtualenv_is_found_by_its_marker(project: Path) -> None:
     assert host_executed(env / "bin" / "activate", project) is not None
 
 
+def test_venv_shaped_paths_are_host_executed_before_the_venv_exists(project: Path) -> None:
+    # No pyvenv.cfg yet: a command could write the activate script or a kernel spec first.
+    for rel in (".venv/bin/activate", ".venv/bin/activate.fish", "venv/bin/activate_this.py",
+                ".venv/share/jupyter/kernels/python3/kernel.json"):
+        hit = host_executed(project / rel, project)
+        assert hit is not None and ("activate" in hit.what or "kernel spec" in hit.what), rel
+    # Controls: the rest of a venv-shaped tree without its marker is ordinary, as is a kernel's logo.
+    for rel in (".venv/bin/tool", ".venv/share/jupyter/kernels/python3/logo-64x64.png", "src/activate.py"):
+        assert host_executed(project / rel, project) is None, rel
+
+
 def test_home_rows(tmp_path: Path) -> None:
     home = tmp_path / "home"
     project = tmp_path / "project"

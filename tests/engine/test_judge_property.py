@@ -10,6 +10,7 @@ that takes long becomes a question; the ceiling below only catches a judge that 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 
@@ -68,6 +69,11 @@ PYTHON = st.one_of(
 )
 
 
+# Examples per property: a few dozen where a person runs the engine's tests, more where the whole
+# suite runs (scripts/test.sh sets CODINGCODE_PROPERTY_EXAMPLES).
+EXAMPLES = int(os.environ.get("CODINGCODE_PROPERTY_EXAMPLES", "40"))
+
+
 def _run_python() -> ToolDefinition:
     async def never(args: object, ctx: object) -> str:
         raise AssertionError("never run")
@@ -92,7 +98,7 @@ def _project(tmp_path_factory) -> Path:
     return project
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(command=SHELL, mode=st.sampled_from(["default", "bypass", "plan", "acceptEdits"]))
 @example(command="bash -c " + "'bash -c \"" * 6 + "ls" + "\"'" * 6, mode="bypass")
@@ -111,7 +117,7 @@ def test_a_megabyte_gets_a_decision(tmp_path_factory, command: str):
     _judged(_project(tmp_path_factory), "execute_command", {"command": command}, "bypass")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool=st.sampled_from(["read_file", "write_file", "edit_file", "search_files", "search_code"]), path=PATHS,
        mode=st.sampled_from(["default", "bypass"]))
 def test_every_path_gets_a_decision(tmp_path_factory, tool: str, path: str, mode: str):
@@ -121,7 +127,7 @@ def test_every_path_gets_a_decision(tmp_path_factory, tool: str, path: str, mode
     _judged(_project(tmp_path_factory), tool, inputs[tool], mode)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(code=PYTHON, mode=st.sampled_from(["default", "bypass"]))
 @example(code="x = 1\n" * 100_000, mode="bypass")  # a script too long to read: asked unread
 def test_every_python_snippet_gets_a_decision(tmp_path_factory, code: str, mode: str):

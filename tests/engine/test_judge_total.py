@@ -267,3 +267,23 @@ def await_(coroutine):
     import asyncio
 
     return asyncio.run(coroutine)
+
+
+async def test_code_that_runs_confined_is_judged_as_a_sandboxed_command(project: Path):
+    from codingcode_jupyter.engine.tools.access import ToolAccess
+    from codingcode_jupyter.engine.tools.base import AnyArgs, ToolDefinition
+
+    async def never(args, ctx):
+        raise AssertionError("judged only")
+
+    def tool(confined: bool) -> ToolDefinition:
+        return ToolDefinition(name="run_python", description="code", parameters=AnyArgs, execute=never, source="kernel",
+                              access=ToolAccess(code="code", opaque=True), runs_confined=lambda raw, ctx: confined)
+
+    code = {"code": "import importlib\nm = importlib.import_module('o' + 's')\nm.getpid()"}  # not provable
+    confined = await evaluate(project, tool(True), code, "bypass")
+    assert confined.kind == "allow", confined.model_dump()  # the fork holds it: bypass allows
+    loose = await evaluate(project, tool(False), code, "bypass")
+    assert loose.kind == "ask" and loose.forced, loose.model_dump()  # control: in the kernel it is asked
+    denied = await evaluate(project, tool(True), {"code": "import os\nos.system('sudo id')"}, "bypass")
+    assert denied.kind == "deny", denied.model_dump()  # built-in denials hold whatever runs it

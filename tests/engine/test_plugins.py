@@ -240,3 +240,90 @@ def test_doctor_names_every_plugin_with_what_it_adds_or_why_not(project: Path):
     assert f"missing@{NAME}: on, but brings nothing: the marketplace '{NAME}'" in section and "lists no plugin" in section
     assert "x@nowhere: on, but brings nothing: the marketplace 'nowhere' is not known" in section
     assert f"marketplace {NAME}: directory {MARKET}" in section and "also lists:" in section
+
+
+# -- the organisation's managed settings and plugins ------------------------------------------------------
+
+
+def managed(settings: dict[str, Any]) -> Path:
+    return write(Path(os.environ["CODINGCODE_CLAUDE_MANAGED_DIR"]) / "managed-settings.json", settings)
+
+
+def test_a_plugin_the_managed_settings_enable_is_the_organisations_and_the_person_cannot_turn_it_off(
+        project: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("CODINGCODE_TRUST")
+    managed({"extraKnownMarketplaces": {NAME: {"source": {"source": "directory", "path": str(MARKET)}}},
+             "enabledPlugins": {f"discord@{NAME}": True}})
+    persist_plugin(project, f"discord@{NAME}", False, "user")
+    current = effective(project)
+    [plugin] = current.plugins.plugins
+    # No trust asked (the organisation installed it), and the person's `false` loses to the policy.
+    assert plugin.managed and plugin.owned and plugin.usable and current.ignored == ()
+    assert current.active_plugins == (plugin,)
+    assert any(entry.key == f"enabledPlugins.discord@{NAME}" for entry in current.policy.overrides)
+    section = doctor_report(project, current).render().split("Plugins (%agent plugins)")[1]
+    assert f"discord@{NAME}: on (your organisation's" in section
+
+
+def test_allow_managed_hooks_only_keeps_the_hooks_of_the_plugins_it_enables_and_says_so_of_the_others(
+        project: Path):
+    managed({"allowManagedHooksOnly": True,
+             "extraKnownMarketplaces": {NAME: {"source": {"source": "directory", "path": str(MARKET)}}},
+             "enabledPlugins": {f"discord@{NAME}": True}})
+    enable(project, ["claude-history"])
+    current = effective(project)
+    sources = {hook.source for hook in current.hooks}
+    assert sources == {f"plugin discord@{NAME}"}
+    left_out = [entry.describe() for entry in current.ignored_settings if "claude-history" in entry.key]
+    assert len(left_out) == 1 and "allowManagedHooksOnly" in left_out[0] and "hooks/hooks.json" in left_out[0]
+    # The plugin's other parts still apply: only its hooks are the policy's business.
+    assert f"claude-history@{NAME}" in {plugin.key for plugin in current.active_plugins}
+
+
+def test_a_blocked_marketplace_is_neither_read_nor_fetched(project: Path, tmp_path: Path):
+    repo = _git_repository(MARKET, tmp_path / "remote")
+    managed({"blockedMarketplaces": [{"source": "git", "url": f"file://{repo}.git"},
+                                     {"source": "pathPattern", "pathPattern": "^/nowhere"}]})
+    enable(project, ["basivo-journal"], source={"source": "git", "url": f"file://{repo}"})
+    assert fetch_plugins(project, effective(project).layers) == []
+    assert not (Path(os.environ["CODINGCODE_USER_DIR"]) / "plugins" / "marketplaces").exists()
+    current = effective(project)
+    [plugin] = current.plugins.plugins
+    assert not plugin.usable and "blockedMarketplaces" in (plugin.problem or "")
+    assert current.plugins.marketplaces == ()
+    lines = [line for line in current.warnings if f"marketplace {NAME}" in line]
+    assert len(lines) == 1 and "nothing of it is read or fetched" in lines[0]
+    # Control: the same marketplace, not blocked, is fetched.
+    managed({"blockedMarketplaces": [{"source": "pathPattern", "pathPattern": "^/nowhere"}]})
+    assert fetch_plugins(project, effective(project).layers) == []
+    assert ProjectSettings(project).current().plugins.plugins[0].usable
+
+
+def test_strict_known_marketplaces_allows_only_what_it_lists(project: Path):
+    enable(project, ["commit-commands"])
+    managed({"strictKnownMarketplaces": []})  # lockdown: no marketplace but the organisation's own
+    assert "strictKnownMarketplaces" in (effective(project).plugins.plugins[0].problem or "")
+    managed({"strictKnownMarketplaces": [{"source": "hostPattern", "hostPattern": r"^github\.com$"}]})
+    assert not effective(project).plugins.plugins[0].usable  # a directory has no host
+    managed({"strictKnownMarketplaces": [{"source": "pathPattern", "pathPattern": f"^{MARKET}"},
+                                         {"source": "hostPattern", "hostPattern": "("}]})
+    current = effective(project)
+    assert current.plugins.plugins[0].usable
+    assert any("strictKnownMarketplaces[1] — `hostPattern` is not a regular expression" in line
+               for line in current.warnings)
+    managed({"strictKnownMarketplaces": [{"source": "directory", "path": str(MARKET)}]})
+    assert effective(project).plugins.plugins[0].usable
+    # A marketplace the managed files declare is theirs: their allowlist does not hold it back.
+    managed({"strictKnownMarketplaces": [],
+             "extraKnownMarketplaces": {NAME: {"source": {"source": "directory", "path": str(MARKET)}}}})
+    assert effective(project).plugins.plugins[0].usable
+
+
+def test_a_marketplace_restriction_in_the_persons_or_a_projects_file_is_named_as_ignored(project: Path):
+    write(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json", {"strictKnownMarketplaces": []})
+    write(project / ".claude" / "settings.json", {"blockedMarketplaces": [{"source": "github", "repo": "a/b"}]})
+    current = effective(project)
+    assert current.merged.strictKnownMarketplaces is None and current.merged.blockedMarketplaces is None
+    lines = {entry.key: entry.reason for entry in current.ignored_settings}
+    assert "read from managed settings only" in lines["strictKnownMarketplaces"]
+    assert "read from managed settings only" in lines["blockedMarketplaces"]

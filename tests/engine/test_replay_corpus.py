@@ -52,17 +52,30 @@ def test_the_corpus_is_what_its_readme_says():
     assert sum("<<" in row.input for row in ROWS if row.tool == "bash") >= 10  # here-documents are in it
 
 
-@pytest.mark.parametrize("mode", ["default", "bypass", "plan", "acceptEdits"])
-def test_every_real_input_gets_a_decision_and_none_by_an_internal_error(project: Path, mode: str):
-    judged = _judge_all(project, mode)
+@pytest.fixture(scope="module")
+def judged_default(project: Path) -> list[tuple[object, object, float]]:
+    return _judge_all(project, "default")
+
+
+def _check_total(judged: list[tuple[object, object, float]]) -> None:
     failed = [(row.input, verdict.reason) for row, verdict, _ in judged if "judging it failed" in verdict.reason]
     assert not failed, failed[:5]
-    slow = [(row.input[:80], seconds) for row, _, seconds in judged if seconds > _CEILING]
+    slow = [(repr(row.input)[:80], seconds) for row, _, seconds in judged if seconds > _CEILING]
     assert not slow, slow  # a hang, not a speed target: the budget turns slowness into a question
 
 
-def test_read_only_commands_inside_the_project_are_not_asked(project: Path):
-    judged = _judge_all(project, "default")
+def test_every_real_input_gets_a_decision_in_default_mode(judged_default):
+    _check_total(judged_default)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["bypass", "plan", "acceptEdits"])
+def test_every_real_input_gets_a_decision_and_none_by_an_internal_error(project: Path, mode: str):
+    _check_total(_judge_all(project, mode))
+
+
+def test_read_only_commands_inside_the_project_are_not_asked(judged_default):
+    judged = judged_default
     reading = [(row, verdict) for row, verdict, _ in judged if row.tool == "bash" and reads_in_project(row.input)]
     asked = [(row.input, verdict.reason) for row, verdict in reading if verdict.kind != "allow"]
     assert len(reading) >= 50, len(reading)  # the classifier finds enough to say something

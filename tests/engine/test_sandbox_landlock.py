@@ -52,25 +52,51 @@ async def test_secrets_hidden_beside_readable_files(ll: CommandSandbox) -> None:
     assert result.out.count(VISIBLE) == 2  # control: their neighbours are read
 
 
-async def test_protected_paths_stay_read_only_and_the_rest_is_writable(ll: CommandSandbox, furnished: Path) -> None:
+async def test_protected_paths_are_put_back_after_the_command(ll: CommandSandbox, furnished: Path) -> None:
+    # The top level is writable (everything below it then is, Landlock grants by hierarchy): what the
+    # host runs is held by the compare after the command, which moves it aside or restores it.
     result = await run(ll, "echo x > .git/hooks/pre-commit; echo '[core] fsmonitor=evil' >> .git/config; "
-                           "echo y > .mcp.json; mkdir .codingcode; mv README.md R2; "
-                           "echo ok > lib/new.txt && cat lib/new.txt; echo ok >> README.md; cat .git/config")
+                           "echo y > .mcp.json; mkdir -p .codingcode && echo '{}' > .codingcode/settings.json; "
+                           "mv README.md R2; echo ok > lib/new.txt && cat lib/new.txt; echo ok >> R2; cat .git/config")
     assert not (furnished / ".git" / "hooks" / "pre-commit").exists()
     assert (furnished / ".git" / "config").read_text() == "[core]\n"
     assert not (furnished / ".mcp.json").exists() and not (furnished / ".codingcode").exists()
-    assert (furnished / "README.md").exists()
-    # Controls: below the top level and existing files at it are writable; .git is readable.
+    assert any("previous content is back" in note for note in result.notes), result.notes
+    # Controls: the same command's ordinary writes stay, at the top level too; .git was readable.
     assert (furnished / "lib" / "new.txt").read_text() == "ok\n" and "ok" in result.out
-    assert (furnished / "README.md").read_text().endswith("ok\n")
-    assert "[core]" in result.out
+    assert not (furnished / "README.md").exists() and (furnished / "R2").read_text() == VISIBLE + "ok\n"
+    assert "fsmonitor=evil" in result.out
 
 
-async def test_top_level_entries_cannot_be_created_and_say_so(ll: CommandSandbox, furnished: Path) -> None:
-    result = await run(ll, "touch new-top-level.txt")
-    assert result.returncode != 0 and "Permission denied" in result.err
-    assert not (furnished / "new-top-level.txt").exists()
-    assert any("top level" in line for line in ll.limits())
+async def test_top_level_entries_are_created_renamed_and_removed(furnished: Path, home: Path) -> None:
+    for secret in (furnished / ".env", furnished / "src" / "deep" / ".env.local"):
+        secret.unlink()  # beside (or above) a hidden file, a new entry is read from the next command on: below
+    ll = make_sandbox(furnished, home, backend="landlock")
+    line = ("mkdir newdir && touch .gitignore && echo x > made.txt && cat made.txt && mv made.txt moved.txt && "
+            "rm -r lib && echo y > newdir/a.txt && cat newdir/a.txt")
+    try:
+        result = await run(ll, line)
+        strict = await run(ll, "touch another-top-level.txt", compared=False)
+    finally:
+        await ll.aclose()
+    assert result.returncode == 0 and result.out == "x\ny\n", result
+    assert (furnished / "moved.txt").read_text() == "x\n" and (furnished / ".gitignore").exists()
+    assert not (furnished / "lib").exists() and (furnished / "newdir" / "a.txt").exists()
+    # Control: a caller that does not compare after the command (an MCP server) keeps the top level
+    # unwritable, and the same line fails there: the assertions above can tell the two apart.
+    assert strict.returncode != 0 and "Permission denied" in strict.err
+    assert not (furnished / "another-top-level.txt").exists()
+
+
+async def test_top_level_entries_beside_a_hidden_file_are_read_from_the_next_command(ll: CommandSandbox,
+                                                                                     furnished: Path) -> None:
+    first = await run(ll, "mkdir -p results/run1 && echo x > results/run1/out.txt && echo y > made.txt && "
+                          "mv README.md R2; cat made.txt")
+    assert first.out == "" and "made.txt: Permission denied" in first.err  # the limit, as limits() says
+    assert (furnished / "results" / "run1" / "out.txt").read_text() == "x\n" and (furnished / "R2").exists()
+    second = await run(ll, "cat made.txt results/run1/out.txt R2; cat .env")
+    assert second.out == "y\nx\n" + VISIBLE and SECRET not in second.out
+    assert any("until the next command" in line and "top level" in line for line in ll.limits())
 
 
 async def test_a_file_made_beside_a_hidden_secret_is_read_from_the_next_command(ll: CommandSandbox) -> None:
@@ -245,3 +271,25 @@ def test_doctor_names_the_backend_why_and_what_it_does_not_cover(tmp_path: Path)
     assert "landlock: on — Landlock (ABI" in section and "Creating new namespace failed" in section
     assert "confines: writes:" in section and section.count("does not cover:") == len(sandbox.limits())
     assert "top level" in section
+
+
+async def test_after_an_undoable_edit_a_new_top_level_file_is_read_back(project: Path, home: Path) -> None:
+    """Undo's copies live outside the project (hidden with the person's directory), so an edit's
+    checkpoint leaves no hidden folder whose parents would lose the right to read new files."""
+    from codingcode_jupyter.engine.checkpoints import CheckpointStore
+    from codingcode_jupyter.engine.user_dir import checkpoints_dir
+
+    (project / "notes.txt").write_text(f"KEY={SECRET}\n")
+    store = CheckpointStore(project)
+    assert store.before_change("s1", 1, project / "notes.txt")
+    (project / "notes.txt").write_text("edited\n")
+    store.after_change("s1", 1, project / "notes.txt")
+    (checkpoints_dir(project) / "copy-of-a-secret").write_text(f"KEY={SECRET}\n")
+    sandbox = make_sandbox(project, home, backend="landlock")
+    try:
+        result = await run(sandbox, f"echo made > made.txt && cat made.txt; cat {checkpoints_dir(project)}/copy-of-a-secret")
+    finally:
+        await sandbox.aclose()
+    assert "made" in result.out, result
+    assert SECRET not in result.out and not (project / ".codingcode" / "checkpoints").exists()
+    assert store.latest() is not None and store.latest().files  # the control: the checkpoint is there

@@ -147,5 +147,6 @@ async def test_rm_rf_home_and_root_change_nothing_outside_the_project(
     assert Path("/etc/hostname").exists() or Path("/etc/os-release").exists()
     # The protected files of the project survive too; its ordinary files did not (rm really ran).
     assert (project / ".codingcode" / "settings.json").read_text() == "{}"
-    assert (project / ".mcp.json").read_text() == "{}" and (project / ".git" / "HEAD").exists()
+    # .git is writable as the project is (git commit works), but for what git runs: that stays.
+    assert (project / ".mcp.json").read_text() == "{}" and (project / ".git" / "config").exists()
     assert not (project / "src").exists()

@@ -115,6 +115,22 @@ async def test_proxy_alone_allows_listed_and_refuses_the_rest(web_server: int) -
     assert not proxy.running
 
 
+async def test_proxy_starts_under_a_temporary_directory_too_deep_for_a_socket(
+    web_server: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(deep))
+    proxy = AllowlistProxy(["localhost"])
+    proxy.start()
+    try:
+        assert len(str(proxy.socket_path)) < 108
+        ok = await _ask(proxy, f"GET http://localhost:{web_server}/x HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        assert ok.startswith(b"HTTP/1.0 200")
+    finally:
+        await proxy.aclose()
+
+
 async def test_proxy_ignores_what_is_not_a_stream_socket(web_server: int, tmp_path: Path) -> None:
     # A command that got hold of the channel could send any descriptor: none is served but sockets.
     proxy = AllowlistProxy(["localhost"])
@@ -189,3 +205,30 @@ def test_public_names() -> None:
 ])
 def test_hosts_that_only_end_like_an_allowed_domain_are_refused(host: str) -> None:
     assert not domain_allowed(host, ["*.allowed.com", "allowed.com"])
+
+
+async def test_a_domain_deny_rule_narrows_what_the_allowlist_lets_through(web_server: int, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    """WebFetch(domain:…) deny rules join the proxy's rules: a command is refused what the person
+    denied the fetch tool, even where an allowed pattern covers it; the control stays allowed."""
+    import json
+
+    from codingcode_jupyter.engine.deps import sandbox_settings
+    from codingcode_jupyter.engine.project_settings import ProjectSettings
+
+    monkeypatch.setenv("CODINGCODE_TRUST", "1")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({
+        "permissions": {"allow": ["WebFetch(domain:localhost)", "WebFetch(domain:127.0.0.1)"],
+                        "deny": ["WebFetch(domain:127.0.0.1)"]}}))
+    network = sandbox_settings(ProjectSettings(tmp_path).current(), tmp_path).network
+    assert network.deniedDomains == ["127.0.0.1"], network
+    proxy = AllowlistProxy(network.allowedDomains or [], denied_domains=network.deniedDomains or [])
+    proxy.start()
+    try:
+        ok = await _ask(proxy, f"GET http://localhost:{web_server}/x HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        assert ok.startswith(b"HTTP/1.0 200"), ok[:100]
+        refused = await _ask(proxy, f"GET http://127.0.0.1:{web_server}/ HTTP/1.1\r\n\r\n".encode())
+        assert refused.startswith(b"HTTP/1.1 403") and b"deny rule" in refused, refused[:200]
+    finally:
+        await proxy.aclose()

@@ -4,6 +4,13 @@ Tests script it with replies (streamed as SSE when the request asks for a stream
 otherwise), HTTP errors, or mid-stream SSE error events, and read back every request it
 received. It listens on 127.0.0.1 only; the real SDK reaches it through ANTHROPIC_BASE_URL.
 
+``dialect`` makes it speak a cloud provider's wire format instead, for the SDK's own clients:
+"bedrock" (``POST /model/{id}/invoke-with-response-stream``, the stream in
+``application/vnd.amazon.eventstream`` frames each carrying one SSE event's JSON, base64, as
+Amazon Bedrock sends it; ``/model/{id}/invoke`` unstreamed) or "vertex" (``POST
+/projects/{p}/locations/{r}/publishers/anthropic/models/{model}:streamRawPredict``, SSE as
+Anthropic's). Every request's path and headers are kept (``paths``, ``headers``).
+
 Run it standalone (for a kernel test or a browser test) with
 ``python -m tests.fakes.anthropic_server --script FILE.json --port-file F``.
 """
@@ -11,15 +18,20 @@ Run it standalone (for a kernel test or a browser test) with
 from __future__ import annotations
 
 import argparse
+import base64
 import itertools
 import json
+import re
 import ssl
+import struct
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable, Literal, Union
+from urllib.parse import unquote
 
 __all__ = ["Reply", "HTTPError", "StreamError", "Review", "FakeAnthropic", "text", "tool_use", "is_review"]
 
@@ -100,8 +112,11 @@ class FakeAnthropic:
     """The server; use as a context manager. ``base_url`` goes into ANTHROPIC_BASE_URL."""
 
     def __init__(self, script: list[Scripted] | None = None, *, default: Scripted | None = None,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None,
+                 dialect: Literal["anthropic", "bedrock", "vertex"] = "anthropic") -> None:
         self.script: list[Scripted] = list(script or [])
+        self.dialect = dialect
+        self.paths: list[str] = []
         # Served over TLS with this (server) context: base_url is https, as the API's is.
         self.tls = tls
         self.default = default
@@ -122,6 +137,22 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def route(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The Messages request a POST to ``path`` is in this dialect (model and stream as the
+        Anthropic API has them in the body), or None for a path the provider does not serve."""
+        if self.dialect == "bedrock":
+            match = re.fullmatch(r"/model/([^/]+)/(invoke|invoke-with-response-stream)", path)
+            if match is None:
+                return None
+            return {**body, "model": unquote(match[1]), "stream": match[2] != "invoke"}
+        if self.dialect == "vertex":
+            match = re.fullmatch(r"/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/([^/:]+)"
+                                 r":(rawPredict|streamRawPredict)", path)
+            if match is None:
+                return None
+            return {**body, "model": unquote(match[1]), "stream": match[2] == "streamRawPredict"}
+        return body if path.endswith("/v1/messages") else None
 
     def ports(self, method: str) -> list[int]:
         """The client port of each ``method`` request, in order: equal ports, one connection."""
@@ -180,12 +211,15 @@ class FakeAnthropic:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 path = self.path.split("?")[0]
-                if path.endswith("/v1/messages/count_tokens"):
+                fake.paths.append(path)
+                if path.endswith("/v1/messages/count_tokens") or path.endswith("/count-tokens:rawPredict"):
                     fake.count_token_requests.append(body)
                     tokens = len(json.dumps(body)) // 4
                     return self._json(200, {"input_tokens": tokens})
-                if not path.endswith("/v1/messages"):
+                routed = fake.route(path, body)
+                if routed is None:
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+                body = routed
                 with fake._lock:
                     if is_review(body):
                         fake.review_requests.append(body)
@@ -239,6 +273,8 @@ class FakeAnthropic:
                     fake.on_sent(event, data)
 
             def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+                if fake.dialect == "bedrock":
+                    return self._event_stream(body, reply)
                 self._start_sse()
                 try:
                     for event, data in _sse_events(body, reply):
@@ -246,6 +282,25 @@ class FakeAnthropic:
                     self._end_sse()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client went away (an interrupt): that is the point of the test
+
+            def _event_stream(self, body: dict[str, Any], reply: Reply) -> None:
+                # Bedrock's framing: each SSE event's JSON, base64, in a `chunk` event of its own frame.
+                self.send_response(200)
+                self.send_header("content-type", "application/vnd.amazon.eventstream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                try:
+                    for _event, data in _sse_events(body, reply):
+                        if reply.delay:
+                            time.sleep(reply.delay)
+                        payload = json.dumps({"bytes": base64.b64encode(json.dumps(data).encode()).decode()}).encode()
+                        frame = event_stream_frame({":event-type": "chunk", ":content-type": "application/json",
+                                                    ":message-type": "event"}, payload)
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+                        self.wfile.flush()
+                    self._end_sse()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def _stream_error(self, body: dict[str, Any], item: StreamError) -> None:
                 self._start_sse()
@@ -281,6 +336,18 @@ class FakeAnthropic:
         assert self._server is not None
         host, port = self._server.server_address[:2]
         return f"{'https' if self.tls is not None else 'http'}://{host}:{port}"
+
+
+def event_stream_frame(headers: dict[str, str], payload: bytes) -> bytes:
+    """One ``application/vnd.amazon.eventstream`` message: prelude (total and headers lengths, CRC32),
+    string headers, the payload, the message's CRC32."""
+    encoded = b"".join(struct.pack(">B", len(name)) + name.encode() + struct.pack(">BH", 7, len(value)) + value.encode()
+                       for name, value in headers.items())
+    total = 12 + len(encoded) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(encoded))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + encoded + payload
+    return message + struct.pack(">I", zlib.crc32(message))
 
 
 def _message_json(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

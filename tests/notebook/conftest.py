@@ -9,14 +9,14 @@ import pytest
 
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
-from codingcode_jupyter.notebook import kernel as kt
+from codingcode_jupyter.notebook.kernel.tools import register_kernel_tools
 
 
 @pytest.fixture
 def tools(ip):
     # As the extension does it: the tools, and the recorders of the cells' errors and outputs.
     registry = ToolRegistry()
-    kt.register_kernel_tools(registry, ip)
+    register_kernel_tools(registry, ip)
     return registry
 
 

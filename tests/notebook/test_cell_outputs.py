@@ -8,9 +8,8 @@ import io
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from codingcode_jupyter.notebook import kernel as kt
 from codingcode_jupyter.notebook.kernel import outputs as kt_outputs, pictures
-from codingcode_jupyter.notebook.kernel.outputs import Output, OutputHistory
+from codingcode_jupyter.notebook.kernel.outputs import Output, OutputHistory, install_output_recorder, output_history
 from tests.notebook.outputs_helpers import image_blocks, png, png_size
 
 
@@ -18,7 +17,7 @@ from tests.notebook.outputs_helpers import image_blocks, png, png_size
 def ip():
     shell = InteractiveShell.instance()
     shell.reset(new_session=False)
-    history = kt.install_output_recorder(shell)
+    history = install_output_recorder(shell)
     history.max_cells, history.max_bytes = 200, 64 * 1024 * 1024
     yield shell
     shell.reset(new_session=False)
@@ -98,7 +97,7 @@ async def test_long_text_is_clipped_with_a_note(ip, tools, ctx):
 
 async def test_cells_run_before_recording_come_from_what_ipython_kept(tools, ctx):
     ip = InteractiveShell.instance()
-    history = kt.output_history(ip)
+    history = output_history(ip)
     count = ip.execution_count
     # As if the recorder had not seen this cell: it is run, then forgotten by the recorder.
     ip.run_cell("print('before'); 6 * 7", store_history=True)

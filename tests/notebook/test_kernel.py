@@ -45,6 +45,15 @@ def kernel(request, tmp_path):
         yield k
 
 
+@pytest.fixture
+def kernel_latest(tmp_path):
+    """This venv's ipykernel only: for tests of what the agent does, not of how a kernel version
+    carries it (the click, stdin, interrupt, output and loading paths run on 6.x in the files
+    that use ``kernel``)."""
+    with agent_kernel(sys.executable, tmp_path) as k:
+        yield k
+
+
 def _write_script(k: Kernel, path: str = "notes.txt", content: str = "hello\n") -> None:
     k.fake.add(
         Reply([text("I will write the file."), tool_use("write_file", {"path": path, "content": content}, id="toolu_w1")]),

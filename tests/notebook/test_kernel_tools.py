@@ -16,8 +16,9 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from codingcode_jupyter.engine.tools.base import ToolContext
 from codingcode_jupyter.engine.tools.registry import ToolRegistry
-from codingcode_jupyter.notebook import kernel as kt
 from codingcode_jupyter.notebook.kernel import errors as kt_errors, run_python as kt_run
+from codingcode_jupyter.notebook.kernel.errors import last_error
+from codingcode_jupyter.notebook.kernel.tools import kernel_tools
 
 
 @pytest.fixture
@@ -98,7 +99,7 @@ async def test_list_variables_survives_hostile_objects(ip, tools, ctx):
 
 
 async def test_list_variables_on_a_plain_dict(ctx):
-    registry = ToolRegistry(kt.kernel_tools(namespace={"x": 42, "__builtins__": {}}))
+    registry = ToolRegistry(kernel_tools(namespace={"x": 42, "__builtins__": {}}))
     out = await text(registry, "list_variables", ctx)
     assert out.startswith("x: int") and "42" in out
 
@@ -193,7 +194,7 @@ async def test_history_shows_inputs_outputs_and_last_error_with_its_cell(ip, too
     assert f"Last exception in cell [{first + 2}]: KeyError: 'missing'" in out
     assert "return v['missing']" in out  # the failing line, from the cell's source
     assert "interactiveshell.py" not in out  # IPython's own frames are dropped
-    error = kt.last_error(ip)
+    error = last_error(ip)
     assert error.execution_count == first + 2 and "f({})" in error.cell
 
 
@@ -288,7 +289,7 @@ class FakeShell:
 
 async def test_insert_cell_proposes_below_and_joins_proposals_of_one_cell(ctx):
     shell = FakeShell()
-    registry = ToolRegistry(kt.kernel_tools(shell))
+    registry = ToolRegistry(kernel_tools(shell))
     out = await text(registry, "insert_cell", ctx, code="print(1)\n")
     assert "Proposed a new cell below" in out
     assert shell.inputs[-1] == ("print(1)", False)
@@ -301,7 +302,7 @@ async def test_insert_cell_proposes_below_and_joins_proposals_of_one_cell(ctx):
 
 async def test_insert_cell_takes_several_cells_markdown_included(ctx):
     shell = FakeShell()
-    registry = ToolRegistry(kt.kernel_tools(shell))
+    registry = ToolRegistry(kernel_tools(shell))
     out = await text(registry, "insert_cell", ctx, cells=[
         {"cell_type": "markdown", "source": "## Clean the data\n\nDrop empty rows."},
         {"source": "df = df.dropna()"},
@@ -319,7 +320,7 @@ async def test_insert_cell_takes_several_cells_markdown_included(ctx):
 
 
 async def test_insert_cell_without_a_shell_is_a_clear_error(ctx):
-    registry = ToolRegistry(kt.kernel_tools(namespace={}))
+    registry = ToolRegistry(kernel_tools(namespace={}))
     result = await call(registry, "insert_cell", ctx, code="x")
     assert result.is_error and "needs a notebook" in result.text_content
 
@@ -328,4 +329,4 @@ def test_the_declared_kernel_tool_names_are_the_kernel_tools():
     """The names the notebook declares to the engine (before settings are read) are exactly its tools'."""
     from codingcode_jupyter.notebook.kernel.names import KERNEL_TOOL_NAMES
 
-    assert [tool.name for tool in kt.kernel_tools(namespace={})] == list(KERNEL_TOOL_NAMES)
+    assert [tool.name for tool in kernel_tools(namespace={})] == list(KERNEL_TOOL_NAMES)

@@ -72,7 +72,9 @@ def test_variables_history_run_python_insert_cell_and_fix(kernel):
             tool_use("inspect_variable", {"name": "df"}, id="iv"),
             tool_use("notebook_history", {"cells": 5}, id="nh"),
         ]),
-        Reply([tool_use("run_python", {"code": "counter += 41\nprint('side effect')\ncounter + 1"}, id="rp")]),
+        # The code runs in a confined copy of the kernel: the counter comes back because it is kept.
+        Reply([tool_use("run_python", {"code": "counter += 41\nprint('side effect')\ncounter + 1",
+                                       "keep": ["counter"]}, id="rp")]),
         Reply([tool_use("insert_cell", {"code": "result = divide(1, 1)"}, id="ic")]),
         Reply([text("Done.")]),
     )
@@ -159,7 +161,8 @@ def test_undo_after_kernel_restart_restores_files_and_audits(kernel):
 
 
 def test_interrupt_stops_run_python_and_the_kernel_goes_on(kernel):
-    marker = kernel.project / "started"
+    (kernel.project / "work").mkdir()
+    marker = kernel.project / "work" / "started"
     code = f"import time\nopen({str(marker)!r}, 'w').close()\ntime.sleep(60)\nslept = True"
     kernel.fake.add(Reply([tool_use("run_python", {"code": code}, id="rp")]), Reply([text("never")]))
     msg_id = kernel.execute("%%agent --mode bypass\nSleep a minute.")

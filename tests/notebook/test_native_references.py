@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from codingcode_jupyter.notebook import kernel as kt
 from codingcode_jupyter.notebook.kernel import errors as kt_errors
+from codingcode_jupyter.notebook.kernel.errors import install_error_recorder
+from codingcode_jupyter.notebook.kernel.outputs import install_output_recorder, install_recorders
 from codingcode_jupyter.notebook.references import NoErrorToFix, expand_references, fix_prompt
 
 
@@ -68,7 +69,7 @@ def test_many_references_are_capped():
 def test_fix_prompt_holds_the_cell_and_traceback():
     ip = InteractiveShell.instance()
     kt_errors._ERRORS.pop(ip, None)
-    kt.install_error_recorder(ip)
+    install_error_recorder(ip)
     ip.run_cell("data = {'k': 1}\ndata['q']", store_history=True)
     prompt = fix_prompt(ip, "keep it short")
     assert "data['q']" in prompt and "KeyError: 'q'" in prompt
@@ -116,7 +117,7 @@ def test_out_and_underscore_references_attach_what_the_cell_showed():
     from tests.notebook.outputs_helpers import image_blocks, png, png_size
 
     ip = InteractiveShell.instance()
-    kt.install_output_recorder(ip)
+    install_output_recorder(ip)
     ip.user_ns["_png"] = png(64, 48)
     count = ip.execution_count
     ip.run_cell("from IPython.display import Image, display\ndisplay(Image(_png))\n41 + 1", store_history=True)
@@ -138,7 +139,7 @@ def test_fix_prompt_attaches_what_the_failing_cell_displayed():
 
     ip = InteractiveShell.instance()
     kt_errors._ERRORS.pop(ip, None)
-    kt.install_recorders(ip)
+    install_recorders(ip)
     ip.user_ns["_png"] = png(30, 20)
     count = ip.execution_count
     ip.run_cell("from IPython.display import Image, display\ndisplay(Image(_png))\nraise ValueError('bad {axis}')",

@@ -14,10 +14,17 @@ import re
 import pytest
 
 from tests.fakes.anthropic_server import Reply, text, tool_use
-from tests.notebook.test_kernel import _button, _html_text, _render, kernel  # noqa: F401 (fixture)
+from tests.notebook.test_kernel import _button, _html_text, _render, kernel_latest  # noqa: F401 (fixture)
 from tests.notebook.test_record_kernel import _outputs, _saved_text
 
 pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture
+def kernel(kernel_latest):
+    # What a newcomer meets is the agent's doing, the same on either kernel version; test_kernel.py
+    # runs the paths that differ (clicks while a cell waits, stdin, interrupt) on both.
+    return kernel_latest
 
 # What must never reach a saved cell: the package's own traceback, or a live widget's reference.
 _LEAKS = ("Traceback", "codingcode_jupyter/", "VBox(children", "HBox(children", "model not found",
@@ -442,8 +449,13 @@ def test_cards_speak_plainly_and_a_hook_sending_a_key_away_weighs_most(kernel):
     assert re.search(r"reads <code>[^<]*\.ssh[^<]*</code> and sends data over the network", body), body
     kernel.click(_button(kernel, "Not now"))
     allow = _button(kernel, "Allow")
-    card = "".join(str(w.get("value", "")) for w in kernel.widgets.values()
-                   if any(t in str(w.get("value", "")) for t in ("Allow the agent", "Always allow")))
+
+    def card_text() -> str:
+        return "".join(str(w.get("value", "")) for w in kernel.widgets.values()
+                       if any(t in str(w.get("value", "")) for t in ("Allow the agent", "Always allow")))
+
+    # The card's words below the buttons are set just after its models arrive.
+    card = kernel.wait_for(lambda: (text if "from now on" in (text := card_text()) else None), 30, "the card's words")
     # The rule's syntax only as the small note after the words (what lands in the settings file).
     assert "<code>write_file</code>" not in card and "write_file(" not in _without_rule_notes(card), card
     assert "write <code>a.txt</code> from now on" in card, card

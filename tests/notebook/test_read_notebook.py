@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from codingcode_jupyter.notebook import kernel as kt
+from codingcode_jupyter.notebook.kernel.outputs import install_output_recorder, output_history
 
 
 def write_notebook(path, cells):
@@ -25,7 +25,7 @@ def ip(monkeypatch):
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     shell = InteractiveShell.instance()
     shell.reset(new_session=False)
-    kt.install_output_recorder(shell)
+    install_output_recorder(shell)
     yield shell
     shell.reset(new_session=False)
 
@@ -58,7 +58,7 @@ async def test_the_cell_running_the_agent_is_marked_by_its_id(ip, tools, ctx, tm
     other = nbformat.v4.new_code_cell("%%agent\nread the notebook")  # same source, another cell
     write_notebook(tmp_path / "nb.ipynb", [other, agent])
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "nb.ipynb"))
-    history = kt.output_history(ip)
+    history = output_history(ip)
     history.begin("%%agent\nread the notebook", cell_id=agent["id"])
     try:
         text = (await read(tools, ctx)).text_content

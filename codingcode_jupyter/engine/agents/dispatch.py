@@ -191,6 +191,11 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     )
     mode = profile_mode(ctx.mode, profile)
     model_name = profile.model or parent.model_name
+    refused = ctx.deps.settings.current().model_refusal(model_name)
+    if refused is not None:
+        # The profile's own model is refused by the policy: the parent's model (allowed, it is running) instead.
+        ctx.progress(f"sub-agent {name}: {refused}; it runs with {parent.model_name}")
+        model_name = parent.model_name
     try:
         model = env.model_factory(model_name)
     except Exception as error:  # a factory that cannot make the model: the parent's model reads why

@@ -93,6 +93,9 @@ class Confirm(WhenUndecided):
         to_save = picked or (offered[0] if offered else asked.exact_rules)
         ctx.emit(answered(answer, "user"))
         note = ""
+        if asked.policy and answer in ("always", "never"):
+            # The card offered only Allow and Deny (the policy holds the call); an answer that would save is once.
+            answer, to_save = "allow" if answer == "always" else "deny", []
         if answer in ("always", "never") and to_save:
             action: Literal["allow", "deny"] = "allow" if answer == "always" else "deny"
             if action == "allow" and asked.forced:
@@ -161,7 +164,7 @@ async def request_for(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> App
                            rule=asked.rule, reason=escape_unicode(asked.reason), sandboxed=sandboxed,
                            annotations=call.definition.annotations, key=escape_value(key),
                            allow_choices=asked.allow_choices, deny_choices=asked.deny_choices,
-                           forced=asked.forced)
+                           forced=asked.forced, policy=asked.policy)
 
 
 async def _preview(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> str:

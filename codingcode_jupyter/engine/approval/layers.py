@@ -11,16 +11,17 @@ call to ``confirm``).
 
 | tier | layer | can say | what |
 | ---- | ----- | ------- | ---- |
-| 1 | rules | deny, forced ask, ask, allow | built-in rules (no setting outranks them), what cannot be judged before it runs, protected paths, then the session's and the settings' rules by their priority |
-| 2 | readonly | allow | read-only tools and commands, when they send nothing out |
-| 3 | mode | deny, allow | the permission mode's rules (:mod:`.mode_rules`) |
-| 4 | hooks | deny, ask, allow | PreToolUse hooks; a modified input is judged afresh by tiers 1-3 |
-| 5 | trust | ask | (only when nothing decided) an allow rule or directory of the project's, ignored until trusted, would allow it |
-| 6 | egress | ask | (only when nothing decided) a request to a domain nobody allowed |
-| 7 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
-| 8 | reviewer | answers | auto mode: a model answers the asks of confirm, egress and outside (:mod:`.reviewer`) |
-| 9 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
-| 10 | sandbox | deny, forced ask; answers its own | an allowed command would run unconfined because the sandbox is unavailable (read-only commands never); the session's one card answers it first (:mod:`.unconfined`) |
+| 1 | secrets | deny | a call that sends its input off the machine carrying a known secret's value, in any form (:mod:`.outbound`) |
+| 2 | rules | deny, forced ask, ask, allow | built-in rules (no setting outranks them), what cannot be judged before it runs, protected paths, then the session's and the settings' rules by their priority |
+| 3 | readonly | allow | read-only tools and commands, when they send nothing out |
+| 4 | mode | deny, allow | the permission mode's rules (:mod:`.mode_rules`) |
+| 5 | hooks | deny, ask, allow | PreToolUse hooks; a modified input is judged afresh by tiers 1-4 |
+| 6 | trust | ask | (only when nothing decided) an allow rule or directory of the project's, ignored until trusted, would allow it |
+| 7 | egress | ask | (only when nothing decided) a request to a domain nobody allowed |
+| 8 | outside | ask | (only when nothing decided) a read outside the project and the added directories |
+| 9 | reviewer | answers | auto mode: a model answers the asks of confirm, egress and outside (:mod:`.reviewer`) |
+| 10 | confirm | ask; answers | (only when nothing decided) no rule allows it; a person answers every ask left |
+| 11 | sandbox | deny, forced ask; answers its own | an allowed command would run unconfined because the sandbox is unavailable (read-only commands never); the session's one card answers it first (:mod:`.unconfined`) |
 
 A new decision source is one more layer object in this list: a reviewer that answers what
 would otherwise be a card goes before ``confirm`` with ``answers = True``; it is never given a
@@ -32,6 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from ..hooks import pre_tool_use as hooks_module
+from ..managed_paths import MANAGED_SOURCES
 from ..settings import SettingsError
 from ..tools.base import ToolCall
 from .builtin_rules import check_builtin
@@ -58,6 +60,9 @@ __all__ = ["Layer", "layer_names", "Rules", "ReadOnly", "Mode", "Hooks", "Trust"
            "Egress", "Outside", "SandboxGuard"]
 
 ALLOW, ASK, DENY = Decision.ALLOW, Decision.ASK, Decision.DENY
+POLICY_ASKS = "Your organisation's managed settings ask about this call every time: it can be allowed once, never always."
+POLICY_RULES_ONLY = ("Your organisation's managed settings apply only their own rules: an answer here is for this "
+                     "call only, no rule is saved.")
 
 
 def note(reason: str = "", rule: str | None = None) -> Verdict:
@@ -159,7 +164,11 @@ class Rules(Layer):
                                 reason=f"Denied because {verdict.reason}; this will not be allowed, so choose "
                                        "another approach or ask the user."))
         elif verdict.action == "ask":
-            said.append(Verdict(kind=ASK, rule=verdict.rule.text, by="rules", reason=f"Because {verdict.reason}"))
+            # The organisation's ask is the person's to answer, once: no reviewer, no mode, no saved rule.
+            managed = verdict.rule.source in MANAGED_SOURCES
+            said.append(Verdict(kind=ASK, rule=verdict.rule.text, by="rules", forced=managed,
+                                reason=f"Because {verdict.reason}",
+                                policy=POLICY_ASKS if managed else ""))
         else:
             said.append(Verdict(kind=ALLOW, rule=verdict.rule.text, by="rule", reason=verdict.reason))
         return said

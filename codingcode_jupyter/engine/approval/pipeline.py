@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
-from ..budget import DEFAULT_SECONDS, Budget, OverBudget
+from .. import budget as budget_module, telemetry
+from ..budget import Budget, OverBudget
 from ..events import AuditRecorded
 from ..hooks import pre_tool_use as hooks_module
 from ..project_settings import EffectiveSettings, ProjectSettings
@@ -28,7 +29,8 @@ from .builtin_rules import BUILTIN_RULES
 from .candidates import allow_candidates, deny_candidates
 from .confirm import Confirm
 from .judging import Judging
-from .layers import Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
+from .layers import POLICY_RULES_ONLY, Egress, Hooks, Layer, Mode, Outside, ReadOnly, Rules, SandboxGuard, Trust
+from .outbound import Secrets
 from .reviewer import Reviewer
 from .rule_syntax import Rule, RuleError, parse_rule
 from .rules import exact_rules
@@ -43,8 +45,18 @@ __all__ = ["ApprovalPipeline", "default_layers", "effective_rules", "persist_rul
 
 def default_layers(project: Path, settings: ProjectSettings) -> list[Layer]:
     """The layers in order, fresh objects (a pipeline may insert its own, e.g. a reviewer before ``confirm``)."""
-    return [Rules(), ReadOnly(), Mode(), Hooks(), Trust(), Egress(), Outside(), Reviewer(), Confirm(project, settings),
+    return [Secrets(), Rules(), ReadOnly(), Mode(), Hooks(), Trust(), Egress(), Outside(), Reviewer(), Confirm(project, settings),
             SandboxGuard()]
+
+
+def _without_secrets(ctx: "ToolContext", values: list[Any]) -> list[Any]:
+    """``values`` with every known secret's value replaced by a marker: the audit log keeps none (a
+    check that fails keeps them all back)."""
+    try:
+        kept: list[Any] = ctx.deps.secrets.redact_value(values)[0]
+    except Exception:  # noqa: BLE001 -- fail closed
+        return [{}, {}, "(withheld: it could not be checked for secret values)", []]
+    return kept
 
 
 def _session_rule(rule: Any) -> Rule:
@@ -79,7 +91,7 @@ class ApprovalPipeline:
         python_hooks: list[hooks_module.PythonHook] | None = None,
         audit: bool = True,
         layers: list[Layer] | None = None,
-        judge_seconds: float = DEFAULT_SECONDS,
+        judge_seconds: float | None = None,
     ) -> None:
         self.project = Path(os.path.realpath(project))
         self.settings = settings or ProjectSettings(self.project)
@@ -89,7 +101,8 @@ class ApprovalPipeline:
         # The layers in order; a new decision source is one more object here (see :mod:`.layers`).
         self.layers: list[Layer] = layers if layers is not None else default_layers(self.project, self.settings)
         # The time judging one call may take (:mod:`.budget`); past it the call is asked.
-        self.judge_seconds = judge_seconds
+        # None: the budget's default as it is when the pipeline is made.
+        self.judge_seconds = budget_module.DEFAULT_SECONDS if judge_seconds is None else judge_seconds
         self.settings.current()  # a broken settings file is an error now, not at the first call
 
     def add_session_rule(self, text: str, action: Literal["allow", "deny", "ask"] = "allow") -> Rule:
@@ -115,13 +128,15 @@ class ApprovalPipeline:
         try:
             with budget.running():
                 subject = build_subject(call.tool, call.input, self.project)
-                sandboxed = _runs_sandboxed(subject, ctx)
+                sandboxed = _runs_sandboxed(call, subject, ctx)
         except Exception as error:  # noqa: BLE001 -- any failure to judge is a question, never a dead turn
             failed = _unjudged("subject", error)
             failed.layer = "rules"
             return failed.model_copy(update={"input": call.input, "layers": [failed], "by": failed.by})
+        # Under allowManagedPermissionRulesOnly the session's and a turn's rules do not apply either.
+        session_rules = [] if settings.policy.rules_only else self.session_rules
         judging = Judging(call=call, ctx=ctx, subject=subject, settings=settings, mode=ctx.mode,
-                          rules=self.session_rules + list(settings.rules), sandboxed=sandboxed,
+                          rules=session_rules + list(settings.rules), sandboxed=sandboxed,
                           python_hooks=hooks_module.pre_tool_use_hooks() if self._python_hooks is None
                           else self._python_hooks,
                           read_roots=settings.read_roots(self.project), rejudge=_no_rejudge)
@@ -130,7 +145,7 @@ class ApprovalPipeline:
         async def rejudge(new_input: dict[str, Any]) -> None:
             with budget.running():
                 fresh = build_subject(call.tool, new_input, self.project)
-                judging.reset(fresh, _runs_sandboxed(fresh, ctx))
+                judging.reset(fresh, _runs_sandboxed(call, fresh, ctx, new_input))
             await self._run(judging, self.layers[:hooks_at], budget, " (modified input)")
 
         judging.rejudge = rejudge
@@ -144,8 +159,12 @@ class ApprovalPipeline:
             try:
                 with budget.running():
                     final.exact_rules = exact_rules(judging.subject)
-                    final.allow_choices = [] if final.forced else allow_candidates(judging.subject)
-                    final.deny_choices = deny_candidates(judging.subject)
+                    # A rule saved from the card would not apply where the policy admits only its own.
+                    saves = not settings.policy.rules_only
+                    final.allow_choices = allow_candidates(judging.subject) if saves and not final.forced else []
+                    final.deny_choices = deny_candidates(judging.subject) if saves else []
+                    if not saves:
+                        final.exact_rules, final.policy = [], final.policy or POLICY_RULES_ONLY
             except Exception:  # noqa: BLE001 -- the card then offers no rule to save, only Allow and Deny
                 final.exact_rules, final.allow_choices, final.deny_choices = [], [], []
         return final
@@ -225,17 +244,22 @@ class ApprovalPipeline:
         layers = [verdict.trail_entry() for verdict in evaluation.layers]
         if decision is not evaluation:  # answered: who answered, and what
             layers.append({**decision.trail_entry(), "rule": None, "by": decision.by})
+        kept = _without_secrets(ctx, [decision.input or call.input, call.input, decision.reason, layers])
         record = DecisionRecord(
             session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=call.tool_use_id, agent=ctx.agent,
             tool=call.definition.display_name or call.definition.name,
-            input=clip_input(decision.input or call.input), original_input=clip_input(call.input)
+            input=clip_input(kept[0]), original_input=clip_input(kept[1])
             if decision.input and decision.input != call.input else None,
-            decision=str(decision.kind), layer=decision.layer, rule=decision.rule, reason=decision.reason,
-            by=decision.by, mode=ctx.mode, layers=layers,
+            decision=str(decision.kind), layer=decision.layer, rule=decision.rule, reason=kept[2],
+            by=decision.by, mode=ctx.mode, layers=kept[3],
         )
         if decision.detail:
             record.reviewer = decision.detail  # written only when the reviewer spoke
         self._write(record, ctx)
+        # The path an edit names, for the edit metric's language (nothing of it leaves without OTEL_LOG_TOOL_DETAILS).
+        path = (decision.input or call.input).get("path") if call.definition.access.edits else None
+        telemetry.tool_decision(ctx.session_id, record.tool, record.decision, record.layer or "", record.by or "",
+                                record.reason or "", path if isinstance(path, str) else None)
 
     def record_outcome(self, call: ToolCall, ctx: "ToolContext", decision: Verdict, outcome: Outcome,
                        duration_ms: float) -> None:
@@ -245,6 +269,8 @@ class ApprovalPipeline:
             tool=call.definition.display_name or call.definition.name,
             decision=str(decision.kind), outcome=outcome, duration_ms=round(float(duration_ms), 3),
         ), ctx)
+        telemetry.tool_result(ctx.session_id, call.definition.display_name or call.definition.name, outcome,
+                              str(decision.kind), float(duration_ms), decision.input or call.input)
 
 
 
@@ -265,9 +291,11 @@ async def _no_rejudge(new_input: dict[str, Any]) -> None:
     raise RuntimeError("rejudge is set by the pipeline")
 
 
-def _runs_sandboxed(subject: Subject, ctx: "ToolContext") -> bool:
-    """The call is a command that will run inside an active sandbox (code tools never do)."""
+def _runs_sandboxed(call: ToolCall, subject: Subject, ctx: "ToolContext", tool_input: dict[str, Any] | None = None) -> bool:
+    """The call will run inside an active sandbox: a command the sandbox runs, or code its tool
+    runs confined (the kernel's run_python in a confined fork)."""
     if subject.access.command is None:
-        return False
+        confined = call.definition.runs_confined
+        return bool(confined is not None and confined(call.input if tool_input is None else tool_input, ctx))
     sandbox = ctx.deps.sandbox()
     return bool(sandbox is not None and sandbox.enabled and sandbox.active)

@@ -26,12 +26,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .. import telemetry
 from ..deadline import within
 from ..events import Usage
 from ..messages import MessageParam, ToolParam, ToolResultBlockParam, blocks, cached_tool, result_parts, user_blocks
 from ..models.pricing import cost_usd
 from ..tools.base import ToolCall
 from .layers import Layer
+from .outbound import refusal
 from .review_state import ReviewerState
 from .types import Asker, Decision, Verdict
 
@@ -120,7 +122,7 @@ def guidance_from(settings: "EffectiveSettings") -> Guidance:
     block: list[str] = []
     ignored: list[str] = []
     for layer in settings.layers:
-        own = layer.level == "user" or layer.source == "local"
+        own = layer.level in ("user", "managed") or layer.source == "local"
         for line in layer.settings.autoMode.allow:
             (allow if own else ignored).append(line)
         block.extend(layer.settings.autoMode.block)
@@ -340,12 +342,34 @@ class Reviewer(Layer):
         if state.paused:
             asked.layers.append(Verdict(kind=None, layer=self.name, reason=f"paused: {state.paused}"))
             return None
-        model, timeout, guidance = reviewer_settings(ctx.deps.settings.current())
+        effective = ctx.deps.settings.current()
+        model, timeout, guidance = reviewer_settings(effective)
+        refused = effective.model_refusal(model)
+        if refused is not None:
+            # The policy refuses the reviewer's model: the person answers, as when the reviewer fails.
+            asked.layers.append(Verdict(kind=None, layer=self.name, reason=refused))
+            asked.reason = f"{asked.reason}; the reviewer cannot run ({refused})"
+            return None
         review = await review_input(call, ctx, asked, guidance)
-        outcome = await ask_reviewer(self.client(), build_params(review, model), timeout)
+        leaving = ctx.deps.secrets.leaving(review_prompt(review))
+        if leaving:
+            # Its request goes to the API like any other: a secret's value in it (the person's own words,
+            # the call's input) is not sent, and the person answers instead.
+            why = "the reviewer was not asked: " + refusal("reviewer", leaving, "request")
+            asked.layers.append(Verdict(kind=Decision.ASK, layer=self.name, by="reviewer", reason=why))
+            asked.reason = f"{asked.reason}; {why}"
+            return None
+        try:
+            client = self.client()
+        except Exception as error:  # noqa: BLE001 -- no client (an apiKeyHelper that fails): the person answers
+            asked.reason = f"{asked.reason}; the reviewer cannot run ({error})"
+            return None
+        outcome = await ask_reviewer(client, build_params(review, model), timeout)
         answer, failure = outcome.answer, outcome.failure
         if outcome.usage is not None:
             self._count(state, ctx, model, outcome.usage)
+            # The reviewer's request is an API request as a turn's are.
+            telemetry.api_request(model, outcome.usage, cost_usd(model, outcome.usage), outcome.latency_ms)
         detail = {"model": model, "latency_ms": outcome.latency_ms}
         if answer is not None and answer.decision == "allow":
             state.record(allowed=True)

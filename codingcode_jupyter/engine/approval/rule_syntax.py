@@ -30,7 +30,9 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 # Where a rule's source lives, for the reason a decision gives.
 SOURCE_FILES = {"project": ".codingcode/settings.json", "local": ".codingcode/settings.local.json",
                 "user": "~/.codingcode/settings.json", "claude-project": ".claude/settings.json",
-                "claude-local": ".claude/settings.local.json", "claude-user": "~/.claude/settings.json"}
+                "claude-local": ".claude/settings.local.json", "claude-user": "~/.claude/settings.json",
+                "managed": "your organisation's managed settings",
+                "claude-managed": "your organisation's managed settings (Claude Code's file)"}
 
 
 class RuleError(ValueError):

@@ -38,12 +38,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from ..domains import domain_allowed, url_host
+from ..path_globs import path_regex
+from ..tools.access import BUILTIN_ACCESS
 from .paths import relative_to_project
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
 from .rule_syntax import SOURCE_FILES, Action, Rule, escape_pattern
@@ -89,61 +91,26 @@ def _command_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out), re.DOTALL)
 
 
-@lru_cache(maxsize=1024)
-def _path_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        elif pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif ch == "*":
-            out.append("[^/]*")
-            i += 1
-        elif ch == "?":
-            out.append("[^/]")
-            i += 1
-        elif ch == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-                i += 1
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                out.append(f"[{'^' + body[1:] if body.startswith('!') else body}]")
-                i = end + 1
-        else:
-            out.append(re.escape(ch))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 def _tool_matches(rule: Rule, subject: Subject) -> bool:
     return any(fnmatch.fnmatchcase(subject.tool, tool) or fnmatch.fnmatchcase(subject.name, tool)
                for tool in rule.tools)
 
 
-def _our_path_regex(pattern: str) -> tuple[re.Pattern[str], bool]:
+def _ourpath_regex(pattern: str) -> tuple[re.Pattern[str], bool]:
     """(regex, absolute?) of one of our path patterns: relative to the project, or `/`, `//`, `~` absolute."""
     if pattern.startswith("./"):
-        return _path_regex(pattern[2:].rstrip("/") or "/"), False  # `./~name`: a name in the project
+        return path_regex(pattern[2:].rstrip("/") or "/"), False  # `./~name`: a name in the project
     absolute = pattern.startswith("/") or pattern.startswith("~")
     if pattern.startswith("//"):
         pattern = pattern[1:]
     elif pattern.startswith("~"):
         # Paths are compared resolved, so `~` is the resolved home (a symlinked home still matches).
         pattern = escape_pattern(os.path.realpath(os.path.expanduser("~"))) + pattern[1:]
-    return _path_regex(pattern.rstrip("/") or "/"), absolute
+    return path_regex(pattern.rstrip("/") or "/"), absolute
 
 
 def _our_path_matches(rule: Rule, subject: Subject) -> bool:
-    regex, absolute = _our_path_regex(rule.match_pattern or "")
+    regex, absolute = _ourpath_regex(rule.match_pattern or "")
     refs = [ref for ref in subject.paths if ref.resolved is not None]
     if not refs:
         return False
@@ -181,7 +148,7 @@ def _claude_base(rule: Rule, project: Path) -> tuple[str, str]:
 
 def _claude_path_matches(rule: Rule, subject: Subject) -> bool:
     base, body = _claude_base(rule, subject.project)
-    regex = _path_regex(body.rstrip("/") or "**")
+    regex = path_regex(body.rstrip("/") or "**")
     refs = [ref for ref in subject.paths if ref.resolved is not None]
     if not refs:
         return False
@@ -309,6 +276,7 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
         for rule in applicable:
             if _matches_call(rule, subject):
                 candidates.append((rule.priority, _SEVERITY[rule.action], rule, subject.main or subject.tool))
+    candidates += _reach_candidates(subject, rules, applicable)
     if not candidates:
         return None
     priority, _, rule, what = max(candidates, key=lambda c: (c[0], c[1]))
@@ -316,6 +284,45 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
     verbs = {"deny": "denies", "ask": "asks before", "allow": "allows"}
     reason = f"rule `{rule.text}` ({source}) {verbs[rule.action]} `{' '.join(str(what).split())[:160]}`"
     return RuleVerdict(rule.action, rule, reason)
+
+
+# What a rule's tools do to the paths they name: a Read rule's tools read, an Edit rule's write.
+_READ_TOOLS = frozenset(name for name, access in BUILTIN_ACCESS.items()
+                        if access.paths and all(arg.access != "write" for arg in access.paths))
+_WRITE_TOOLS = frozenset(name for name, access in BUILTIN_ACCESS.items()
+                         if any(arg.access == "write" for arg in access.paths))
+_READS = ("read", "tree", "list", "unknown")
+_WRITES = ("write", "unknown")
+
+
+def _reach_candidates(subject: Subject, rules: Iterable[Rule], applicable: list[Rule]) -> list[tuple[int, int, Rule, str]]:
+    """The person's deny and ask rules where the call reaches what they name by another tool: a
+    Read or Edit path rule on any path a command or code reads or writes (`Read(./secrets/**)`
+    holds for `cat secrets/prod.json`), a command rule on a command code runs
+    (`Bash(git push:*)` holds for `subprocess.run(['git', 'push'])`). Allow rules never reach
+    across tools: what they allow is what they name."""
+    found: list[tuple[int, int, Rule, str]] = []
+    for rule in rules:
+        if rule.action == "allow" or rule in applicable or rule.match_pattern is None:
+            continue
+        tools = set(rule.tools)
+        kinds = _READS if tools and tools <= _READ_TOOLS else _WRITES if tools & _WRITE_TOOLS else None
+        if kinds is not None:
+            reached = replace(subject, paths=[ref for ref in subject.paths if ref.access in kinds])
+            matcher = _claude_path_matches if rule.kind == "path" else _our_path_matches
+            if reached.paths and matcher(rule, reached):
+                what = subject.command.source if subject.command is not None else subject.main or subject.tool
+                found.append((rule.priority, _SEVERITY[rule.action], rule, what))
+    commands = [inner for inner in subject.inner if inner.command is not None]
+    if commands:
+        command_rules = [r for r in rules if r.action != "allow"
+                         and any(fnmatch.fnmatchcase("execute_command", tool) for tool in r.tools)]
+        for inner in commands:
+            verdict = judge(replace(inner, tool="execute_command", name="execute_command"), command_rules)
+            if verdict is not None:
+                found.append((verdict.rule.priority, _SEVERITY[verdict.action], verdict.rule,
+                              inner.command.source if inner.command is not None else inner.tool))
+    return found
 
 
 def exact_rules(subject: Subject) -> list[str]:
@@ -410,3 +417,36 @@ def nearest_allow(subject: Subject, rules: Iterable[Rule]) -> str | None:
         return None
     _, rule, text = best
     return f"nearest rule `{rule.text}` ({where(rule)}) expects `{rule.match_pattern}`, the command is `{text[:120]}`"
+
+
+def sandbox_globs(rules: Iterable[Rule], project: Path, tools: tuple[str, ...]) -> list[str]:
+    """The absolute path patterns the person's deny rules for ``tools`` name (``read_file``: what
+    the sandbox hides; ``edit_file``/``write_file``: what it keeps read-only), read as the judge
+    reads them, so a rule holds for what a command or code does that no judge saw. Rules that
+    name no path (a whole tool) or reach no path (a command rule) have none."""
+    globs: list[str] = []
+    for rule in rules:
+        if rule.action != "deny" or not rule.match_pattern or rule.match_pattern.startswith("domain:"):
+            continue
+        if not any(tool in rule.tools for tool in tools):
+            continue
+        if rule.kind == "path":
+            base, body = _claude_base(rule, project)
+            pattern = os.path.join(escape_pattern(base), body.rstrip("/") or "**")
+        elif rule.style == "codingcode":
+            raw = rule.match_pattern
+            if raw.startswith("./"):
+                pattern = os.path.join(escape_pattern(str(project)), raw[2:].rstrip("/") or "**")
+            elif raw.startswith("//"):
+                pattern = raw[1:]
+            elif raw.startswith("~"):
+                pattern = escape_pattern(os.path.realpath(os.path.expanduser("~"))) + raw[1:]
+            elif raw.startswith("/"):
+                pattern = raw
+            else:
+                pattern = os.path.join(escape_pattern(str(project)), raw)
+            pattern = pattern.rstrip("/") or "/"
+        else:
+            continue
+        globs.append(pattern)
+    return list(dict.fromkeys(globs))

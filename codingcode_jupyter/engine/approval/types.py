@@ -78,6 +78,8 @@ class Verdict(BaseModel):
     deny_choices: list[list[str]] = Field(default_factory=list)
     # What an answering layer adds to the audit record (the reviewer: its model and latency).
     detail: dict[str, Any] | None = None
+    # Why no rule may be saved from the card (the organisation's managed settings hold this call).
+    policy: str = ""
 
     @property
     def strength(self) -> tuple[int, bool]:
@@ -123,6 +125,9 @@ class ApprovalRequest(BaseModel):
     deny_choices: list[list[str]] = Field(default_factory=list)
     # "Always allow" can only allow this once: the question comes from something no saved rule outranks.
     forced: bool = False
+    # The organisation's managed settings hold this call: the card offers only Allow (once) and Deny,
+    # and says why in this line.
+    policy: str = ""
     # What a "no" (or no answer) does, in words, when it is not that the call does not run (a question
     # asked after a command ran, about what it left).
     refused: str = ""

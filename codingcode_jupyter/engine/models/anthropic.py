@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
+from .. import telemetry
 from ..events import Usage
 from ..messages import wire_blocks
 from .base import ModelError, ModelRequest, ModelResponse, TextCallback
@@ -55,19 +57,53 @@ class AnthropicModel:
         return params
 
     async def stream(self, request: ModelRequest, on_text: TextCallback) -> ModelResponse:
+        started = time.perf_counter()
         try:
-            async with self.client.messages.stream(**self._params(request)) as stream:
-                async for event in stream:
-                    if event.type == "text":
-                        on_text(event.text)
-                message = await stream.get_final_message()
+            message = await self._stream_once(request, on_text)
         except Exception as error:  # mapped below; CancelledError is BaseException and passes
-            raise _map_error(error) from error
+            if not self._retry_with_new_key(error):
+                raise self._failed(request, error, started) from error
+            try:
+                message = await self._stream_once(request, on_text)
+            except Exception as again:
+                raise self._failed(request, again, started, attempt=2) from again
+        usage = _usage(message.usage)
+        if telemetry.enabled():
+            from .pricing import cost_usd
+
+            telemetry.api_request(request.model, usage, cost_usd(request.model, usage),
+                                  (time.perf_counter() - started) * 1000)
         return ModelResponse(
             content=wire_blocks(block.model_dump(mode="json", exclude_none=True) for block in message.content),
             stop_reason=message.stop_reason,
-            usage=_usage(message.usage),
+            usage=usage,
         )
+
+    @staticmethod
+    def _failed(request: ModelRequest, error: Exception, started: float, attempt: int = 1) -> ModelError:
+        mapped = _map_error(error)
+        telemetry.api_error(request.model, str(mapped), getattr(error, "status_code", None),
+                            (time.perf_counter() - started) * 1000, attempt)
+        return mapped
+
+    async def _stream_once(self, request: ModelRequest, on_text: TextCallback) -> Any:
+        async with self.client.messages.stream(**self._params(request)) as stream:
+            async for event in stream:
+                if event.type == "text":
+                    on_text(event.text)
+            return await stream.get_final_message()
+
+    def _retry_with_new_key(self, error: Exception) -> bool:
+        """A 401 with an apiKeyHelper configured: its key expired, so it runs again and the request is
+        sent once more (as Claude Code does); a client given by the caller is the caller's to renew."""
+        import anthropic
+
+        from .clients import has_key_helper, refresh_helper_key
+
+        if self._client is not None or not isinstance(error, anthropic.AuthenticationError) or not has_key_helper():
+            return False
+        refresh_helper_key()
+        return True
 
     async def count_tokens(self, request: ModelRequest) -> int | None:
         params = self._params(request)
@@ -106,6 +142,11 @@ def _map_error(error: Exception) -> ModelError:
             "(in a notebook `%agent login`, which keeps it out of the output), or use the offline demo with --model demo.",
             kind="auth",
         )
+    from .clients import KeyHelperError
+
+    if isinstance(error, KeyHelperError):
+        return ModelError(f"{error}; fix the command in your settings (apiKeyHelper) or set ANTHROPIC_API_KEY.",
+                          kind="auth")
     if isinstance(error, anthropic.AuthenticationError):
         return ModelError(
             "The Anthropic API rejected the key (401): check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if set).",

@@ -27,7 +27,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["shared_client", "prepare", "preconnect", "forget", "KEEPALIVE_S", "has_api_key"]
+__all__ = ["shared_client", "prepare", "preconnect", "forget", "KEEPALIVE_S", "has_api_key", "use_key_helper",
+           "has_key_helper", "refresh_helper_key", "KeyHelperError"]
 
 log = logging.getLogger(__name__)
 
@@ -55,19 +56,86 @@ _CLIENTS: dict[tuple[Any, ...], _Entry] = {}
 
 
 def has_api_key() -> bool:
-    """An API key (or auth token) for the Anthropic API is in the environment."""
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    """The API can be reached with credentials: a key (or auth token) in the environment, a key
+    helper configured, or a cloud provider chosen (its credentials are the cloud's own chain)."""
+    from .providers import uses_cloud_credentials
+
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+                or _HELPER.command or uses_cloud_credentials())
+
+
+# -- apiKeyHelper: a command that prints the key ------------------------------------------------
+
+
+@dataclass
+class _Helper:
+    command: str | None = None
+    cwd: str | None = None
+    key: str | None = None
+
+
+_HELPER = _Helper()
+# How long the helper may take (Claude Code's helpers fetch from a vault; a few seconds at most).
+HELPER_TIMEOUT_S = 30.0
+
+
+def use_key_helper(command: str | None, cwd: Any = None) -> None:
+    """The settings' ``apiKeyHelper`` (None: none); its key is fetched when a client is made."""
+    with _LOCK:
+        if command != _HELPER.command:
+            _HELPER.command, _HELPER.key = command, None
+        _HELPER.cwd = str(cwd) if cwd is not None else None
+
+
+def has_key_helper() -> bool:
+    return _HELPER.command is not None
+
+
+def refresh_helper_key() -> None:
+    """Forget the helper's key (the API answered 401): the next client runs the helper again."""
+    with _LOCK:
+        _HELPER.key = None
+
+
+def _helper_key() -> str | None:
+    """The key the helper prints (run once per refresh); None without a helper."""
+    command = _HELPER.command
+    if command is None or os.environ.get("ANTHROPIC_API_KEY"):
+        return None  # a key in the environment is the person's explicit choice, as Claude Code reads it
+    if _HELPER.key is None:
+        import subprocess
+
+        try:
+            done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=_HELPER.cwd,
+                                  timeout=HELPER_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise KeyHelperError(f"apiKeyHelper `{command}` could not run: {error}") from None
+        key = done.stdout.strip()
+        if done.returncode != 0 or not key:
+            why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1][:200]
+            raise KeyHelperError(f"apiKeyHelper `{command}` printed no key ({why})")
+        _HELPER.key = key
+    return _HELPER.key
+
+
+class KeyHelperError(RuntimeError):
+    """The apiKeyHelper command failed or printed nothing."""
 
 
 def _key(max_retries: int) -> tuple[Any, ...]:
+    from .providers import PROVIDER_ENV_PREFIXES
+
+    _helper_key()  # fetched first, so the client made for this key is found under it
     env = tuple(sorted((name, value) for name, value in os.environ.items()
-                       if name.startswith(_ENV_PREFIXES) or name.upper() in _ENV_NAMES))
-    return (max_retries, env)
+                       if name.startswith(_ENV_PREFIXES + PROVIDER_ENV_PREFIXES) or name.upper() in _ENV_NAMES))
+    return (max_retries, env, _HELPER.command, _HELPER.key)
 
 
 def _make(max_retries: int) -> _Entry:
     # Imported here: the SDK is heavy and `import codingcode_jupyter` must stay fast.
-    from anthropic import DEFAULT_CONNECTION_LIMITS, AsyncAnthropic, DefaultAsyncHttpxClient
+    from anthropic import DEFAULT_CONNECTION_LIMITS, DefaultAsyncHttpxClient
+
+    from .providers import make_provider_client, sdk_client
 
     limits = type(DEFAULT_CONNECTION_LIMITS)(
         max_connections=DEFAULT_CONNECTION_LIMITS.max_connections,
@@ -75,8 +143,8 @@ def _make(max_retries: int) -> _Entry:
         keepalive_expiry=KEEPALIVE_S,
     )
     http = DefaultAsyncHttpxClient(limits=limits)  # the SDK's own defaults otherwise (timeouts, proxies)
-    client = AsyncAnthropic(max_retries=max_retries, http_client=http)
-    _find_platform(client)
+    client = make_provider_client(max_retries, http, api_key=_helper_key())
+    _find_platform(sdk_client(client))  # a provider's client is wrapped (providers.py)
     return _Entry(client, http)
 
 

@@ -1,15 +1,18 @@
 """The plugins of a project: ``extraKnownMarketplaces`` and ``enabledPlugins`` of every settings file
 resolved into marketplaces and plugins, each with what it brings or why it brings nothing.
 
-Marketplaces are known by name from the person's own settings (``~/.claude/settings.json``,
-``~/.codingcode/settings.json``) and from Claude Code's own record of the marketplaces the person
-added (``~/.claude/plugins/known_marketplaces.json``), then from the project's files — which may add
-a name but never redirect one the person already uses. ``enabledPlugins`` (``"name@marketplace":
+Marketplaces are known by name from the organisation's managed settings, the person's own settings
+(``~/.claude/settings.json``, ``~/.codingcode/settings.json``) and Claude Code's own record of the
+marketplaces the person added (``~/.claude/plugins/known_marketplaces.json``), then from the
+project's files — which may add a name but never redirect one the person already uses. The managed
+files' ``blockedMarketplaces`` and ``strictKnownMarketplaces`` (source objects, or ``hostPattern`` /
+``pathPattern`` regular expressions) refuse a marketplace before anything of it is read or fetched;
+a marketplace the managed files declare themselves is not held to their allowlist. ``enabledPlugins`` (``"name@marketplace":
 true``, or a list of versions, or ``false``) is read from every file, the more specific winning, as
 Claude Code's user, project and local scopes do.
 
-A plugin is the person's own when a file of theirs enables it and its marketplace is theirs; any
-other enabled plugin came with the project, and what it brings is a trust item
+A plugin is the person's own when a file of theirs (or of the organisation's) enables it and its
+marketplace is theirs (or the organisation's); any other enabled plugin came with the project, and what it brings is a trust item
 (:mod:`..trust.items`): nothing of it applies until the person trusts it.
 
 Nothing is fetched here (see :mod:`.sources`): a git marketplace not cloned yet is a plugin that
@@ -59,9 +62,14 @@ class Marketplace:
     name: str
     source: Source
     declared_in: Path
-    # "user": the person declared it (or added it in Claude Code); "project": the project's files did.
+    # "user": the person declared it (or added it in Claude Code); "project": the project's files did;
+    # "managed": the organisation's managed settings did.
     level: str
     tree: Path
+
+    @property
+    def trusted(self) -> bool:
+        return self.level in ("user", "managed")
 
     @property
     def file(self) -> Path:
@@ -88,6 +96,8 @@ class Plugin:
     # Why it brings nothing (None when it brings what `content` says).
     problem: str | None = None
     notes: tuple[str, ...] = ()
+    # Enabled by the organisation's managed settings: its hooks run even under allowManagedHooksOnly.
+    managed: bool = False
 
     @property
     def usable(self) -> bool:
@@ -171,22 +181,133 @@ def _declared(layer: SettingsSource, project: Path, notes: list[str]) -> list[Ma
     return out
 
 
-def _marketplaces(project: Path, layers: list[SettingsSource], notes: list[str]) -> dict[str, Marketplace]:
-    """Every marketplace by name: the person's first (their files, then Claude Code's record), then the project's."""
+_POLICY = "your organisation's managed settings"
+
+
+@dataclass(frozen=True)
+class _Restriction:
+    """The managed files' ``blockedMarketplaces`` and ``strictKnownMarketplaces`` (None: no allowlist)."""
+
+    blocked: tuple[tuple[dict[str, Any], Path], ...] = ()
+    allowed: tuple[tuple[dict[str, Any], Path], ...] | None = None
+    allowed_in: tuple[Path, ...] = ()
+
+    def refusal(self, market: Marketplace) -> str | None:
+        """Why ``market`` may not be used, or None."""
+        for entry, path in self.blocked:
+            if _source_matches(entry, market.source, path):
+                return f"{_POLICY} block it (blockedMarketplaces in {path})"
+        if self.allowed is not None and market.level != "managed" and \
+                not any(_source_matches(entry, market.source, path) for entry, path in self.allowed):
+            where = ", ".join(str(path) for path in self.allowed_in)
+            return f"{_POLICY} allow only the marketplaces strictKnownMarketplaces lists ({where})"
+        return None
+
+
+def _normal(location: str) -> str:
+    text = location.strip().rstrip("/")
+    text = text[:-4] if text.endswith(".git") else text
+    return text.lower() if _URLISH.match(text) else os.path.normpath(text)
+
+
+_URLISH = re.compile(r"^([a-z][a-z0-9+.-]*://|[\w.+-]+@[\w.-]+:)", re.IGNORECASE)
+_HOST = re.compile(r"^(?:[a-z][a-z0-9+.-]*://(?:[^@/]*@)?|[\w.+-]+@)([^/:]+)", re.IGNORECASE)
+
+
+def _source_matches(entry: dict[str, Any], source: Source, policy_file: Path) -> bool:
+    """Whether a policy entry names ``source``: the same place (and ref and path, when the entry gives
+    them), or a host or path matched by the entry's regular expression."""
+    kind = entry.get("source")
+    if kind == "hostPattern":
+        host = _HOST.match(source.location) if source.kind in ("git", "github", "url") else None
+        return host is not None and re.search(str(entry.get("hostPattern", "")), host.group(1)) is not None
+    if kind == "pathPattern":
+        return source.kind in ("directory", "file") and \
+            re.search(str(entry.get("pathPattern", "")), source.location) is not None
+    named = marketplace_source(entry, policy_file.parent)
+    if named.problem is not None and named.kind != "url":
+        return False
+    if _normal(named.location) != _normal(source.location):
+        return False
+    return all(getattr(named, key) in (None, getattr(source, key)) for key in ("ref", "path"))
+
+
+def _restriction(layers: list[SettingsSource], notes: list[str]) -> _Restriction:
+    blocked: list[tuple[dict[str, Any], Path]] = []
+    allowed: list[tuple[dict[str, Any], Path]] | None = None
+    allowed_in: list[Path] = []
+    for layer in layers:
+        if layer.level != "managed":
+            continue
+        for key in ("blockedMarketplaces", "strictKnownMarketplaces"):
+            entries = getattr(layer.settings, key)
+            if entries is None:
+                continue
+            kept: list[tuple[dict[str, Any], Path]] = []
+            for index, entry in enumerate(entries):
+                problem = _policy_entry_problem(entry)
+                if problem is not None:
+                    # An allowlist entry that cannot be read allows nothing; a blocklist entry that cannot
+                    # be read blocks nothing — either way the administrator is told.
+                    notes.append(f"{layer.path}: {key}[{index}] — {problem}; left out")
+                    continue
+                kept.append((entry, layer.path))
+            if key == "blockedMarketplaces":
+                blocked.extend(kept)
+            else:
+                allowed = (allowed or []) + kept
+                allowed_in.append(layer.path)
+    return _Restriction(tuple(blocked), None if allowed is None else tuple(allowed), tuple(allowed_in))
+
+
+def _policy_entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return 'write a source object such as {"source": "github", "repo": "owner/name"}'
+    kind = entry.get("source")
+    if kind in ("hostPattern", "pathPattern"):
+        pattern = entry.get(kind)
+        if not isinstance(pattern, str) or not pattern:
+            return f"a {kind} entry needs `{kind}` (a regular expression)"
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            return f"`{kind}` is not a regular expression ({error})"
+        return None
+    named = marketplace_source(entry, Path("/"))
+    return named.problem if named.problem is not None and named.kind != "url" else None
+
+
+def _marketplaces(project: Path, layers: list[SettingsSource], notes: list[str],
+                  refused: dict[str, str] | None = None) -> dict[str, Marketplace]:
+    """Every marketplace by name: the organisation's and the person's first (their files, then Claude
+    Code's record), then the project's; those the managed files refuse go to ``refused`` with why."""
     known: dict[str, Marketplace] = {}
-    own = [m for layer in layers if layer.level == "user" for m in _declared(layer, project, notes)]
+    restriction = _restriction(layers, notes)
+    ordered = sorted((layer for layer in layers if layer.level in ("user", "managed")),
+                     key=lambda layer: layer.level != "managed")
+    own = [m for layer in ordered for m in _declared(layer, project, notes)]
     for market in [*own, *_known_to_claude(notes)]:
         known.setdefault(market.name, market)
     for layer in layers:
-        if layer.level == "user":
+        if layer.level in ("user", "managed"):
             continue
         for market in _declared(layer, project, notes):
             mine = known.get(market.name)
-            if mine is not None and mine.level == "user" and mine.source != market.source:
-                notes.append(f"{market.declared_in}: extraKnownMarketplaces.{market.name} — you already know a "
-                             f"marketplace of that name ({mine.declared_in}); a project cannot redirect it")
+            if mine is not None and mine.trusted:
+                # Yours (or the organisation's) stays yours, so it needs no trust and no allowlist entry.
+                if mine.source != market.source:
+                    notes.append(f"{market.declared_in}: extraKnownMarketplaces.{market.name} — you already know a "
+                                 f"marketplace of that name ({mine.declared_in}); a project cannot redirect it")
                 continue
             known[market.name] = market
+    for name, market in list(known.items()):
+        why = restriction.refusal(market)
+        if why is not None:
+            del known[name]
+            if refused is not None:
+                refused[name] = why
+            notes.append(f"{market.declared_in}: marketplace {name} ({market.source.describe()}) — {why}; "
+                         "nothing of it is read or fetched")
     return known
 
 
@@ -198,6 +319,7 @@ class _Choice:
     enabled: bool
     path: Path
     owned: bool = False
+    managed: bool = False
 
 
 def _choices(layers: list[SettingsSource], notes: list[str]) -> dict[str, _Choice]:
@@ -209,8 +331,9 @@ def _choices(layers: list[SettingsSource], notes: list[str]) -> dict[str, _Choic
                 notes.append(f"{layer.path}: enabledPlugins.{key} — write PLUGIN@MARKETPLACE; left out")
                 continue
             enabled = bool(value)
-            owned = (choices[key].owned if key in choices else False) or (enabled and layer.level == "user")
-            choices[key] = _Choice(enabled, layer.path, owned)
+            mine = layer.level in ("user", "managed")
+            owned = (choices[key].owned if key in choices else False) or (enabled and mine)
+            choices[key] = _Choice(enabled, layer.path, owned, managed=layer.level == "managed")
     return choices
 
 
@@ -247,12 +370,16 @@ def _root(entry: MarketEntry, market: MarketplaceFile, key: str) -> tuple[Source
     return source, root, None
 
 
-def _plugin(key: str, choice: _Choice, market: Marketplace | None, files: dict[Path, MarketplaceFile]) -> Plugin:
+def _plugin(key: str, choice: _Choice, market: Marketplace | None, files: dict[Path, MarketplaceFile],
+            refused: dict[str, str]) -> Plugin:
     name, market_name = KEY_FORM.match(key).groups()  # type: ignore[union-attr]
-    base = Plugin(key, name, market_name, choice.enabled, choice.path, owned=False, market=market)
+    base = Plugin(key, name, market_name, choice.enabled, choice.path, owned=False, market=market,
+                  managed=choice.managed)
+    if market_name in refused:
+        return _with(base, problem=f"its marketplace {market_name!r} is refused: {refused[market_name]}")
     if market is None:
         return _with(base, problem=f"the marketplace {market_name!r} is not known (add it to extraKnownMarketplaces)")
-    owned = choice.owned and market.level == "user"
+    owned = choice.owned and market.trusted
     path = market.file
     if path not in files:
         files[path] = read_marketplace(path)
@@ -284,10 +411,12 @@ def discover_plugins(project: Path, layers: Iterable[SettingsSource]) -> PluginS
     """The plugins ``layers`` (least specific first) name (see the module docstring)."""
     layers = list(layers)
     notes: list[str] = []
-    markets = _marketplaces(Path(project), layers, notes)
+    refused: dict[str, str] = {}
+    markets = _marketplaces(Path(project), layers, notes, refused)
     choices = _choices(layers, notes)
     files: dict[Path, MarketplaceFile] = {}
-    plugins = [_plugin(key, choice, markets.get(KEY_FORM.match(key).group(2)), files)  # type: ignore[union-attr]
+    plugins = [_plugin(key, choice, markets.get(KEY_FORM.match(key).group(2)), files,  # type: ignore[union-attr]
+                       refused)
                for key, choice in choices.items()]
     for listing in files.values():
         notes.extend(listing.notes)

@@ -45,7 +45,7 @@ def plugin_lines(plugins: PluginSet, untrusted: Collection[str] = ()) -> list[st
     """One line per plugin the settings name, then what it adds and the notes on what was left out."""
     lines = []
     for plugin in plugins.plugins:
-        whose = "yours" if plugin.owned else "the project's"
+        whose = "your organisation's" if plugin.managed else "yours" if plugin.owned else "the project's"
         lines.append(f"{plugin.key}: {_state(plugin, untrusted)} ({whose}; enabledPlugins in {plugin.enabled_in})")
         if plugin.content is not None:
             version = f" {plugin.content.version}" if plugin.content.version else ""
@@ -59,7 +59,7 @@ def marketplace_lines(plugins: PluginSet) -> list[str]:
     named = {plugin.key for plugin in plugins.plugins}
     lines = []
     for market in plugins.marketplaces:
-        whose = "yours" if market.level == "user" else "the project's"
+        whose = {"user": "yours", "managed": "your organisation's"}.get(market.level, "the project's")
         lines.append(f"marketplace {market.name}: {market.source.describe()} ({whose}, {market.declared_in})")
         listing = read_marketplace(market.file)
         if listing.problem is not None:

@@ -7,9 +7,10 @@ shadow-like files of /etc (:data:`SYSTEM_SECRETS`), every dotenv file of the pro
 wherever it is (node_modules and .venv included; those a ``read_file`` rule allowed stay
 visible), and ``denyRead``. The Jupyter runtime directory (the kernels' connection keys)
 and ``$XDG_RUNTIME_DIR`` are replaced by a private empty tmpfs. /etc/passwd lists only
-root, the caller and nobody. The protected files (``.codingcode/``, ``.git``, ``.mcp.json``,
-``denyWrite``) are re-bound read-only over the writable project. There is no network
-(``--unshare-net``) unless an allowlist sends traffic through :class:`AllowlistProxy`.
+root, the caller and nobody. The protected files (``.codingcode/``, ``.mcp.json``, what git runs
+of each ``.git``, the host-executed table, ``denyWrite``) are re-bound read-only over the writable
+project. There is no network (``--unshare-net``) unless an allowlist sends traffic through
+:class:`AllowlistProxy`.
 
 Every capability is dropped (as root, bwrap otherwise keeps CAP_SYS_ADMIN inside and a
 command could simply unmount the masks), new privileges are off, every mount is nosuid,
@@ -21,10 +22,13 @@ bwrap itself starts with that environment, since its own is readable inside as
 
 Mount facts this relies on (measured with bubblewrap 0.8): mounts apply in argument order, so the
 private /tmp comes before a project that may live under /tmp; every mount target must
-exist. A protected path that does not exist yet gets an empty placeholder on the host (an
-empty directory or file, removed again by :meth:`CommandSandbox.aclose` if still empty),
-which is then bound read-only: there is no other way to stop its creation inside a
-writable bind with bubblewrap 0.8. Directories between the project and a protected path
+exist. A protected path that does not exist yet is not bound for a command compared after it
+ends (execute_command): what the command creates there is found by that compare
+(:mod:`.host_watch`), and the person's project shows nothing the sandbox made. For a process
+nothing compares (an MCP server) and for ``denyWrite``, it gets an empty placeholder on the host
+(removed again by :meth:`CommandSandbox.aclose` if still empty), bound read-only: there is no
+other way to stop its creation inside a writable bind with bubblewrap 0.8. Directories between
+the project and a protected path
 are bound onto themselves, which makes them mount points that cannot be renamed away
 (``mv .git .git.old && mkdir .git`` would otherwise sidestep a read-only ``.git/hooks``).
 A secret that does not exist is not masked: there is nothing to hide, and the read-only
@@ -56,16 +60,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
 
 from ..domains import validate_domain_patterns
-from ..host_paths import sandbox_targets
+from ..host_paths import HOST_PATHS, host_executed, sandbox_targets
 from ..secret_files import HOME_SECRETS
 from ..settings import SandboxSettings
+from ..user_dir import legacy_checkpoints_dir, user_dir
 from . import landlock
 from .backends import BACKEND_NAMES, Backend, base_flags, choose_backend, no_filter_reason, probe_bwrap
+from .deny_paths import split_deny
 from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
 from .host_watch import HostWatch, is_agent_venv_entry
 from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
 from .project_scan import ProjectScan
 from .seccomp import sandbox_filter
+from .watched import git_host_parts
 
 if TYPE_CHECKING:
     # The allowlist proxy is imported by the first command that needs it (an allowlist is set).
@@ -94,11 +101,16 @@ PROTECTED_PATHS: tuple[tuple[str, Literal["dir", "file"]], ...] = (
     (".git/config", "file"),
     (".mcp.json", "file"),
 )
+# Inside bubblewrap's PID namespace: bwrap is 1, this shell 2; anything more was left by the command.
+_LINGER = ('bash -c "$1"; rc=$?; i=0; while [ $i -lt 25 ]; do set -- /proc/[0-9]*; [ $# -le 2 ] && break; '
+           'sleep 0.02; i=$((i + 1)); done; exit $rc')
+_HOME_PATTERNS = frozenset(row.pattern for row in HOST_PATHS if row.root == "home")
 # Accounts /etc/passwd keeps inside: enough for `id`, `ls -l` and getpwuid of the caller.
 _KEPT_ACCOUNTS = (0, 65534)
 PROXY_PORT = 3128
 
 _empty_dir: str | None = None
+_empty_regular: str | None = None
 _accounts: str | None = None
 _warned: set[str] = set()
 
@@ -131,6 +143,17 @@ def _empty_directory() -> str:
         _empty_dir = tempfile.mkdtemp(prefix="codingcode-empty-")
         os.chmod(_empty_dir, 0o555)
     return _empty_dir
+
+
+def _empty_file() -> str:
+    global _empty_regular
+    if _empty_regular is None or not os.path.isfile(_empty_regular):
+        path = os.path.join(tempfile.mkdtemp(prefix="codingcode-empty-file-"), "empty")
+        with open(path, "w", encoding="utf-8"):
+            pass
+        os.chmod(path, 0o444)
+        _empty_regular = path
+    return _empty_regular
 
 
 def _accounts_file() -> str:
@@ -178,6 +201,11 @@ def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def _kind(path: Path, raw: str) -> Literal["dir", "file"]:
+    """How a denyWrite target is bound: a directory (or one named with a trailing `/`), else a file."""
+    return "dir" if raw.endswith("/") or path.is_dir() else "file"
+
+
 class CommandSandbox:
     """How commands run confined in one project; build with :meth:`create`."""
 
@@ -209,6 +237,7 @@ class CommandSandbox:
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
         domains = settings.network.allowedDomains or []
         self.allowed_domains = list(domains)
+        self.denied_domains = list(settings.network.deniedDomains or [])
         self.network = f"allowlist: {', '.join(domains)}" if domains else "off"
         self._proxy: AllowlistProxy | None = None
         self._proxy_lock = threading.Lock()
@@ -220,6 +249,10 @@ class CommandSandbox:
         self.agent_venvs: set[Path] = set()
         # Host-executed files a person kept after a command, as they were then (inode, size, mtime, mode).
         self.host_accepted: dict[Path, tuple[int, int, int, int, int]] = {}
+        # The content of each compared file as last read, by identity: read again only once it changed.
+        self.host_contents: dict[Path, Any] = {}
+        # Whether the command being wrapped is compared after it ends (see argv_for).
+        self._compared = False
         # Sandboxed commands running now; their placeholders go once none runs (see command()).
         self._running = 0
         # A long-lived process (an MCP server) was confined: its mounts keep the placeholders until aclose.
@@ -229,12 +262,19 @@ class CommandSandbox:
             path = _expand(self.project, raw)
             if path.exists() and path not in self.writable_roots:
                 self.writable_roots.append(path)
-        self.deny_read = [_expand(self.project, raw) for raw in settings.filesystem.denyRead]
+        # Paths and patterns (the person's deny rules bring patterns; sandbox/deny_paths.py).
+        read = split_deny(settings.filesystem.denyRead, self.project)
+        self.deny_read = [*read.literal, *read.outside_found]
+        self._scan.read_denied = read.inside
+        # Hidden by what they are too: a rename or a hard link of one keeps it hidden (project_scan.py).
+        self._scan.extra_hidden = [path for path in self.deny_read if _within(path, self.project)]
         self._home_view: HomeView | None = None
         self._private: Path | None = None
-        self.deny_write: list[tuple[Path, Literal["dir", "file"]]] = [
-            (_expand(self.project, raw), "dir" if raw.endswith("/") else "file") for raw in settings.filesystem.denyWrite
-        ]
+        self._deny_write_fixed: list[tuple[Path, Literal["dir", "file"]]] = []
+        for raw in settings.filesystem.denyWrite:
+            write = split_deny([raw], self.project)
+            self._scan.write_denied += write.inside
+            self._deny_write_fixed += [(path, _kind(path, raw)) for path in [*write.literal, *write.outside_found]]
 
     @classmethod
     def create(
@@ -312,8 +352,23 @@ class CommandSandbox:
         """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``.
 
         ``watch``: the host watch made for this command just before (:meth:`watch_host`); its walk of
-        the project serves, rather than a second one."""
-        return self._wrap(["bash", "-c", command], cwd, walked=watch.env_files if watch is not None else None)
+        the project serves, rather than a second one. With it, the command is compared after it ends,
+        and the policy leans on that compare: ``.git`` is writable but for what git runs, nothing is
+        made in the project to hold a mount, and under Landlock the top level is writable. Without
+        one, nothing would see what the command leaves, so what the host runs stays unwritable."""
+        argv = ["bash", "-c", command]
+        if self.backend == "bwrap":
+            # bubblewrap's PID namespace ends with the command: the waiting shell gives what it left
+            # running the half second execute_command waits for output unconfined (Landlock's launcher
+            # does the same), then the namespace takes the rest.
+            argv = ["sh", "-c", _LINGER, "sh", command]
+        if watch is None:
+            return self._wrap(argv, cwd)
+        self._compared = True
+        try:
+            return self._wrap(argv, cwd, walked=watch.env_files)
+        finally:
+            self._compared = False
 
     def wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
         """Any argv confined the same way (for stdio MCP servers that opt in).
@@ -397,35 +452,38 @@ class CommandSandbox:
         return None
 
     def _protected_targets(self) -> list[tuple[Path, Literal["dir", "file"]]]:
+        """What bubblewrap binds read-only: the agent's settings, denyWrite, and the host-executed table
+        (a repository's git directory: what git runs of it, or, for a command not compared after it,
+        the whole of it)."""
         git = self.project / ".git"
-        targets: list[tuple[Path, Literal["dir", "file"]]] = []
-        for rel, kind in PROTECTED_PATHS:
-            if rel.startswith(".git/") and Path(os.path.realpath(git)) not in self.writable_roots:
-                continue  # the whole .git is protected below
-            targets.append((self.project / rel, kind))
-        if Path(os.path.realpath(git)) not in self.writable_roots:
-            # A writable .git runs code on the host however hooks and config are guarded:
-            # .git/commondir redirects git to another config (core.fsmonitor), and so do
-            # .git/modules/*/config. Only `allowWrite: [".git"]` relaxes this.
+        top_git = Path(os.path.realpath(git))
+        strict = not self._compared
+        targets: list[tuple[Path, Literal["dir", "file"]]] = [
+            (self.project / ".codingcode", "dir"), (self.project / ".mcp.json", "file")]
+        if strict and top_git not in self.writable_roots:
+            # A writable .git runs code on the host however hooks and config are guarded unless
+            # something looks after the command (.git/commondir, .git/modules/*/config).
             targets.append((git, "dir"))
         targets += self.deny_write
         # The one table of files the host runs as code, which the approval layer asks about too.
         # The walk of the project that finds dotenv files (_env_files) found its matches.
         self._env_files()
-        top_git = Path(os.path.realpath(git))
         for path, kind in sandbox_targets(self.project, self.home, self._scan.host_found):
-            if path == top_git and top_git in self.writable_roots:
-                continue  # `allowWrite: [".git"]` is the person's word for the top-level repository
             if self.agent_venvs and is_agent_venv_entry(path, self.project, self.home, self.agent_venvs):
                 continue  # a virtualenv this sandbox's commands made: `pip install` must keep working
+            if path.name == ".git" and kind == "dir" and (not strict or path == top_git):
+                # git writes its objects, refs, index and logs; what it runs stays read-only.
+                targets += [(part, "dir" if part.is_dir() else "file") for part in git_host_parts(path)]
+                continue
             targets.append((path, kind))
         return targets
 
     def _protections(self) -> list[str]:
         pins: set[Path] = set()
         readonly: set[Path] = set()
+        denied = {path for path, _kind in self.deny_write}
         for path, kind in self._protected_targets():
-            plan = self._protect(path, kind)
+            plan = self._protect(path, kind, placeholder=not self._compared or path in denied)
             if plan is not None:
                 pins.update(plan[0])
                 readonly.add(plan[1])
@@ -440,8 +498,11 @@ class CommandSandbox:
             args += ["--ro-bind", str(path), str(path)]
         return args
 
-    def _protect(self, path: Path, kind: Literal["dir", "file"]) -> tuple[list[Path], Path] | None:
-        """(directories to pin, path to bind read-only) for one protected path, or None."""
+    def _protect(self, path: Path, kind: Literal["dir", "file"],
+                 placeholder: bool) -> tuple[list[Path], Path] | None:
+        """(directories to pin, path to bind read-only) for one protected path, or None. A path that
+        does not exist gets an empty placeholder only if ``placeholder``: otherwise the compare after
+        the command finds it if the command creates it, and the person's project shows nothing new."""
         real = Path(os.path.realpath(path))
         root = self._writable_root(real)
         if root is None:
@@ -455,6 +516,8 @@ class CommandSandbox:
             current = current / part
             last = index == len(parts) - 1
             if not os.path.lexists(current):
+                if not placeholder:
+                    return None
                 self._make_placeholder(current, kind if last else "dir")
                 return pins, current
             if last:
@@ -487,10 +550,15 @@ class CommandSandbox:
                 yield Path(match), "hide"
         for path in [*self.deny_read, *self._env_files()]:
             yield path, "hide"
-        # Undo's copies of the project's files (a secret edited once would be readable there).
-        checkpoints = self.project / ".codingcode" / "checkpoints"
-        if checkpoints.is_dir():
-            yield checkpoints, "hide"
+        # Undo's copies of the project's files (a secret edited once would be readable there): in
+        # the person's directory, hidden with it; where an earlier version left them, and where the
+        # person's directory is set elsewhere, hidden by name.
+        legacy = legacy_checkpoints_dir(self.project)
+        if legacy.is_dir():
+            yield legacy, "hide"
+        own = Path(os.path.realpath(user_dir()))
+        if own != Path(os.path.realpath(self.home / PRODUCT_DIR)) and own.is_dir() and not _within(self.project, own):
+            yield own, "hide"
         for path in _runtime_directories(self.home):
             yield path, "private"
 
@@ -509,7 +577,8 @@ class CommandSandbox:
                 continue  # inside an already masked directory: there is no mount point left
             masked.add(real)
             if not real.is_dir():
-                args += ["--ro-bind", os.devnull, str(real)]
+                # An empty file, not /dev/null: `ls -l` shows no device and `grep -r` reads nothing.
+                args += ["--ro-bind", _empty_file(), str(real)]
             elif resolved[real] == "private":
                 args += ["--tmpfs", str(real)]
             else:
@@ -588,13 +657,25 @@ class CommandSandbox:
         return landlock.launcher_argv(plan, abi=abi, seccomp=program, env_names=[*PASSED_ENV, *extra_env], cwd=cwd,
                                       argv=list(argv), forwarder=forwarder)
 
+    def compared_landlock_plan(self, watch: HostWatch) -> "landlock.Plan":
+        """The Landlock rules for a process compared after it ends, as :meth:`argv_for` with ``watch``
+        gives a command (the top level writable, what the host runs left to the compare): what a
+        confined copy of the kernel applies to itself (notebook/kernel/fork.py)."""
+        self._compared = True
+        self._walked = watch.env_files
+        try:
+            return self.landlock_plan()
+        finally:
+            self._compared = False
+            self._walked = None
+
     def landlock_plan(self) -> "landlock.Plan":
         """The Landlock rules from the same tables as bubblewrap's mounts (see sandbox/landlock.py)."""
         plan = landlock.Plan()
         private = self.private_dir()
         hidden = {Path(os.path.realpath(target)) for target, _how in self._mask_targets()}
         hidden |= {Path(os.path.realpath(p)) for p in _runtime_directories(self.home)}
-        protected = {Path(os.path.realpath(path)) for path, _kind in self._protected_targets()}
+        protected = self._landlock_protected()
         for path in landlock.SYSTEM_READ:
             plan.grant(landlock.READ, path)
         landlock.grant_tree(plan, Path("/etc"), landlock.READ, hidden | _system_secrets(), set())
@@ -615,6 +696,28 @@ class CommandSandbox:
         plan.env_set["TMPDIR"] = str(private / "tmp")
         return plan
 
+    def _landlock_protected(self) -> set[Path]:
+        """What Landlock keeps unwritable. A right on a directory holds for all below it, so a path kept
+        unwritable costs its parents their own write right: at the project's top level (which holds
+        .git and .codingcode) no entry could be created, removed or renamed. For a command compared
+        after it ends, the project's protected paths are left to that compare (sandbox/host_watch.py);
+        what it does not look at stays unwritable: denyWrite, and what lies outside the project or is
+        the person's home's own (a project that holds the home)."""
+        targets = self._protected_targets()
+        if not self._compared:
+            return {Path(os.path.realpath(path)) for path, _kind in targets}
+        denied = {path for path, _kind in self.deny_write}
+        kept: set[Path] = set()
+        for path, _kind in targets:
+            real = Path(os.path.realpath(path))
+            if path in denied or not _within(real, self.project):
+                kept.add(real)
+                continue
+            hit = host_executed(real, self.project, self.home)
+            if hit is not None and hit.pattern in _HOME_PATTERNS:
+                kept.add(real)
+        return kept
+
     @property
     def network_exact(self) -> bool:
         """Whether the sandbox proves a command reaches the network only through the proxy: bubblewrap's
@@ -624,7 +727,8 @@ class CommandSandbox:
     def limits(self) -> list[str]:
         """What the backend in force does not cover, and how the guarantee is kept instead."""
         if self.backend == "landlock":
-            return [*landlock.LIMITS, *COMMON_LIMITS, *(landlock.NETWORK_LIMIT if self.allowed_domains else [])]
+            return [*landlock.LIMITS, *COMMON_LIMITS, *(landlock.NETWORK_LIMIT if self.allowed_domains else []),
+                    *(landlock.SIGNAL_LIMIT if landlock.landlock_abi() < 6 else [])]
         if self.backend == "bwrap":
             return list(BWRAP_LIMITS)
         return []
@@ -639,7 +743,7 @@ class CommandSandbox:
 
         with self._proxy_lock:
             if self._proxy is None or not self._proxy.running:
-                proxy = AllowlistProxy(self.allowed_domains, on_decision=self.on_network)
+                proxy = AllowlistProxy(self.allowed_domains, on_decision=self.on_network, denied_domains=self.denied_domains)
                 proxy.start()
                 self._proxy = proxy
             return self._proxy
@@ -649,11 +753,17 @@ class CommandSandbox:
         """The allowlist proxy, once a command needed it."""
         return self._proxy
 
-    def watch_host(self) -> HostWatch:
+    @property
+    def deny_write(self) -> list[tuple[Path, Literal["dir", "file"]]]:
+        """denyWrite's paths, with what its patterns cover in the project as the last walk found it."""
+        return [*self._deny_write_fixed, *[(path, _kind(path, "")) for path in self._scan.write_denied_found]]
+
+    def watch_host(self, *, landlock: bool | None = None) -> HostWatch:
         """The project's host-executed entries listed now, to compare once a command ended
         (what the mounts cannot hold: names created for the first time; see sandbox/host_watch.py).
-        Given to :meth:`argv_for` right after, its walk serves for the command's masks too."""
-        return HostWatch.start(self)
+        Given to :meth:`argv_for` right after, its walk serves for the command's masks too.
+        ``landlock``: what watched runs under Landlock whatever this sandbox's backend."""
+        return HostWatch.start(self, landlock=landlock)
 
     @property
     def project_scan(self) -> ProjectScan:

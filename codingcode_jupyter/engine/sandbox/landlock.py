@@ -20,10 +20,14 @@ bubblewrap does with a mount over one file, this backend does by granting per en
   READ_FILE of its own; each of its other entries is granted separately. So a file or a
   directory a command creates *directly in it* can be written but not read until the next
   command (whose plan grants it).
-- a directory holding a protected path below it (the project's top level holds ``.git``,
-  ``.codingcode``, ``.mcp.json``) gets no write right of its own; each other entry is
-  granted separately. So a command cannot create, remove or rename entries directly in it
-  (files below those entries are writable as usual).
+- a directory holding a path kept unwritable below it gets no write right of its own; each
+  other entry is granted separately, so a command cannot create, remove or rename entries
+  directly in it. For a command that is compared after it ends (execute_command) only
+  ``denyWrite`` and what lies outside the project are kept so: the project's own protected
+  paths (``.git``'s hooks and config, ``.codingcode``, ``.mcp.json``, the host-executed
+  table) are left to that compare (:mod:`.host_watch`), or the top level, which holds
+  ``.git`` and ``.codingcode``, could not be written at all. A process that is not compared
+  (an MCP server) gets them kept unwritable, and the top level with them.
 
 Everything outside the plan is unreachable: the home directory except the allowlist, /tmp
 except the sandbox's own temp directory (``TMPDIR``), /run, /var, /dev except the few
@@ -44,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
-    "Plan", "grant_tree", "LIMITS", "NETWORK_LIMIT", "landlock_abi", "probe_landlock", "launcher_argv", "LAUNCHER_SOURCE",
+    "Plan", "grant_tree", "LIMITS", "NETWORK_LIMIT", "SIGNAL_LIMIT", "landlock_abi", "probe_landlock", "launcher_argv", "LAUNCHER_SOURCE",
     "READ", "WRITE", "ALL_FS", "FILE_RIGHTS", "fs_rights",
 ]  # fmt: skip
 
@@ -157,18 +161,31 @@ def _visit(plan: Plan, path: Path, rights: int, holes: _Holes) -> None:
 
 
 LIMITS = [
-    "secret files (dotenv files, credential stores, denyRead) inside a readable directory are hidden by "
-    "granting that directory's other entries one by one: a file a command creates directly in such a "
-    "directory can be written but not read until the next command",
-    "protected paths (.git, .codingcode, .mcp.json, denyWrite) inside the writable project stay read-only by "
-    "granting the entries beside them one by one: a command cannot create, remove or rename entries directly "
-    "in a directory holding one (the project's top level), only inside those entries",
+    "secret files (dotenv files, credential stores, denyRead) are hidden by granting the entries beside them one "
+    "by one: a directory above one (the project's top level, whenever the project holds one) has no read right of "
+    "its own, so what a command creates in it, outside the subdirectories that existed when the command started, "
+    "is written but cannot be read until the next command; a hidden file is still listed (`ls` shows it, "
+    "`grep -r` says Permission denied for it)",
+    "what the host runs from the project (the host-executed table, what git runs of each .git, .codingcode, "
+    ".mcp.json) is not read-only while a command runs: holding it would take the project's top level its write "
+    "right. The compare after the command, once every process it started has ended, finds each new or changed "
+    "one and asks the person; declined, it is moved out of the project and a file's previous content put back "
+    "(a virtualenv's files and files over 1 MB are moved aside with no copy to put back). A program the host runs "
+    "from the project while the command runs (a git commit in the person's terminal) could meet the change first",
+    "denyWrite paths inside the project stay unwritable: each directory above one, up to the top level, then has no "
+    "write right of its own (entries directly in it cannot be created, removed or renamed)",
     "/tmp is the sandbox's own directory (TMPDIR): a program writing to /tmp by name fails; /dev/shm is closed "
     "(POSIX semaphores, multiprocessing locks)",
     "there is no network namespace: with the network off, no TCP connection at all (loopback included); "
-    "there is no PID namespace: processes a command leaves running are killed when it returns (by the launcher, "
-    "their subreaper)",
+    "there is no PID namespace: processes a command leaves running are stopped half a second after it returns "
+    "(by the launcher, their subreaper)",
     "/etc/passwd lists every account of the machine (bubblewrap shows only root, the caller and nobody)",
+]
+# Before ABI 6 a command can signal processes outside its domain: kill its launcher, and what it left
+# running in a session of its own then outlives the compare.
+SIGNAL_LIMIT = [
+    "this kernel's Landlock (before ABI 6, Linux 6.12) does not scope signals: a command could kill the launcher "
+    "that outlives it, and a process it left in a session of its own would then go on after the compare",
 ]
 NETWORK_LIMIT = [
     "Landlock's TCP rules name a port, not an address: a command can connect to the proxy's port (random "
@@ -284,6 +301,17 @@ def finish():
         except ChildProcessError:
             return
         time.sleep(0.005)
+def linger():
+    # What the command left running gets half a second to end by itself, as execute_command waits as
+    # long for output unconfined: `(sleep 0.2; echo late) &` prints "late" here too.
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
 def stop(signum, frame):
     finish()
     os._exit(128 + signum)
@@ -293,6 +321,7 @@ if child:
     for fd in keep: os.close(fd)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP): signal.signal(signum, stop)
     status = os.waitpid(child, 0)[1]
+    linger()
     finish()
     if os.WIFSIGNALED(status):
         # Killed by a signal: this process ends by the same one, so the caller reads the same status.

@@ -6,12 +6,21 @@ is unchanged since the last walk is taken from the cache: one stat per directory
 The mtime alone is not proof: a command can put it back (``touch -r``) after adding an entry,
 so the cache is keyed on the directory's ctime and inode too, which no unprivileged process
 can set back (any change to the directory, ``utimes`` included, moves its ctime to now).
+
+A secret is hidden by what it is, not only by its name: a command may rename ``config/.env`` to
+``config/notes`` or hard-link it there (Landlock lets a name be made in the same directory, and a
+later command's plan would grant the new name), so the inode of every dotenv file found is kept for
+the scan's life, and an entry of a directory listed again whose inode is a known secret's is hidden
+too. A link or rename shows in its directory's listing (the directory changed); a secret that has
+more links than names found (made before the session, in a directory taken from the cache) brings
+one search of every directory for its inode.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -30,6 +39,17 @@ class _DirCache:
     subdirs: list[str]
     # Entries whose name may match a row of the host-executed table (engine/host_paths.py).
     host_files: list[str] = field(default_factory=list)
+    # The dotenv files' inode numbers as listed, and the entries whose inode was a known secret's.
+    env_inodes: dict[str, int] = field(default_factory=dict)
+    inode_hits: list[str] = field(default_factory=list)
+    # Entries a deny rule's pattern covers: to hide (Read), to keep read-only (Edit).
+    read_denied: list[str] = field(default_factory=list)
+    write_denied: list[str] = field(default_factory=list)
+
+
+def _covers(patterns: list[re.Pattern[str]], path: str, is_dir: bool) -> bool:
+    """A pattern covers a path, or (a directory) everything in it: then the directory goes whole."""
+    return any(p.fullmatch(path) or (is_dir and p.fullmatch(path + "/\0")) for p in patterns)
 
 
 class ProjectScan:
@@ -42,6 +62,17 @@ class ProjectScan:
         self._cache: dict[str, _DirCache] = {}
         # What the last walk found that the host may execute (engine/host_paths.py's table).
         self.host_found: list[Path] = []
+        # Every secret seen in the scan's life: inode number as listed -> (device, inode) as stat says.
+        self._secrets: dict[int, tuple[int, int]] = {}
+        # Secrets with more than one link, by the link count their names were last searched at.
+        self._searched: dict[tuple[int, int], int] = {}
+        # Paths the sandbox hides besides dotenv files (denyRead inside the project): their inodes count too.
+        self.extra_hidden: list[Path] = []
+        # The person's deny rules as absolute-path patterns (engine/path_globs.py), matched as the walk
+        # lists each directory: Read's entries are hidden as dotenv files are, Edit's kept read-only.
+        self.read_denied: list[re.Pattern[str]] = []
+        self.write_denied: list[re.Pattern[str]] = []
+        self.write_denied_found: list[Path] = []
 
     def _allowed(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -50,11 +81,18 @@ class ProjectScan:
                 return True
         return False
 
-    def env_files(self) -> list[Path]:
-        """Every dotenv file of the project not allowed by a rule, in any directory (and, in
-        :attr:`host_found`, every entry that may be host-executed)."""
+    def env_files(self, learn: bool = True) -> list[Path]:
+        """Every dotenv file of the project not allowed by a rule, in any directory, and every other
+        name of a secret's inode (and, in :attr:`host_found`, every entry that may be host-executed).
+
+        ``learn`` False (the walk right after a command): a dotenv file found now is hidden by its
+        name, but its inode is not remembered. The command wrote it, or linked to it a file it wrote
+        and could read all along; what was a secret before the command was learnt before it."""
         found: list[Path] = []
         host: list[Path] = []
+        listed: dict[Path, int] = {}
+        hits: list[str] = []
+        write_denied: list[Path] = []
         stack = [str(self.project)]
         live: set[str] = set()
         while stack:
@@ -64,15 +102,66 @@ class ProjectScan:
             if cached is None:
                 continue
             host.extend(Path(path) for path in cached.host_files)
+            hits.extend(cached.inode_hits)
+            write_denied.extend(Path(path) for path in cached.write_denied)
+            for path in cached.read_denied:
+                found.append(Path(path))
+                listed[Path(path)] = cached.env_inodes.get(path, -1)
             for path in cached.env_files:
                 rel = os.path.relpath(path, self.project).replace(os.sep, "/")
                 if not self._allowed(rel):
                     found.append(Path(path))
+                    listed[Path(path)] = cached.env_inodes.get(path, -1)
             stack.extend(cached.subdirs)
         for gone in set(self._cache) - live:
             del self._cache[gone]
         self.host_found = host
-        return found
+        self.write_denied_found = write_denied
+        return found + self._other_names(listed if learn else None, hits, set(found))
+
+    def _other_names(self, listed: dict[Path, int] | None, hits: list[str], named: set[Path]) -> list[Path]:
+        """The names of known secrets' inodes that are not dotenv names (a rename, a hard link);
+        ``listed`` (None: learn nothing) the dotenv files found, by their inode numbers as listed."""
+        search = False
+        learnt = [] if listed is None else [*listed, *self.extra_hidden]
+        listed = listed or {}
+        for path in learnt:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            key = (st.st_dev, st.st_ino)
+            self._secrets[listed.get(path, st.st_ino)] = key
+            self._secrets.setdefault(st.st_ino, key)
+            if st.st_nlink > 1 and self._searched.get(key) != st.st_nlink:
+                self._searched[key] = st.st_nlink
+                search = True
+        if search:
+            hits = self._search()
+        known = set(self._secrets.values())
+        others: list[Path] = []
+        for raw in dict.fromkeys(hits):
+            path = Path(raw)
+            if path in named:
+                continue
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in known:
+                others.append(path)
+        return others
+
+    def _search(self) -> list[str]:
+        """Every entry of every directory listed whose inode number is a known secret's."""
+        hits: list[str] = []
+        for directory in list(self._cache):
+            try:
+                with os.scandir(directory) as entries:
+                    hits += [entry.path for entry in entries if entry.inode() in self._secrets]
+            except OSError:
+                continue
+        return hits
 
     def directories(self) -> set[str]:
         """Every directory the last walk listed (or took from its cache)."""
@@ -92,19 +181,33 @@ class ProjectScan:
         env_files: list[str] = []
         subdirs: list[str] = []
         host_files: list[str] = []
+        env_inodes: dict[str, int] = {}
+        inode_hits: list[str] = []
+        read_denied: list[str] = []
+        write_denied: list[str] = []
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    if self.read_denied and _covers(self.read_denied, entry.path, is_dir):
+                        read_denied.append(entry.path)
+                        env_inodes[entry.path] = entry.inode()
+                        continue  # hidden whole: nothing in it is read, so nothing to walk
+                    if self.write_denied and _covers(self.write_denied, entry.path, is_dir):
+                        write_denied.append(entry.path)
                     if name_may_be_host_executed(entry.name):
                         host_files.append(entry.path)
                     if is_env_file(entry.name):
                         env_files.append(entry.path)
+                        env_inodes[entry.path] = entry.inode()
+                    elif entry.inode() in self._secrets:
+                        inode_hits.append(entry.path)
                     # A directory named like a dotenv file (``deploy.env/``) is walked too: what it
                     # holds may be host-executed (a nested ``.git``, an ``.envrc``).
-                    if entry.is_dir(follow_symlinks=False):
+                    if is_dir:
                         subdirs.append(entry.path)
         except OSError:
             return None
-        cached = _DirCache(stamp, env_files, subdirs, host_files)
+        cached = _DirCache(stamp, env_files, subdirs, host_files, env_inodes, inode_hits, read_denied, write_denied)
         self._cache[directory] = cached
         return cached

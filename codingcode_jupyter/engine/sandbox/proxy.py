@@ -118,9 +118,11 @@ class AllowlistProxy:
     socket_name = "proxy.sock"
 
     def __init__(
-        self, allowed_domains: Sequence[str], on_decision: Callable[[ProxyDecision], None] | None = None
+        self, allowed_domains: Sequence[str], on_decision: Callable[[ProxyDecision], None] | None = None,
+        denied_domains: Sequence[str] = (),
     ) -> None:
         self.allowed_domains = list(allowed_domains)
+        self.denied_domains = list(denied_domains)
         # Told of every allow/refuse (the session writes them to the audit log).
         self.on_decision = on_decision
         self.decisions: collections.deque[ProxyDecision] = collections.deque(maxlen=500)
@@ -150,7 +152,7 @@ class AllowlistProxy:
         """Listen on a fresh private socket, served from a daemon thread's event loop."""
         if self._listener is not None:
             return
-        self._dir = Path(tempfile.mkdtemp(prefix="codingcode-proxy-"))
+        self._dir = Path(tempfile.mkdtemp(prefix="codingcode-proxy-", dir=_short_temp_dir(self.socket_name)))
         os.chmod(self._dir, 0o700)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(self.socket_path))
@@ -299,7 +301,8 @@ class AllowlistProxy:
                 "latin-1"
             )
         host = normalise_host(host)
-        allowed = domain_allowed(host, self.allowed_domains)
+        denied = bool(self.denied_domains) and domain_allowed(host, self.denied_domains)
+        allowed = domain_allowed(host, self.allowed_domains) and not denied
         decision = ProxyDecision(method.upper(), host, port, allowed)
         self.decisions.append(decision)
         if self.on_decision is not None:
@@ -308,7 +311,8 @@ class AllowlistProxy:
             except Exception:  # an observer's failure must not open or close the network
                 logging.getLogger(__name__).exception("proxy decision observer failed")
         if not allowed:
-            raise _Refused(403, "Forbidden", f"'{host}' is not in sandbox.network.allowedDomains")
+            why = "denied by a deny rule (sandbox.network.deniedDomains)" if denied else "not in sandbox.network.allowedDomains"
+            raise _Refused(403, "Forbidden", f"'{host}' is {why}")
         try:
             upstream_reader, upstream = await within(asyncio.open_connection(host, port), _CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as error:
@@ -355,3 +359,21 @@ os.close(channel)
 server.close()
 os.execvp(argv[0], argv)
 """
+
+
+# A socket's path must fit sun_path (108 bytes on Linux); a deep TMPDIR (a test's, a hub's per-user
+# one) would not leave room, and the proxy would not start. The launcher connects on the host, so
+# any private directory does.
+_SUN_PATH_MAX = 107
+
+
+def _short_temp_dir(socket_name: str) -> str | None:
+    """``None`` (the usual temporary directory) when a socket fits under it, else the first of
+    the short ones that is writable."""
+    room = _SUN_PATH_MAX - len(socket_name) - len("/codingcode-proxy-XXXXXXXX/")
+    if len(tempfile.gettempdir()) <= room:
+        return None
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR", ""), "/tmp", "/var/tmp", "/dev/shm"):
+        if candidate and len(candidate) <= room and os.access(candidate, os.W_OK | os.X_OK):
+            return candidate
+    return None

@@ -54,7 +54,8 @@ def sandbox_report(sandbox: "CommandSandbox") -> SandboxReport:
     home = ", ".join(str(path) for path in view.visible) or "nothing"
     confines = [
         f"writes: {writable} and a private temp directory, less {protected} protected path(s) "
-        "(.git, .codingcode, .mcp.json, the host-executed table, denyWrite), kept read-only",
+        "(what git runs of .git, .codingcode, .mcp.json, the host-executed table, denyWrite), kept read-only "
+        "or compared after each command",
         f"reads: the system (less shadow-like files) and of the home {sandbox.home} only: {home}"
         + ("; a filtered git configuration (no credential helper, http or url section)" if view.git_config else "")
         + "; dotenv files, credential stores, denyRead and ~/.codingcode hidden",

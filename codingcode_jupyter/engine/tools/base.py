@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..models.base import Model
     from ..project_settings import ProjectSettings
     from ..sandbox.bwrap import CommandSandbox
+    from ..secret_values import KnownSecrets
     from ..settings import PermissionMode, WebSearchSettings
     from ..state import SessionState
 
@@ -198,6 +199,11 @@ class SessionParts(Protocol):
     @property
     def web_search_backend(self) -> SearchBackend | None: ...
 
+    @property
+    def secrets(self) -> "KnownSecrets":
+        """The values that never leave by value: redacted in results, refused in what goes out."""
+        ...
+
 
 @dataclass
 class BareParts:
@@ -208,6 +214,7 @@ class BareParts:
     settings: "ProjectSettings"
     unconfined: "UnconfinedChoice"
     reviewer: "ReviewerState"
+    secrets: "KnownSecrets"
     checkpoints: "CheckpointStore | None" = None
     http_transport: "httpx.AsyncBaseTransport | None" = None
     web_search_backend: SearchBackend | None = None
@@ -217,9 +224,11 @@ class BareParts:
         from ..approval.review_state import ReviewerState
         from ..approval.unconfined_choice import UnconfinedChoice
         from ..project_settings import ProjectSettings
+        from ..secret_values import KnownSecrets
 
         root = Path(project).resolve()
-        return cls(project=root, settings=ProjectSettings(root), unconfined=UnconfinedChoice(), reviewer=ReviewerState())
+        return cls(project=root, settings=ProjectSettings(root), unconfined=UnconfinedChoice(), reviewer=ReviewerState(),
+                   secrets=KnownSecrets(root))
 
     def sandbox(self) -> "CommandSandbox | None":
         return None
@@ -328,7 +337,12 @@ class ToolContext:
         return self.turn.run
 
     def progress(self, text: str) -> None:
-        """Stream a line of progress (e.g. command output) to whoever renders the turn."""
+        """Stream a line of progress (e.g. command output) to whoever renders the turn, without the values
+        of known secrets (the cell shows it; a line that cannot be checked is not shown)."""
+        try:
+            text = self.deps.secrets.redact(text, fresh=False)
+        except Exception:  # noqa: BLE001 -- fail closed: the result says what happened
+            text = "(output withheld: it could not be checked for secret values)"
         self.emit(
             ToolProgress(
                 session_id=self.session_id,
@@ -420,6 +434,9 @@ class ToolDefinition:
     # When a person would be asked, the tool asks them itself, where the change shows (the
     # notebook's cells), instead of a card: the call goes ahead with ``ctx.ask_in_place`` set.
     asks_in_place: bool = False
+    # For a tool that runs code: whether this call will run confined (a kernel's code in a confined
+    # fork); the pipeline then judges it as it judges a sandboxed command. None: never confined.
+    runs_confined: Callable[[dict[str, Any], "ToolContext"], bool] | None = None
     _schema: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

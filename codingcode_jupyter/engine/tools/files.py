@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
+from .. import telemetry
 from ..atomic import atomic_write
 from ..checkpoints import CheckpointError, CheckpointStore
 from ..paths import is_within
@@ -347,6 +348,7 @@ async def _write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
     _write(path, after)
     record_after_write(ctx, path)
     _remember(ctx, path)
+    telemetry.lines_changed(diff)  # written: the lines it changed count
     count = after.count("\n") + (1 if after and not after.endswith("\n") else 0)
     verb = "Updated" if existed else "Created"
     summary = f"{verb} {path} ({count} lines, {len(after.encode('utf-8'))} bytes)"
@@ -432,6 +434,7 @@ async def _edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolResult:
     _write(path, after)
     record_after_write(ctx, path)
     _remember(ctx, path)
+    telemetry.lines_changed(diff)  # written: the lines it changed count
     summary = f"Edited {path} ({replaced} replacement{'s' if replaced != 1 else ''})"
     return ToolResult([text_block(summary + "\n\n" + _cap_diff(diff))], display=diff)
 

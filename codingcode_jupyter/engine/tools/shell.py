@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .. import telemetry
 from ..approval.host_files import settle_host_files
 from ..processes import OutputBuffer, run_process
 from .access import BUILTIN_ACCESS
@@ -105,6 +106,7 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
         # later is found by comparing before and after, and put to the person (approval/host_files.py).
         watch = confined.watch_host() if confined is not None else None
         try:
+            telemetry.command_run(confined is not None)
             run = await run_process(_argv(args.command, workdir, sandbox, watch), cwd=workdir, env=env, timeout=timeout_ms / 1000,
                                     on_output=ctx.progress)
         except OSError as error:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from pydantic import BaseModel, Field
 
 from ..messages import ToolUnionParam, WebSearchTool20250305Param
+from ..redaction import named
 from .access import BUILTIN_ACCESS
 from .base import SearchBackend, SearchHit, ToolContext, ToolDefinition, ToolError, ToolResult
 
@@ -66,16 +67,29 @@ def _tls() -> ssl.SSLContext:
 
 
 class _RedirectRefused(Exception):
-    """A redirect to a host the approval pipeline did not allow."""
+    """A request the hook refuses: a redirect to a host the approval pipeline did not allow, or one that
+    would carry a known secret's value."""
 
 
 def _redirect_judge(ctx: ToolContext, first: httpx.URL) -> Callable[[httpx.Request], Awaitable[None]]:
-    """A request hook: each redirect to a host not yet approved is judged again, as a fetch of its own."""
+    """A request hook: each redirect to a host not yet approved is judged again, as a fetch of its own,
+    and no request that carries a known secret's value is sent."""
+    import httpx
+
     approved = {first.host}
     hops = 0
 
     async def judge(request: httpx.Request) -> None:
         nonlocal hops
+        # The approval judged the first URL; this is the last look at every request as it is sent.
+        try:
+            body = request.content.decode("latin-1")
+        except httpx.RequestNotRead:
+            body = ""  # a streamed body (fetch_url sends none)
+        found = ctx.deps.secrets.leaving([str(request.url), *request.headers.values(), body])
+        if found:
+            raise _RedirectRefused(f"Refused: the request to {request.url.host} would send the value of {named(found)}, "
+                                   "a known secret, off the machine")
         host = request.url.host
         if host in approved:
             return

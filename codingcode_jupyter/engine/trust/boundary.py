@@ -44,7 +44,7 @@ def _drop(data: dict[str, Any], item: TrustItem) -> None:
                 matcher["hooks"] = [h for h in matcher.get("hooks", []) if not _same_hook(h, detail)]
     elif item.kind == "sandbox":
         sandbox = data.get("sandbox", {})
-        if detail["key"] in ("enabled", "autoAllow"):
+        if detail["key"] in ("enabled", "autoAllow", "confineKernelCode"):
             sandbox.pop(detail["key"], None)
         elif detail["key"] == "allowWrite":
             fs = sandbox.get("filesystem", {})

@@ -173,6 +173,9 @@ def settings_items(project: Path, source: str, path: Path, settings: Settings,
     if not sandbox.enabled:
         items.append(make_item("sandbox", source, path, "turn the command sandbox off (sandbox.enabled: false)",
                                {"key": "enabled", "value": False}))
+    if not sandbox.confineKernelCode:
+        items.append(make_item("sandbox", source, path, "run the agent's code in the kernel itself, unconfined "
+                               "(sandbox.confineKernelCode: false)", {"key": "confineKernelCode", "value": False}))
     for entry in sandbox.filesystem.allowWrite:
         items.append(make_item("sandbox", source, path, f"let sandboxed commands write `{entry}` (sandbox.filesystem.allowWrite)",
                                {"key": "allowWrite", "value": entry}))

@@ -69,7 +69,7 @@ def _colab_notebook() -> dict[str, Any] | None:
     if "google.colab" not in sys.modules:
         return None
     try:
-        from google.colab import _message  # type: ignore[import-not-found]
+        from google.colab import _message  # type: ignore[import-not-found, import-untyped, unused-ignore]  # untyped beside google-auth
 
         reply = _message.blocking_request("get_ipynb", request="", timeout_sec=10)
     except Exception:

@@ -16,9 +16,9 @@ import traceback
 import types
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, Iterator, NoReturn
+from typing import Annotated, Any, Iterator, NoReturn
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from ...engine.deadline import within
 from ...engine.tools.base import ToolContext, ToolResult
@@ -41,6 +41,12 @@ class RunPythonArgs(BaseModel):
     timeout: float = Field(
         default=DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT,
         description=f"Seconds before the code is stopped (default {DEFAULT_TIMEOUT:.0f}, max {MAX_TIMEOUT:.0f}).",
+    )
+    keep: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list, max_length=50,
+        description=("Names whose values the notebook should have afterwards. The code runs in a confined copy of "
+                     "the notebook's namespace: what it binds or changes stays there, except these names, copied "
+                     "back when they hold data (numbers, text, containers, dates, numpy arrays, pandas frames)."),
     )
 
 
@@ -212,9 +218,28 @@ def execution_text(result: Execution, timeout: float) -> str:
 
 
 async def run_python(access: KernelAccess, args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
+    """Run the code in the kernel itself (what a confined fork cannot run, or where there is none)."""
     result = await execute(access, args.code, args.timeout, ctx)
     failed = result.compile_error is not None or result.failure is not None
     return ToolResult.text(execution_text(result, args.timeout), is_error=failed)
+
+
+def confined_plan(access: KernelAccess, code: str, ctx: ToolContext) -> str | None:
+    """Why this call runs in a confined fork (None: in the kernel itself): the sandbox is on, the
+    kernel can confine a fork, and the code needs nothing a fork cannot carry. The approval
+    pipeline reads the same answer (``ToolDefinition.runs_confined``)."""
+    from .fork import fork_unavailable, in_kernel_reason
+
+    try:
+        sandbox_settings = ctx.deps.settings.current().merged.sandbox
+    except Exception:  # noqa: BLE001 -- unreadable settings: the pipeline denies; nothing runs confined
+        return None
+    sandbox = ctx.deps.sandbox()
+    if not sandbox_settings.enabled or not sandbox_settings.confineKernelCode or sandbox is None:
+        return None
+    if fork_unavailable() is not None or in_kernel_reason(code, access.user_ns) is not None:
+        return None
+    return "confined fork"
 
 
 async def run_python_preview(args: RunPythonArgs, ctx: ToolContext) -> str:

@@ -12,6 +12,7 @@ from ..live.reading import live_cells
 from ..live.run_cells import RunCellsArgs, resolve_run_cells, run_cells, run_cells_preview
 from . import insert_cell, run_python
 from .cell_output import ReadCellOutputArgs, read_cell_output
+from .confined import run_confined
 from .errors import install_error_recorder
 from .history import NotebookHistoryArgs, notebook_history_text
 from .insert_cell import InsertCellArgs
@@ -50,7 +51,13 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
         return read_notebook(access.shell, access.user_ns, args)
 
     async def run_code(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
+        if run_python.confined_plan(access, args.code, ctx) is not None:
+            return await run_confined(access, args, ctx)
         return await run_python.run_python(access, args, ctx)
+
+    def runs_confined(raw: dict[str, Any], ctx: ToolContext) -> bool:
+        code = raw.get("code")
+        return isinstance(code, str) and run_python.confined_plan(access, code, ctx) is not None
 
     async def propose_cell(args: InsertCellArgs, ctx: ToolContext) -> str:
         return insert_cell.insert_cell(access, args)
@@ -127,8 +134,9 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
                 "Needs the user's approval. Prefer insert_cell for code the user should keep."
             ),
             parameters=RunPythonArgs, execute=run_code, preview=run_python.run_python_preview, source="kernel",
-            # Arbitrary code in the kernel, never sandboxed: it can reach whatever its code names.
-            access=ToolAccess(code="code", opaque=True, names=access.live_name),
+            # Arbitrary code: judged as able to reach whatever it names; where it runs in a confined
+            # fork (runs_confined), judged as a sandboxed command is.
+            access=ToolAccess(code="code", opaque=True, names=access.live_name), runs_confined=runs_confined,
         ),
         ToolDefinition(
             name="insert_cell",

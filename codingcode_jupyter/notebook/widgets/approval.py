@@ -82,7 +82,9 @@ class ApprovalCard(widgets.VBox):
         self.buttons = {label: widgets.Button(description=label, button_style=_STYLES[label]) for label in BUTTONS}
         for label, button in self.buttons.items():
             button.on_click(lambda _b, label=label: self._clicked(label))
-        self.row = widgets.HBox(list(self.buttons.values()))
+        # What the organisation's policy holds is answered once: no rule to save is offered.
+        shown = [b for label, b in self.buttons.items() if not (request.policy and label in ("Always allow", "Never allow"))]
+        self.row = widgets.HBox(shown)
         self.consequences = widgets.HTML()
         # Several rules may fit "Always allow" (this exact call, the program, the directory...):
         # the narrowest is chosen; the person may pick a broader one the pipeline offered.
@@ -94,7 +96,7 @@ class ApprovalCard(widgets.VBox):
             value=0 if request.allow_choices else None, description="Always allow:",
             style={"description_width": "initial"}, layout=widgets.Layout(width="auto", max_width="100%"),
         )
-        if len(request.allow_choices) < 2 or request.forced:
+        if len(request.allow_choices) < 2 or request.forced or request.policy:
             self.choice.layout.display = "none"
         self.choice.observe(lambda _change: self._explain(), names="value")
         self._explain()
@@ -119,7 +121,7 @@ class ApprovalCard(widgets.VBox):
         self.choice.tooltip = ", ".join(chosen or [])
         self.consequences.value = (
             f'<div class="cc-consequences" style="color:{theme.MUTED};font-size:.92em;line-height:1.45;margin:2px 0">'
-            f"{words.code_html(words.consequences(request.allow_choices, request.deny_choices, request.forced, chosen))}</div>"
+            f"{words.code_html(request.policy or words.consequences(request.allow_choices, request.deny_choices, request.forced, chosen))}</div>"
         )
 
     # -- answering -----------------------------------------------------------------------

@@ -1,0 +1,92 @@
+"""``codingcode acp`` end to end: a real ACP client spawns it over stdio, it starts a real kernel,
+and the fake Messages API plays the model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from acp import text_block
+
+from tests.acp.acp_harness import RecordingClient, agent_process, texts, updates_of
+from tests.fakes.anthropic_server import FakeAnthropic, Reply, text, tool_use
+from tests.polling import eventually
+
+pytestmark = pytest.mark.kernel
+
+
+async def test_a_prompt_streams_and_commands_are_offered(fake, project):
+    (project / ".claude" / "commands").mkdir(parents=True)
+    (project / ".claude" / "commands" / "greet.md").write_text("---\ndescription: Say hello\nargument-hint: NAME\n---\n"
+                                                               "Say hello to $ARGUMENTS.\n")
+    (project / ".claude" / "skills" / "tidy").mkdir(parents=True)
+    (project / ".claude" / "skills" / "tidy" / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the code\n"
+                                                                      "---\nRun the formatter.\n")
+    fake.add(Reply([text("Hello from the kernel, line one.\nAnd line two.")], chunk=4), Reply([text("Hello, Ada.")]),
+             Reply([text("Tidied.")]))
+    client = RecordingClient()
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert session.modes.current_mode_id == "default"
+        assert {mode.id for mode in session.modes.available_modes} == {"default", "acceptEdits", "plan", "bypass", "auto"}
+        commands = await eventually(lambda: updates_of(client, "available_commands_update"), 30, "the commands")
+        assert [(c.name, c.description) for c in commands[-1].available_commands] == [
+            ("greet", "Say hello"), ("tidy", "skill: Tidy the code")]
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Say hello")])
+        assert response.stop_reason == "end_turn"
+        assert texts(client).endswith("Hello from the kernel, line one.\nAnd line two.")
+        # Streamed as it came, a chunk at a time, not as one message at the end.
+        assert len(updates_of(client, "agent_message_chunk")) >= 10
+        assert "Say hello" in json.dumps(fake.requests[-1]["messages"][0])
+        # A command runs as a cell's /greet does; a skill's name has the model load it.
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("/greet Ada")])
+        assert "Say hello to Ada." in json.dumps(fake.requests[-1]["messages"][-1])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("/tidy src")])
+    assert "load_skill('tidy')" in json.dumps(fake.requests[-1]["messages"][-1])
+
+
+def _write_script(fake: FakeAnthropic, name: str) -> None:
+    fake.add(Reply([tool_use("write_file", {"path": name, "content": "from the agent\n"})]), Reply([text("Done.")]))
+
+
+async def test_a_write_asks_and_the_editors_choice_decides(fake, project):
+    (project / "kept.txt").write_text("as it was\n")
+    answers = iter(["deny", "always"])
+    client = RecordingClient(lambda call, options: next(answers))
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        # An existing file is read before it is written (the tool insists), then the write is asked.
+        fake.add(Reply([tool_use("read_file", {"path": "kept.txt"})]),
+                 Reply([tool_use("write_file", {"path": "kept.txt", "content": "overwritten\n"})]), Reply([text("Ok.")]))
+        denied = await conn.prompt(session_id=session.session_id, prompt=[text_block("Overwrite kept.txt")])
+        _write_script(fake, "notes.txt")
+        allowed = await conn.prompt(session_id=session.session_id, prompt=[text_block("Write notes.txt")])
+    assert denied.stop_reason == allowed.stop_reason == "end_turn"
+    # Deny: the file is as it was; Always allow: written, and the rule saved as the card's button saves it.
+    assert (project / "kept.txt").read_text() == "as it was\n"
+    assert (project / "notes.txt").read_text() == "from the agent\n"
+    saved = json.loads((project / ".codingcode" / "settings.local.json").read_text())
+    assert any("write_file" in rule for rule in saved["permissions"]["allow"]), saved
+    # The card's four buttons, in ACP's kinds; the edit shown as the editor's own diff.
+    call, options = client.questions[0]
+    assert [(o.option_id, o.name, o.kind) for o in options] == [
+        ("allow", "Allow", "allow_once"), ("always", "Always allow", "allow_always"),
+        ("deny", "Deny", "reject_once"), ("never", "Never allow", "reject_always")]
+    diff = next(c for c in call.content if c.type == "diff")
+    assert (diff.path, diff.old_text, diff.new_text) == (str(project / "kept.txt"), "as it was\n", "overwritten\n")
+    finished = [u for u in updates_of(client, "tool_call_update") if u.status in ("completed", "failed")]
+    assert [u.status for u in finished] == ["completed", "failed", "completed"]  # read, denied write, written
+    assert len(client.questions) == 2
+
+
+async def test_plan_mode_set_by_the_editor_denies_a_write_without_asking(fake, project):
+    _write_script(fake, "notes.txt")
+    client = RecordingClient()
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Write notes.txt")])
+    assert response.stop_reason == "end_turn"
+    assert not (project / "notes.txt").exists()
+    assert client.questions == []
+    assert [u.status for u in updates_of(client, "tool_call_update") if u.status] == ["failed"]
