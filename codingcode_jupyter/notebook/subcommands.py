@@ -355,6 +355,11 @@ class Subcommands:
             session.trust(mine)
         session.mcp.refresh_plugins()
         plugin = session.settings.current().plugins.get(key)
+        if plugin is not None and plugin.enabled != on:
+            # A more specific file (the project's local one, the organisation's) decides: saying "off"
+            # here would be a setting silently outweighed.
+            return (f"{key} stays {'on' if plugin.enabled else 'off'}: enabledPlugins in {plugin.enabled_in} "
+                    f"decides over {path}, where it is now {'on' if on else 'off'}.")
         state = f"; {plugin.problem}" if plugin is not None and plugin.problem else ""
         return f"{key} is {'on' if on else 'off'} (enabledPlugins in {path}){state}."
 

@@ -108,3 +108,79 @@ def test_a_plugins_command_skill_agent_hook_and_mcp_server_act_in_one_session(pl
     out = k.text_output(listing)
     assert f"commit-commands@{MARKET}: on" in out and "MCP servers plugin_kit_fake" in out
     assert "hooks — must be an object keyed by event name" in out  # xbo-ai-flow's list-shaped hooks.json, said
+
+
+def _git_repository(source: Path, dest: Path) -> Path:
+    shutil.copytree(source, dest)
+    _commit(dest, "first")
+    return dest
+
+
+def _commit(repo: Path, message: str) -> None:
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def said(k: Kernel, code: str) -> str:
+    """A cell's text with its wrapping undone (the listing wraps long lines at spaces)."""
+    return " ".join(k.ok(code)["output"].split())
+
+
+def test_agent_plugins_lists_fetches_updates_and_switches_plugins_and_agent_setup_runs_setup_hooks(plugin_project):
+    k = plugin_project
+    repo = _git_repository(DATA, k.project.parent / "git-market")
+    (k.project / ".codingcode").mkdir()
+    (k.project / ".codingcode" / "settings.json").write_text(json.dumps({
+        "extraKnownMarketplaces": {"git-market": {"source": {"source": "git", "url": f"file://{repo}"}}},
+        "enabledPlugins": {"basivo-journal@git-market": True}}))
+    claude = k.project / ".claude" / "settings.json"
+    # A Claude Code hook: its plain stdout is context, as Claude Code reads a Setup hook's.
+    claude.write_text(json.dumps({**json.loads(claude.read_text()), "hooks": {
+        "Setup": [{"matcher": "init", "hooks": [{"type": "command", "command": "echo SETUP-MARKER"}]}]}}))
+
+    # The listing: a git marketplace is cloned first, then every plugin with what it adds, every marketplace
+    # with the plugins it lists that nothing enables.
+    listing = said(k, "%agent plugins")
+    assert "basivo-journal@git-market: on (the project's" in listing, listing
+    assert "adds commands /basivo-journal:journal-report" in listing
+    assert f"marketplace git-market: git file://{repo}" in listing
+    assert "also lists: basivo-journal, claude-history, context7, contextpilot, discord" in listing
+
+    # update: the marketplace changed upstream; its new command arrives only when fetched again.
+    command = repo / "plugins" / "basivo-journal" / "commands" / "weekly.md"
+    command.write_text("---\ndescription: The week's journal\n---\nSummarise the journal of this week.\n")
+    _commit(repo, "weekly")
+    assert "/basivo-journal:weekly" not in said(k, "%agent commands")
+    assert said(k, "%agent plugins update").strip() == "Fetched the git marketplaces and plugins again."
+    assert "/basivo-journal:weekly" in said(k, "%agent commands")
+
+    # disable: in the person's settings it is outweighed by the project's file, and they are told so;
+    # in the project's local file it turns the plugin off.
+    key = f"commit-commands@{MARKET}"
+    stays = said(k, f"%agent plugins disable {key}")
+    assert f"{key} stays on: enabledPlugins in {k.project / '.claude' / 'settings.json'} decides" in stays, stays
+    off = said(k, f"%agent plugins disable {key} --scope local")
+    assert f"{key} is off (enabledPlugins in {k.project / '.codingcode' / 'settings.local.json'})" in off, off
+    assert "/commit-commands:commit" not in said(k, "%agent commands")
+    assert f"{key}: off" in said(k, "%agent plugins")
+
+    # enable: in the person's own settings by default; what it adds joins at once.
+    on = said(k, f"%agent plugins enable context7@{MARKET} --scope project")
+    assert f"context7@{MARKET} is on (enabledPlugins in {k.project / '.codingcode' / 'settings.json'})" in on, on
+    assert "/context7:docs" in said(k, "%agent commands")
+    user = said(k, f"%agent plugins enable discord@{MARKET}")
+    assert f"is on (enabledPlugins in {k.project.parent / 'user' / 'settings.json'})" in user, user
+
+    # A malformed request is refused with the usage, nothing written.
+    for wrong in ("enable commit-commands", f"enable {key} --scope everywhere", "frobnicate"):
+        msg = k.execute(f"%agent plugins {wrong}")
+        assert k.reply(msg)["status"] == "error" and "usage: %agent plugins" in k.text_output(msg), wrong
+    assert "enable|disable NAME@MARKETPLACE [--scope user|project|local]" in said(k, "%agent help plugins")
+
+    # %agent setup runs the Setup hooks; what they print goes with the next request.
+    setup = said(k, "%agent setup")
+    assert "ran 1 Setup hook(s)" in setup and "goes with your next request" in setup, setup
+    assert "ran" not in said(k, "%agent setup maintenance")  # its matcher is init
+    k.fake.add(Reply([text("noted")]))
+    k.ok("%%agent\nwhat did setup say?", timeout=120)
+    assert "SETUP-MARKER" in json.dumps(k.fake.requests[-1]["messages"])
