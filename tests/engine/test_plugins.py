@@ -29,7 +29,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "claude"
 MARKET = DATA / "plugins" / "marketplace"
 NAME = "codingcode-test-market"
 ALL = ["commit-commands", "code-simplifier", "explanatory-output-style", "context7", "xbo-ai-flow", "basivo-journal",
-       "claude-history", "contextpilot", "discord"]
+       "claude-history", "contextpilot", "discord", "hookify", "plugin-dev"]
 FAKE_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
 
 
@@ -188,6 +188,26 @@ def test_a_plugins_commands_skills_and_agents_join_under_their_plugins_name(proj
     assert verifier.name == "xbo-ai-flow:verifier" and verifier.description.endswith("</example>")
     assert "user: \"Run all quality checks on the plugin\"" in verifier.description
     assert profiles.get("code-simplifier:code-simplifier").model is not None
+
+
+def test_claude_plugin_root_is_filled_in_in_a_plugins_skill_and_agent(project: Path):
+    from codingcode_jupyter.engine.skills import skill_text
+
+    enable(project, ["hookify", "plugin-dev"])
+    active = effective(project).active_plugins
+    skills = load_skills(project, plugins=active).skills
+    [name] = [name for name in skills if name.startswith("hookify:")]
+    body = skill_text(skills[name])
+    assert f"See `{MARKET}/plugins/hookify/examples/` for complete examples" in body
+    assert "${CLAUDE_PLUGIN_ROOT}" not in body
+    # The same skill typed as a slash command.
+    typed = expand_command(load_commands(project, plugins=active).commands[name], "", project).render([])
+    assert f"{MARKET}/plugins/hookify/examples/" in typed and "${CLAUDE_PLUGIN_ROOT}" not in typed
+    validator = load_profiles(project, plugins=active).get("plugin-validator")
+    assert validator.name == "plugin-dev:plugin-validator"
+    assert f"Commands reference existing scripts with {MARKET}/plugins/plugin-dev" in validator.system_prompt
+    assert "${CLAUDE_PLUGIN_ROOT}" not in validator.system_prompt
+    assert validator.description.startswith('Use this agent when the user asks to "validate my plugin"')
 
 
 async def test_a_skill_rule_names_a_plugins_skill(project: Path):
