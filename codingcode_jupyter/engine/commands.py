@@ -95,6 +95,8 @@ class CommandCatalog:
 
     commands: dict[str, SlashCommand] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    # Short names that several namespaced commands end with: no alias, so the person is told which exist.
+    ambiguous: dict[str, tuple[str, ...]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     def get(self, name: str) -> SlashCommand | None:
@@ -215,6 +217,8 @@ def load_commands(project: Path, home: Path | None = None, plugins: Sequence["Pl
     for alias, names in short.items():
         if alias not in catalog.commands and len(names) == 1:
             catalog.aliases[alias] = next(iter(names))
+        elif alias not in catalog.commands:
+            catalog.ambiguous[alias] = tuple(sorted(names))
     return catalog
 
 

@@ -176,6 +176,9 @@ class AgentCellRunner:
             return expand_command(command, arguments, project, session_id=session.id)
         if ":" in name:
             return None
+        several = catalog.ambiguous.get(name)
+        if several:
+            raise UsageError(f"/{name} could be any of {', '.join(f'/{n}' for n in several)}: type the one you mean.")
         known = ", ".join(catalog.names()) or "none (.claude/commands/*.md)"
         raise UsageError(f"No slash command /{name}. Commands: {known}. (%agent commands lists them.)")
 

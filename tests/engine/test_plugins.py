@@ -174,6 +174,9 @@ def test_a_plugins_commands_skills_and_agents_join_under_their_plugins_name(proj
     assert {"commit-commands:commit", "context7:docs", "xbo-ai-flow:status", "basivo-journal:journal-report",
             "xbo-ai-flow:readme-update"} <= set(catalog.commands)
     assert catalog.get("commit") is catalog.get("commit-commands:commit")  # the short name, unambiguous
+    write(project / ".claude" / "commands" / "review" / "commit.md", "Review the last commit.\n")
+    shared = load_commands(project, plugins=active)
+    assert shared.get("commit") is None and shared.ambiguous["commit"] == ("commit-commands:commit", "review:commit")
     docs = expand_command(catalog.commands["context7:docs"], "react hooks", project).render([])
     assert "`react hooks` = `<library> [query]`" in docs and "$ARGUMENTS" not in docs
     report = catalog.commands["basivo-journal:journal-report"]

@@ -154,6 +154,14 @@ def test_agent_plugins_lists_fetches_updates_and_switches_plugins_and_agent_setu
     assert said(k, "%agent plugins update").strip() == "Fetched the git marketplaces and plugins again."
     assert "/basivo-journal:weekly" in said(k, "%agent commands")
 
+    # A short name two commands end with is no alias: the person is told which ones there are.
+    (k.project / ".claude" / "commands" / "review").mkdir(parents=True)
+    (k.project / ".claude" / "commands" / "review" / "commit.md").write_text("Review the last commit.\n")
+    both = k.execute("%%agent\n/commit")
+    assert k.reply(both)["status"] == "error"
+    assert "/commit could be any of /commit-commands:commit, /review:commit: type the one you mean." in \
+        " ".join(k.text_output(both).split())
+
     # disable: in the person's settings it is outweighed by the project's file, and they are told so;
     # in the project's local file it turns the plugin off.
     key = f"commit-commands@{MARKET}"
