@@ -426,6 +426,8 @@ class ProjectSettings:
         # An enabled plugin that brings nothing is said with the next cell (one not fetched yet is fetched then).
         warnings.extend(f"{plugin.enabled_in}: enabledPlugins.{plugin.key} — {plugin.problem}" for plugin in plugins.plugins
                         if plugin.enabled and plugin.problem and "not fetched yet" not in plugin.problem)
+        # What of an enabled plugin's files was left out is said as a settings file's is, once a session.
+        warnings.extend(note for plugin in plugins.plugins if plugin.enabled for note in plugin.notes)
         others = [*mcp_items(self.project), *profile_items(self.project), *tool_grant_items(self.project),
                   *plugin_items(plugins)]
         items.extend(others)

@@ -175,6 +175,8 @@ class Session:
     # Fingerprints the person answered "Not now" to in this kernel session.
     declined: set[str] = field(default_factory=set)
     _warming: "asyncio.Future[None] | None" = field(default=None, init=False, repr=False)
+    # The marketplaces whose settings say autoUpdate, fetched again once the session has started.
+    plugin_update: "asyncio.Task[list[str]] | None" = field(default=None, init=False, repr=False)
     _warm_timer: "asyncio.TimerHandle | None" = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -270,6 +272,21 @@ class Session:
             self.started = True
             await self.fetch_plugins()
             self.mcp.start_background()
+            # In the background: the session already has the copies on disk, and a fetch can take a while.
+            self.plugin_update = asyncio.ensure_future(self._auto_update_plugins())
+
+    async def _auto_update_plugins(self) -> list[str]:
+        """Fetch again the git marketplaces whose ``autoUpdate`` is true, and the enabled plugins of them,
+        as Claude Code does when it starts; what could not be is said with the next turn."""
+        try:
+            markets = [market.name for market in self.settings.current().plugins.marketplaces
+                       if market.auto_update and market.source.fetched]
+        except ValueError:
+            return []
+        problems: list[str] = []
+        for name in markets:
+            problems += await self.fetch_plugins(update=True, only=name)
+        return problems
 
     async def setup(self, trigger: str = "init") -> "EventOutcome":
         """Setup hooks (``%agent setup``, Claude Code's ``--init`` / ``--maintenance``); their context goes
@@ -315,6 +332,10 @@ class Session:
                 self._warm_timer.cancel()
             if self._warming is not None:
                 await asyncio.gather(self._warming, return_exceptions=True)
+            if self.plugin_update is not None and not self.plugin_update.done():
+                # A clone under way finishes in its thread; its result is no longer wanted.
+                self.plugin_update.cancel()
+                await asyncio.gather(self.plugin_update, return_exceptions=True)
             if self.deps.mcp is not None:
                 await self.deps.mcp.aclose()
             await self.deps.aclose()

@@ -350,3 +350,55 @@ def test_a_marketplace_restriction_in_the_persons_or_a_projects_file_is_named_as
     lines = {entry.key: entry.reason for entry in current.ignored_settings}
     assert "read from managed settings only" in lines["strictKnownMarketplaces"]
     assert "read from managed settings only" in lines["blockedMarketplaces"]
+
+
+async def test_a_git_marketplace_with_auto_update_is_fetched_again_when_a_session_starts(project: Path,
+                                                                                        tmp_path: Path):
+    from codingcode_jupyter.engine.runtime import open_session
+
+    repo = _git_repository(MARKET, tmp_path / "remote")
+    write(project / ".claude" / "settings.json", {
+        "extraKnownMarketplaces": {NAME: {"source": {"source": "git", "url": f"file://{repo}"}, "autoUpdate": True}},
+        "enabledPlugins": {f"basivo-journal@{NAME}": True}})
+    assert fetch_plugins(project, effective(project).layers) == []
+    write(repo / "plugins" / "basivo-journal" / "commands" / "weekly.md", "Summarise this week's journal.\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "weekly"], cwd=repo,
+                   check=True, capture_output=True)
+    assert "basivo-journal:weekly" not in load_commands(project, plugins=effective(project).active_plugins).commands
+    session = open_session(project, model="demo")
+    try:
+        await session.start()
+        assert session.plugin_update is not None and await session.plugin_update == []
+        active = session.settings.current().active_plugins
+        assert "basivo-journal:weekly" in load_commands(project, plugins=active).commands
+    finally:
+        await session.aclose()
+    # Control: without autoUpdate the copy on disk stays as it was fetched.
+    write(project / ".claude" / "settings.json", {
+        "extraKnownMarketplaces": {NAME: {"source": {"source": "git", "url": f"file://{repo}"}, "autoUpdate": "daily"}},
+        "enabledPlugins": {f"basivo-journal@{NAME}": True}})
+    current = effective(project)
+    assert not current.plugins.marketplaces[0].auto_update
+    assert any(f"extraKnownMarketplaces.{NAME}.autoUpdate — write true or false" in line for line in current.warnings)
+
+
+def test_what_the_catalog_cannot_use_as_written_is_said_in_one_line_each(project: Path, tmp_path: Path):
+    market = tmp_path / "market"
+    shutil.copytree(MARKET, market)
+    listing = market / ".claude-plugin" / "marketplace.json"
+    listing.write_text(listing.read_text().replace('"name": "codingcode-test-market"', '"name": "renamed"'))
+    manifest = market / "plugins" / "commit-commands" / ".claude-plugin" / "plugin.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "commands": 5}))
+    write(project / ".claude" / "settings.json", {
+        "extraKnownMarketplaces": {NAME: {"source": {"source": "directory", "path": str(market)},
+                                          "installLocation": "/elsewhere"}},
+        "enabledPlugins": {f"commit-commands@{NAME}": ["1.0.0"]}})
+    current = effective(project)
+    [plugin] = current.plugins.plugins
+    assert plugin.usable and [name for name, _ in plugin.content.commands] == ["commit"]  # the rest still applies
+    said = "\n".join(current.warnings)
+    assert f"enabledPlugins.commit-commands@{NAME} — a list of versions is read as on" in said
+    assert f"extraKnownMarketplaces.{NAME}.installLocation — where Claude Code keeps its copy" in said
+    assert f"{listing}: name — 'renamed', while the settings call this marketplace '{NAME}'" in said
+    assert f"{manifest}: commands: 5 is not a path; left out" in said

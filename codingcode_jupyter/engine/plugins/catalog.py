@@ -66,6 +66,8 @@ class Marketplace:
     # "managed": the organisation's managed settings did.
     level: str
     tree: Path
+    # Its settings' ``autoUpdate``: a git marketplace fetched again each time a session starts.
+    auto_update: bool = False
 
     @property
     def trusted(self) -> bool:
@@ -175,9 +177,17 @@ def _declared(layer: SettingsSource, project: Path, notes: list[str]) -> list[Ma
             notes.append(f"{where} — {source.problem}; left out")
             continue
         for key in raw:
-            if key not in ("source", "autoUpdate", "installLocation"):
+            if key == "installLocation":
+                notes.append(f"{where}.installLocation — where Claude Code keeps its copy; the copy used here is "
+                             "the source's own directory or a clone in ~/.codingcode/plugins")
+            elif key not in ("source", "autoUpdate"):
                 notes.append(f"{where}.{key} — not a marketplace key; left out")
-        out.append(Marketplace(name, source, layer.path, layer.level, local_tree(source, name, "marketplaces")))
+        auto = raw.get("autoUpdate", False)
+        if not isinstance(auto, bool):
+            notes.append(f"{where}.autoUpdate — write true or false; left out")
+            auto = False
+        out.append(Marketplace(name, source, layer.path, layer.level, local_tree(source, name, "marketplaces"),
+                               auto_update=auto is True))
     return out
 
 
@@ -331,6 +341,9 @@ def _choices(layers: list[SettingsSource], notes: list[str]) -> dict[str, _Choic
                 notes.append(f"{layer.path}: enabledPlugins.{key} — write PLUGIN@MARKETPLACE; left out")
                 continue
             enabled = bool(value)
+            if isinstance(value, list):
+                notes.append(f"{layer.path}: enabledPlugins.{key} — a list of versions is read as "
+                             f"{'on' if enabled else 'off'}; the version a marketplace lists is the one used")
             mine = layer.level in ("user", "managed")
             owned = (choices[key].owned if key in choices else False) or (enabled and mine)
             choices[key] = _Choice(enabled, layer.path, owned, managed=layer.level == "managed")
@@ -391,6 +404,9 @@ def _plugin(key: str, choice: _Choice, market: Marketplace | None, files: dict[P
     entry = listing.entries.get(name)
     if entry is None:
         return _with(base, owned=owned, problem=f"the marketplace {market_name!r} ({path}) lists no plugin {name!r}")
+    # Claude Code wants the two names equal; the settings' name is the one plugins are enabled by, so it is used.
+    renamed = (f"{path}: name — {listing.name!r}, while the settings call this marketplace {market_name!r}; "
+               f"read as {market_name!r}",) if listing.name and listing.name != market_name else ()
     source, root, missing = _root(entry, listing, key)
     if root is None:
         return _with(base, owned=owned, source=source, problem=missing)
@@ -398,7 +414,7 @@ def _plugin(key: str, choice: _Choice, market: Marketplace | None, files: dict[P
     content = read_plugin(root, name=name, data=probe.data_dir,
                           entry_components=entry.components if entry.components else None,
                           entry_description=entry.description)
-    return _with(base, owned=owned, source=source, root=root, content=content, notes=content.notes)
+    return _with(base, owned=owned, source=source, root=root, content=content, notes=(*renamed, *content.notes))
 
 
 def _with(plugin: Plugin, **changes: Any) -> Plugin:
