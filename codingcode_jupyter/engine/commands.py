@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 
 from .claude.front_matter import read_front_matter
 from .claude.instructions import expand_imports
-from .claude.templates import allowed_tools_list, fill_arguments, fill_variables, hint_text
+from .claude.templates import allowed_tools_list, fill_arguments, fill_variables, hint_text, shape_notes
 
 if TYPE_CHECKING:
     from .plugins.catalog import Plugin
@@ -141,6 +141,7 @@ def _read(path: Path, name: str, namespace: str, source: Source) -> SlashCommand
             notes.append(f"'{key}' is not used: {_NOT_USED[key]}")
         elif key not in _USED:
             notes.append(f"'{key}' is not a command field codingcode knows; left out")
+    notes += shape_notes(fields)
     model = fields.get("model")
     return SlashCommand(
         name=name, path=path, source=source, body=front.body.strip("\n"),

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Sequence
 
 from .claude.front_matter import read_front_matter
-from .claude.templates import allowed_tools_list, hint_text
+from .claude.templates import allowed_tools_list, hint_text, shape_notes
 
 if TYPE_CHECKING:
     from .plugins.catalog import Plugin
@@ -144,12 +144,13 @@ def _read(path: Path, source: Source) -> Skill:
             notes.append(f"'{key}' is not used: {_NOT_USED[key]}")
         elif key not in SKILL_KEYS:
             notes.append(f"'{key}' is not a skill field codingcode uses; left out")
+    notes += shape_notes(fields)
     model = fields.get("model")
     return Skill(name=name, description=description, path=path, source=source, body=front.body.strip(),
                  allowed_tools=allowed_tools_list(fields.get("allowed-tools")), notes=tuple(notes),
                  argument_hint=hint_text(fields.get("argument-hint")),
                  model=str(model) if isinstance(model, str) and model.strip() and model != "inherit" else None,
-                 model_invocable=fields.get("disable-model-invocation") is not True,
+                 model_invocable=fields.get("disable-model-invocation") in (None, False),
                  user_invocable=fields.get("user-invocable") is not False)
 
 

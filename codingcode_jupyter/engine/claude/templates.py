@@ -11,7 +11,7 @@ import re
 import shlex
 from pathlib import Path
 
-__all__ = ["allowed_tools_list", "hint_text", "fill_variables", "fill_arguments", "words_of"]
+__all__ = ["allowed_tools_list", "hint_text", "fill_variables", "fill_arguments", "words_of", "shape_notes"]
 
 _POSITIONAL = re.compile(r"\$(\d)")
 _INDEXED = re.compile(r"\$ARGUMENTS\[(\d+)\]")
@@ -44,6 +44,26 @@ def hint_text(value: object) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(str(item) for item in value) + "]"
     return "" if value is None else str(value)
+
+
+# The shape each front matter field must have to be read; a value of another shape is left out.
+_SHAPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "allowed-tools": ((str, list), "a list or a string of tools"),
+    "model": ((str,), "a model name"),
+    "disable-model-invocation": ((bool,), "true or false"),
+    "user-invocable": ((bool,), "true or false"),
+}
+
+
+def shape_notes(fields: dict[str, object]) -> list[str]:
+    """One note for each field of a command's or skill's front matter whose value cannot be read, which
+    is then left out (``disable-model-invocation: "yes"`` must not pass for false without a word)."""
+    return [f"'{key}': {value!r} is not {what}; " + (_DOUBT.get(key) or "left out") for key, (kinds, what) in _SHAPES.items()
+            if (value := fields.get(key)) is not None and not isinstance(value, kinds)]
+
+
+# Where a value in doubt is read the tighter way rather than left out.
+_DOUBT = {"disable-model-invocation": "read as true: the model does not load it on its own"}
 
 
 def words_of(arguments: str) -> list[str]:
