@@ -121,9 +121,12 @@ def _git_repository(source: Path, dest: Path) -> Path:
     return dest
 
 
-def test_a_git_marketplace_is_cloned_from_a_file_url_when_asked_and_read_from_the_clone(project: Path, tmp_path: Path):
+@pytest.mark.parametrize("form", ["file URL", "path", "path relative to the project"])
+def test_a_git_marketplace_is_cloned_from_the_url_or_path_given_when_asked_and_read_from_the_clone(
+        project: Path, tmp_path: Path, form: str):
     repo = _git_repository(MARKET, tmp_path / "remote")
-    enable(project, ["basivo-journal"], source={"source": "git", "url": f"file://{repo}"})
+    url = {"file URL": f"file://{repo}", "path": str(repo), "path relative to the project": os.path.relpath(repo, project)}[form]
+    enable(project, ["basivo-journal"], source={"source": "git", "url": url})
     before = effective(project).plugins.plugins[0]
     assert not before.usable and "not fetched yet" in (before.problem or "")
     assert fetch_plugins(project, effective(project).layers) == []
