@@ -319,6 +319,8 @@ def test_a_blocked_marketplace_is_neither_read_nor_fetched(project: Path, tmp_pa
     assert current.plugins.marketplaces == ()
     lines = [line for line in current.warnings if f"marketplace {NAME}" in line]
     assert len(lines) == 1 and "nothing of it is read or fetched" in lines[0]
+    section = doctor_report(project, current).render().split("Plugins (%agent plugins)")[1]
+    assert "blockedMarketplaces" in section and "nothing of it is read or fetched" in section
     # Control: the same marketplace, not blocked, is fetched.
     managed({"blockedMarketplaces": [{"source": "pathPattern", "pathPattern": "^/nowhere"}]})
     assert fetch_plugins(project, effective(project).layers) == []

@@ -70,4 +70,6 @@ def marketplace_lines(plugins: PluginSet) -> list[str]:
         others = sorted(name for name in listing.entries if f"{name}@{market.name}" not in named)
         if others:
             lines.append(f"    also lists: {', '.join(others)} (%agent plugins enable NAME@{market.name})")
+    # What of the settings' marketplaces and enabledPlugins was left out (a refused or malformed entry).
+    lines.extend(f"left out: {note}" for note in plugins.notes)
     return lines
