@@ -210,6 +210,25 @@ async def test_a_permission_request_hook_cannot_allow_what_a_built_in_rule_alway
     assert verdict.kind == "deny" and verdict.by == "nobody"  # the built-in ask stands; nobody to ask here
 
 
+async def test_a_permission_request_hook_cannot_allow_what_the_managed_policy_asks_a_person(project: Path):
+    import os
+
+    _hooks(project, {"PermissionRequest": [{"hooks": [{"type": "command", "command": f"printf '%s' '{ALLOW}'"}]}]})
+    managed = Path(os.environ["CODINGCODE_CLAUDE_MANAGED_DIR"]) / "managed-settings.json"
+    managed.write_text(json.dumps({"permissions": {"ask": ["Bash(make:*)"]}}))
+    asked: list[Any] = []
+
+    async def ask(request: Any) -> str:
+        asked.append(request)
+        return "deny"
+
+    from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
+
+    verdict = await ApprovalPipeline(project, python_hooks=[]).decide(
+        call("execute_command", {"command": "make deploy"}), context(project), ask)
+    assert len(asked) == 1 and asked[0].policy and verdict.kind == "deny" and verdict.by == "user"
+
+
 class _Receiver(BaseHTTPRequestHandler):
     received: list[tuple[dict[str, str], dict[str, Any]]] = []
     reply = b""
