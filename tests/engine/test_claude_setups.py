@@ -255,29 +255,34 @@ def receiver():
 
 async def test_an_http_hook_posts_the_event_with_only_the_variables_it_names(project: Path, receiver, monkeypatch):
     monkeypatch.setenv("HOOK_TOKEN", "tok-1")
-    monkeypatch.setenv("OTHER_SECRET", "must-not-leave")
+    monkeypatch.setenv("OTHER_SECRET", "must-not-leave-7f3a9c2e41d8")
     url = f"http://127.0.0.1:{receiver.server_port}/hooks/pre-tool-use"
     _Receiver.reply = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                                          "permissionDecisionReason": "blocked by the team"}}).encode()
     _hooks(project, {"PreToolUse": [{"matcher": "Bash", "hooks": [{
         "type": "http", "url": url, "allowedEnvVars": ["HOOK_TOKEN"],
         "headers": {"Authorization": "Bearer $HOOK_TOKEN", "X-Other": "${OTHER_SECRET}"}}]}]})
-    verdict = await evaluate(project, "execute_command", {"command": "make"}, mode="bypass")
+    verdict = await evaluate(project, "execute_command", {"command": "make KEY=must-not-leave-7f3a9c2e41d8"},
+                             mode="bypass")
     assert verdict.kind == "deny" and "blocked by the team" in verdict.reason
     [(headers, body)] = _Receiver.received
     assert headers["Authorization"] == "Bearer tok-1" and headers["X-Other"] == ""
-    assert body["hook_event_name"] == "PreToolUse" and body["tool_input"]["command"] == "make"
+    # The event leaves the machine: a known secret in it goes as its marker, as in a tool's result.
+    assert body["hook_event_name"] == "PreToolUse" and body["tool_input"]["command"].startswith("make KEY=")
+    assert "must-not-leave" not in json.dumps(body) and "OTHER_SECRET" in body["tool_input"]["command"]
 
 
 async def test_a_prompt_hook_asks_a_model_and_its_no_blocks(project: Path, fake_api):
+    (project / ".env").write_text("DEPLOY_TOKEN=dt-5b8e1f0c9a7d3e2b\n")
     fake_api.add(Reply([text('{"ok": false, "reason": "tests are not run yet"}')]))
     _hooks(project, {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "prompt", "prompt": "Is this command safe? $ARGUMENTS"}]}]})
-    verdict = await evaluate(project, "execute_command", {"command": "make"}, mode="bypass")
+    verdict = await evaluate(project, "execute_command", {"command": "make T=dt-5b8e1f0c9a7d3e2b"}, mode="bypass")
     assert verdict.kind == "deny" and "tests are not run yet" in verdict.reason
     request = fake_api.requests[-1]
     asked = request["messages"][0]["content"]
-    assert "Is this command safe?" in asked and '"command": "make"' in asked and "haiku" in request["model"]
+    assert "Is this command safe?" in asked and '"command": "make T=' in asked and "haiku" in request["model"]
+    assert "dt-5b8e1f0c9a7d3e2b" not in asked and "DEPLOY_TOKEN" in asked  # the project's .env value, as its marker
 
 
 async def test_subagent_start_and_setup_hooks_run_and_their_words_reach_the_model(fake_api, tmp_path: Path):

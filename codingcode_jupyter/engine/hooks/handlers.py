@@ -14,6 +14,10 @@ Claude Code has five handler types; three run here:
   denied, a prompt blocked, a Stop makes the agent go on with the reason).
 
 ``agent`` and ``mcp_tool`` hooks do not run (:attr:`~.runner.ConfiguredHook.problem`).
+
+What an ``http`` or ``prompt`` hook sends leaves the machine, so the event goes with every known
+secret replaced by its marker (:mod:`..secret_values`), as a tool's result does before the model
+sees it; only a header's ``allowedEnvVars`` carry a value the person chose to send.
 """
 
 from __future__ import annotations
@@ -45,10 +49,20 @@ async def execute_hook(hook: ConfiguredHook, payload: "HookInput", project: Path
                        env: Mapping[str, str] = {}) -> HookAnswer:
     """Run ``hook`` (of any type that runs here) with ``payload`` and read its answer in its dialect."""
     if hook.type == "http":
-        return read_answer(hook, await _post(hook, payload, env))
+        return read_answer(hook, await _post(hook, _leaving(payload, project, env), env))
     if hook.type == "prompt":
-        return await _ask_model(hook, payload)
+        return await _ask_model(hook, _leaving(payload, project, env))
     return read_answer(hook, await run_hook(hook, payload, project, env))
+
+
+def _leaving(payload: "HookInput", project: Path | str, env: Mapping[str, str]) -> str:
+    """The event as JSON, redacted of the secrets known in ``project`` and the hook's environment."""
+    import os
+
+    from ..secret_values import KnownSecrets
+
+    redacted, _found = KnownSecrets(Path(project), environ={**os.environ, **env}).redact_value(payload.wire())
+    return json.dumps(redacted, default=str)
 
 
 def _header(value: str, allowed: tuple[str, ...], environ: Mapping[str, str]) -> str:
@@ -56,7 +70,7 @@ def _header(value: str, allowed: tuple[str, ...], environ: Mapping[str, str]) ->
                     else "", value)
 
 
-async def _post(hook: ConfiguredHook, payload: "HookInput", env: Mapping[str, str]) -> HookRun:
+async def _post(hook: ConfiguredHook, event: str, env: Mapping[str, str]) -> HookRun:
     """POST the event; a 2xx body is the hook's stdout (exit 0), anything else a failure."""
     import os
 
@@ -67,7 +81,7 @@ async def _post(hook: ConfiguredHook, payload: "HookInput", env: Mapping[str, st
     headers.setdefault("Content-Type", "application/json")
     try:
         async with httpx.AsyncClient(timeout=hook.timeout, follow_redirects=False) as client:
-            response = await client.post(hook.url, content=json.dumps(payload.wire(), default=str), headers=headers)
+            response = await client.post(hook.url, content=event, headers=headers)
     except httpx.TimeoutException:
         return HookRun(None, "", "", timed_out=True)
     except httpx.HTTPError as error:
@@ -87,13 +101,12 @@ def _verdict(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-async def _ask_model(hook: ConfiguredHook, payload: "HookInput") -> HookAnswer:
+async def _ask_model(hook: ConfiguredHook, event: str) -> HookAnswer:
     from ..models.aliases import resolve_alias
     from ..models.clients import has_api_key, shared_client
 
     if not has_api_key():
         return HookAnswer(failure=f"{hook.label} needs a model, and no ANTHROPIC_API_KEY is set")
-    event = json.dumps(payload.wire(), default=str)
     text = hook.prompt.replace("$ARGUMENTS", event) if "$ARGUMENTS" in hook.prompt else f"{hook.prompt}\n\n{event}"
     try:
         message = await within(shared_client().messages.create(
