@@ -407,3 +407,14 @@ def test_what_the_catalog_cannot_use_as_written_is_said_in_one_line_each(project
     assert f"extraKnownMarketplaces.{NAME}.installLocation — where Claude Code keeps its copy" in said
     assert f"{listing}: name — 'renamed', while the settings call this marketplace '{NAME}'" in said
     assert f"{manifest}: commands: 5 is not a path; left out" in said
+
+
+def test_a_marketplace_added_in_claude_code_is_judged_by_where_it_was_added_from(project: Path):
+    record = {NAME: {"source": {"source": "github", "repo": "acme/tools"}, "installLocation": str(MARKET)}}
+    write(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "plugins" / "known_marketplaces.json", record)
+    write(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json", {"enabledPlugins": {f"commit-commands@{NAME}": True}})
+    assert effective(project).plugins.plugins[0].usable  # read from Claude Code's copy
+    managed({"blockedMarketplaces": [{"source": "github", "repo": "acme/tools"}]})
+    assert "blockedMarketplaces" in (effective(project).plugins.plugins[0].problem or "")
+    managed({"strictKnownMarketplaces": [{"source": "hostPattern", "hostPattern": r"^github\.com$"}]})
+    assert effective(project).plugins.plugins[0].usable

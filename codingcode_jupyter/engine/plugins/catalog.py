@@ -68,6 +68,8 @@ class Marketplace:
     tree: Path
     # Its settings' ``autoUpdate``: a git marketplace fetched again each time a session starts.
     auto_update: bool = False
+    # Where Claude Code added it from, when it is read from Claude Code's copy (the policy judges both).
+    origin: Source | None = None
 
     @property
     def trusted(self) -> bool:
@@ -161,7 +163,8 @@ def _known_to_claude(notes: list[str]) -> list[Marketplace]:
         source = marketplace_source(raw.get("source"), Path(location)) if isinstance(raw, dict) else None
         kept = Source("directory", location) if source is None or source.problem else \
             Source("directory", location, path=source.path)
-        out.append(Marketplace(name, kept, path, "user", Path(location)))
+        out.append(Marketplace(name, kept, path, "user", Path(location),
+                               origin=source if source is not None and source.problem is None else None))
     return out
 
 
@@ -204,11 +207,12 @@ class _Restriction:
 
     def refusal(self, market: Marketplace) -> str | None:
         """Why ``market`` may not be used, or None."""
+        sources = [market.source, *([market.origin] if market.origin is not None else [])]
         for entry, path in self.blocked:
-            if _source_matches(entry, market.source, path):
+            if any(_source_matches(entry, source, path) for source in sources):
                 return f"{_POLICY} block it (blockedMarketplaces in {path})"
         if self.allowed is not None and market.level != "managed" and \
-                not any(_source_matches(entry, market.source, path) for entry, path in self.allowed):
+                not any(_source_matches(entry, source, path) for entry, path in self.allowed for source in sources):
             where = ", ".join(str(path) for path in self.allowed_in)
             return f"{_POLICY} allow only the marketplaces strictKnownMarketplaces lists ({where})"
         return None
