@@ -43,6 +43,7 @@ MODULES = [
     "bench_fork",
     "bench_redaction",
     "bench_sandbox",
+    "bench_preview",
     "bench_outputs",
     "bench_questions",
     "bench_hub_soak",

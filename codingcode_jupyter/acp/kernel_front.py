@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, cast
 from ..engine.events import ToolCallFinished, ToolCallStarted
 from ..notebook import words
 from ..notebook.text_view import PROMPT, text_question
-from .wire import ANSWERS, TRUST_ANSWERS, UNCONFINED_ANSWERS
+from .wire import ANSWERS, PREVIEW, TRUST_ANSWERS, UNCONFINED_ANSWERS
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -130,6 +130,11 @@ class RelayFront:
             shown = reveal(words.relative(request.preview, self.project)).rstrip("\n")
             payload.update(diff=edit, summary=question.replace("\n" + shown, "") if shown else question)
         answer = await self.channel.ask("approval", payload)
+        if answer == PREVIEW and request.dry_run is not None and request.dry_run.available:
+            # The editor's Preview: the command runs in a throwaway copy of the project, and the same
+            # question comes back with what it would change (offered once: the editor then decides).
+            payload["preview_result"] = (await request.run_preview()).render()
+            answer = await self.channel.ask("approval", payload)
         if answer is None:
             # Nobody is left to answer (the editor went away): as a terminal whose stdin closed.
             raise asyncio.TimeoutError()

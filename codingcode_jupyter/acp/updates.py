@@ -58,6 +58,7 @@ from ..engine.events import (
     ToolCallStarted,
     ToolProgress,
 )
+from .wire import PREVIEW
 
 __all__ = ["Update", "MODES", "modes_state", "event_updates", "history_updates", "approval_permission",
            "question_permission", "answer_of", "engine_prompt", "commands_update", "mcp_entries", "stop_reason",
@@ -207,6 +208,15 @@ def approval_permission(data: dict[str, Any]) -> tuple[ToolCallUpdate, list[Perm
         # The organisation's managed settings hold this call: answered once, no rule saved (as the cell's card).
         call.content = [*(call.content or []), tool_content(text_block(request.policy))]
         options = [option for option in options if option.option_id in ("allow", "deny")]
+    offer, shown = request.dry_run, data.get("preview_result")
+    if shown:
+        call.content = [*(call.content or []), tool_content(text_block(str(shown)))]
+    elif offer is not None and offer.available:
+        # ACP has no kind for "not yet": a preview does not allow the call, so it is a kind of refusal,
+        # listed last so that an editor answering for the person never picks it before Deny.
+        options.append(PermissionOption(option_id=PREVIEW, name="Preview first", kind="reject_once"))
+    elif offer is not None:
+        call.content = [*(call.content or []), tool_content(text_block(f"No preview: {offer.reason}."))]
     return call, options
 
 

@@ -13,7 +13,8 @@ module of each other, so the messages are named once.
 
 from __future__ import annotations
 
-__all__ = ["TARGET", "PROTOCOL", "SETUP_CODE", "turn_code", "OPS", "ANSWERS", "TRUST_ANSWERS", "UNCONFINED_ANSWERS"]
+__all__ = ["TARGET", "PROTOCOL", "SETUP_CODE", "turn_code", "OPS", "ANSWERS", "PREVIEW", "TRUST_ANSWERS",
+           "UNCONFINED_ANSWERS"]
 
 TARGET = "codingcode.acp"
 PROTOCOL = 1
@@ -28,6 +29,8 @@ SETUP_CODE = (
 
 OPS = ("open", "stage", "mode", "cancel", "answer", "close", "auth")
 ANSWERS = ("allow", "deny", "always", "never")
+# Not an answer: the command's card asks for its preview, then the same question comes again with it.
+PREVIEW = "preview"
 TRUST_ANSWERS = ("trust", "not_now")
 UNCONFINED_ANSWERS = ("ask_each", "session", "never")
 

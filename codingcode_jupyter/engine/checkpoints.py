@@ -30,7 +30,7 @@ import subprocess
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -52,8 +52,11 @@ __all__ = [
     "UndoPlan",
     "CheckpointStore",
     "checkpoints_dir",
+    "KERNEL_VARIABLES",
 ]
 
+# A limit a front that restores the variables itself leaves out of what it shows.
+KERNEL_VARIABLES = "the kernel's variables"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _BLOB_NAME = re.compile(r"^[0-9]{1,6}$")
 # Diffs of text files only; larger or binary content is summarised by size.
@@ -408,8 +411,8 @@ class CheckpointStore:
         return UndoPlan(checkpoint=checkpoint, files=items, limits=self._limits(checkpoint))
 
     def _limits(self, checkpoint: TurnCheckpoint) -> list[str]:
-        limits = ["changes outside the project made by commands or code, the kernel's variables, anything sent over "
-                  "the network", "files .gitignore ignores, dotenv files, files over "
+        limits = ["changes outside the project made by commands or code", KERNEL_VARIABLES, "anything sent over the network",
+                  "files .gitignore ignores, dotenv files, files over "
                   f"{self.shadow.max_file_bytes // (1024 * 1024)} MB and nested git repositories, when a command changed them"]
         if checkpoint.snapshot_error:
             limits.insert(0, f"what commands changed in this turn ({checkpoint.snapshot_error})")
@@ -458,20 +461,23 @@ class CheckpointStore:
         allow_outside: bool = False,
         audit: AuditLog | None = None,
         actor: str = "user",
+        names: Callable[[], list[dict[str, Any]]] | None = None,
     ) -> UndoPlan:
         """Carry out ``plan`` (default: plan the newest turn) and write an audit record.
 
         Refuses the whole undo (changing nothing) when a file conflicts, unless ``force``,
         or when an entry was refused; a partial restore would leave a mix of two states.
+        ``names``: the front's restore of the turn's variables, run once the files are back; what
+        it returns is recorded in the same audit record.
         """
         plan = plan or self.plan_undo(allow_outside=allow_outside)
         if plan.refused:
             reasons = "; ".join(f"{item.path}: {item.refused}" for item in plan.refused)
             raise CheckpointError(f"Undo refused, nothing was changed: {reasons}")
         if plan.conflicts and not force:
-            names = ", ".join(item.path for item in plan.conflicts)
+            paths = ", ".join(item.path for item in plan.conflicts)
             raise CheckpointError(
-                f"Undo stopped, nothing was changed: {names} changed after the turn; undoing would lose "
+                f"Undo stopped, nothing was changed: {paths} changed after the turn; undoing would lose "
                 "those later changes. Force it to restore anyway."
             )
         checkpoint = plan.checkpoint
@@ -498,6 +504,8 @@ class CheckpointStore:
             stored.undone = _now()
             self._save(turn_dir, stored)
         plan.checkpoint.undone = stored.undone
+        restored_names = names() if names is not None else []
         (audit or AuditLog(self.project)).append(UndoRecord(session_id=checkpoint.session_id, turn_id=checkpoint.turn_id,
-                                                            by=actor, forced=bool(force and plan.conflicts), files=done))
+                                                            by=actor, forced=bool(force and plan.conflicts), files=done,
+                                                            names=restored_names))
         return plan

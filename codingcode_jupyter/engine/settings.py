@@ -178,6 +178,14 @@ class SandboxNetwork(_Model):
     deniedDomains: list[str] | None = None
 
 
+class SandboxPreview(_Model):
+    # A command's Preview runs it in a throwaway copy of the project when bubblewrap cannot overlay
+    # it (Landlock, bubblewrap before 0.9): a project with more files or bytes than this is not
+    # copied, and the card says so.
+    maxFiles: int = Field(default=50_000, ge=0)
+    maxMB: int = Field(default=1024, ge=0)
+
+
 class SandboxSettings(_Model):
     enabled: bool = True
     # "auto": bubblewrap where it can build its namespaces, else Landlock; or one of them only.
@@ -192,10 +200,18 @@ class SandboxSettings(_Model):
     # sandbox commands get; false: in the kernel itself, judged and asked (what a fork cannot carry
     # always runs there).
     confineKernelCode: bool = True
+    preview: SandboxPreview = Field(default_factory=SandboxPreview)
     # Environment variables passed to sandboxed commands besides the built-in allowlist, by
     # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
     # a shared settings file never holds a secret.
     env: list[str] = Field(default_factory=list)
+
+
+class UndoSettings(_Model):
+    # What `%agent undo` may keep of the person's variables per turn: deep copies, taken before the
+    # agent's code runs in the kernel, of the values it could change, up to this many megabytes
+    # (values beyond it are named as not restorable). 0: no copies (new names are still removed).
+    namespaceMemoryMB: int = Field(default=256, ge=0, le=1_000_000)
 
 
 class WebSearchSettings(_Model):
@@ -227,6 +243,7 @@ class Settings(_Model):
     defaultMode: PermissionMode | None = None
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    undo: UndoSettings = Field(default_factory=UndoSettings)
     webSearch: WebSearchSettings = Field(default_factory=WebSearchSettings)
     model: str | None = None
     contextWindow: int | None = None

@@ -132,6 +132,7 @@ class AgentCellRunner:
             if turn is not None and not turn.done():
                 turn.cancel()
             session.mcp.detach_front(view)
+            _finish_names(self.shell)
             view.finish(interrupted=interrupted, failed=failure is not None)
         if interrupted:
             raise AgentInterrupted()
@@ -207,3 +208,18 @@ class AgentCellRunner:
             approval_timeout=approval_timeout,
             todo=list(session.state.todo),
         )
+
+
+def _finish_names(shell: Any) -> None:
+    """The turn is over: what its code did to the variables is classified now, before the person's
+    next cells change them (see kernel/undo_names.py)."""
+    if shell is None or getattr(shell, "user_ns", None) is None:
+        return
+    from .kernel.namespace import KernelAccess
+    from .kernel.undo_names import finish_turns
+
+    try:
+        finish_turns(shell.user_ns, hidden=KernelAccess(shell).hidden())
+    except Exception:  # noqa: BLE001 -- undo's record must not break the cell; undo classifies it later
+        pass
+

@@ -467,9 +467,9 @@ class Subcommands:
         """
         from IPython.display import display
 
-        from ..engine.checkpoints import CheckpointError, CheckpointStore, TurnCheckpoint
+        from ..engine.checkpoints import KERNEL_VARIABLES, CheckpointError, CheckpointStore, TurnCheckpoint
         from .live.edits import turn_edits, undo_cell_edits
-        from .undo_view import ask_restore, plan_html
+        from .undo_view import KernelNames, ask_restore, plan_html
 
         usage = "usage: %agent undo [--turn N] [--dry-run] [--yes] [--force] [--outside]"
         args = list(rest)
@@ -488,48 +488,81 @@ class Subcommands:
         session = self.registry.sessions.get(project)
         kept = session.deps.checkpoints if session is not None else None
         store = kept if kept is not None else CheckpointStore(project)
+        names = KernelNames(self.shell)
         try:
             session_id = session.id if session is not None else self._notebook_session(project, store)
             if turn is not None and session_id is None:
                 raise CheckpointError("--turn N needs this project's session (run a cell, or %agent resume ID)")
             chosen: TurnCheckpoint | None
             if turn is not None and session_id is not None:
-                chosen = store.turn(session_id, turn)
+                try:
+                    chosen = store.turn(session_id, turn)
+                except CheckpointError:
+                    chosen = names.checkpoint(session_id, turn)  # it changed only variables
+                    if chosen is None:
+                        raise
             else:
                 chosen = store.latest(session_id) if session_id is not None else None
+                # A turn whose code changed only variables has no file checkpoint, or an older one.
+                newer = names.newer_than(session_id, chosen) if session_id is not None else None
+                chosen = newer or chosen
                 if chosen is None and session_id is not None:
                     raise CheckpointError("Nothing to undo in this notebook's session: no turn of it changed a file "
-                                          "(or every change was undone). %agent sessions lists the others; "
-                                          "%agent resume ID, then %agent undo, undoes one of them.")
+                                          "or a variable (or every change was undone). %agent sessions lists the "
+                                          "others; %agent resume ID, then %agent undo, undoes one of them.")
             plan = store.plan_undo(chosen, allow_outside="--outside" in flags)
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
-        display({"text/plain": words.relative(plan.render(), project), "text/html": plan_html(plan, project)}, raw=True)
+        variables = names.plan(plan.checkpoint.session_id, plan.checkpoint.turn_id)
+        if variables is not None or names.available:
+            plan.limits = [limit for limit in plan.limits if limit != KERNEL_VARIABLES]
+        shown = words.relative(plan.render(), project) + ("\n\n" + variables.render() if variables is not None else "")
+        display({"text/plain": shown, "text/html": plan_html(plan, project, variables)}, raw=True)
         cells = turn_edits(store, plan.checkpoint.session_id, plan.checkpoint.turn_id)
         if cells is not None:
             display(Pretty("Notebook cells the turn changed: " + "; ".join(cells.described)))
         if "--dry-run" in flags:
-            return "Dry run: nothing was changed. `%agent undo` asks, then restores these files (and cells)."
+            return "Dry run: nothing was changed. `%agent undo` asks, then restores these files, variables and cells."
         if "--yes" not in flags:
-            answer = await ask_restore(self.shell, "Restore these files as they were before the turn?",
+            what = "these files and variables" if variables is not None else "these files"
+            answer = await ask_restore(self.shell, f"Restore {what} as they were before the turn?",
                                        frontend_wait=self.runner.config.frontend_wait)
             if answer == "no":
                 return "Nothing was restored."
             if answer == "nobody":
                 return ("Nothing was restored: nobody could answer the question here (no widget view, no stdin). "
                         "`%agent undo --yes` restores without asking.")
+        if variables is not None and variables.conflicts and "--force" not in flags:
+            changed_names = ", ".join(item.name for item in variables.conflicts)
+            raise UsageError(f"Undo stopped, nothing was changed: {changed_names} changed after the turn; undoing would "
+                             "lose those later changes. `%agent undo --force` restores anyway.")
+        restored: list[dict[str, Any]] = []
+
+        def put_back() -> list[dict[str, Any]]:
+            restored.extend(names.restore(variables) if variables is not None else [])
+            return restored
+
         try:
-            store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags)
+            store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags, names=put_back)
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
         changed = sum(1 for item in plan.files if item.action != "unchanged")
+        back = [item["name"] for item in restored if item["action"] == "restore"]
+        removed = [item["name"] for item in restored if item["action"] == "remove"]
+        lost = [item["name"] for item in restored if item["action"] == "not_restorable"]
         if session is not None and session.id == plan.checkpoint.session_id:
             files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
-            self.runner.undo_notes.setdefault(session.id, []).append(
-                f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
-                f"as they were before it: {files}. Read them again before changing them.)"
-            )
-        undone = f"Undid {plan.checkpoint.label}: {changed} file(s) restored; recorded in the audit log."
+            note = (f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
+                    f"as they were before it: {files}. Read them again before changing them.")
+            if restored:
+                note += (f" The notebook's variables are back too: restored {', '.join(back) or 'none'}; removed "
+                         f"{', '.join(removed) or 'none'}" + (f"; not restorable: {', '.join(lost)}" if lost else "") + ".")
+            self.runner.undo_notes.setdefault(session.id, []).append(note + ")")
+        undone = f"Undid {plan.checkpoint.label}: {changed} file(s) restored"
+        if restored:
+            undone += (f"; variables restored: {', '.join(back) or 'none'}; removed: {', '.join(removed) or 'none'}"
+                       + (f"; not restorable: {', '.join(lost)}" if lost else ""))
+        undone += "; recorded in the audit log."
         if cells is not None:
             undone += " " + undo_cell_edits(self.shell, store, cells)
         return undone

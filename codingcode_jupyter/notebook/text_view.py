@@ -57,6 +57,11 @@ def parse_text_answer(text: str) -> Answer | None:
     return _TEXT_ANSWERS.get(text.strip().lower())
 
 
+def _yes_no(typed: str) -> str | None:
+    answer = typed.strip().lower()
+    return "yes" if answer in ("y", "yes") else "no" if answer in ("", "n", "no") else None
+
+
 def text_question(request: ApprovalRequest, project: Any = None) -> str:
     """The question as plain text: what will happen, why, the diff or command, what the buttons save."""
     sentence = words.action(request.tool, request.input, key=request.key, preview=request.preview, project=project)
@@ -223,6 +228,18 @@ class TextView:
         self._flush_text(everything=True)
         if not self._at_line_start:
             self._write("\n")
+        offer = request.dry_run
+        if offer is not None and offer.available and sys.stdin is not None and sys.stdin.isatty():
+            try:
+                wanted = _ask_until("Preview it first, in a throwaway copy of the project? [y/N] ",
+                                    "Please type y or n and press Enter: ", _yes_no)
+            except EOFError:
+                wanted = "no"
+            if wanted == "yes":
+                self._print(reveal(words.relative((await request.run_preview()).render(), self.project)))
+        elif offer is not None and not offer.available:
+            # As the card's disabled button: why this command cannot be seen first.
+            self._print(reveal(words.relative(f"(No preview: {offer.reason}.)", self.project)))
         return ask_by_text(request, self.project)
 
     async def ask_trust(self, items: list[TrustItem], project: Path) -> TrustAnswer | None:

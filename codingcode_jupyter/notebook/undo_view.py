@@ -17,13 +17,71 @@ from ..engine.deadline import within
 from . import async_cell, theme, words
 from .rendering import diff_html
 
-__all__ = ["plan_html", "ask_restore", "Confirmation"]
+__all__ = ["plan_html", "ask_restore", "Confirmation", "KernelNames"]
 
 Confirmation = Literal["yes", "no", "nobody"]
 
 
-def plan_html(plan: Any, project: Any) -> str:
-    """The undo plan: one row per file (what will happen to it), then each file's diff, coloured."""
+class KernelNames:
+    """The kernel's side of an undo: the variables a turn's code changed (kernel/undo_names.py)."""
+
+    def __init__(self, shell: Any) -> None:
+        from .kernel.namespace import KernelAccess
+        from .kernel.undo_names import journal_for
+
+        namespace = getattr(shell, "user_ns", None)
+        self.available = namespace is not None
+        self.namespace = namespace if namespace is not None else {}
+        self.hidden = KernelAccess(shell).hidden() if namespace is not None else set()
+        self.journal = journal_for(self.namespace)
+
+    def checkpoint(self, session_id: str, turn_id: int) -> Any:
+        """An empty file checkpoint for a turn that changed only variables (None: it has a file
+        checkpoint, or no record of variables)."""
+        from datetime import datetime, timezone
+
+        from ..engine.checkpoints import TurnCheckpoint
+
+        record = self.journal.turns.get((session_id, turn_id))
+        if record is None or record.undone:
+            return None
+        return TurnCheckpoint(session_id=session_id, turn_id=turn_id,
+                              created=datetime.now(timezone.utc).isoformat(timespec="microseconds"))
+
+    def newer_than(self, session_id: str, chosen: Any) -> Any:
+        """The newest turn of the session whose variables are not undone, when it is newer than the
+        files' ``chosen`` turn and changed something (None otherwise)."""
+        record = self.journal.latest(session_id)
+        if record is None or (chosen is not None and chosen.turn_id >= record.turn_id):
+            return None
+        if self.journal.plan(self.namespace, session_id, record.turn_id, hidden=self.hidden) is None:
+            return None
+        return self.checkpoint(session_id, record.turn_id)
+
+    def plan(self, session_id: str, turn_id: int) -> Any:
+        return self.journal.plan(self.namespace, session_id, turn_id, hidden=self.hidden)
+
+    def restore(self, plan: Any) -> list[dict[str, Any]]:
+        return self.journal.restore(self.namespace, plan)
+
+
+def _names_html(variables: Any) -> str:
+    if variables is None or not variables.names:
+        return ""
+    rows = []
+    for item in variables.names:
+        note = f" — {item.note}" if item.note else ""
+        conflict = f" — <b>conflict</b>: {html.escape(item.conflict)}" if item.conflict else ""
+        action = item.action.replace("_", " ")
+        style = f' style="color:{theme.ROLE["bad"]}"' if item.action == "not_restorable" else ""
+        rows.append(f"<li{style}><b>{html.escape(action)}</b> <code>{html.escape(item.name)}</code> "
+                    f"({html.escape(item.kind)}){html.escape(note)}{conflict}</li>")
+    return f'<div>Variables ({len(variables.names)}):</div><ul style="margin:2px 0">{"".join(rows)}</ul>'
+
+
+def plan_html(plan: Any, project: Any, variables: Any = None) -> str:
+    """The undo plan: one row per file (what will happen to it), then each file's diff, coloured;
+    the variables the turn's code changed, and which cannot be restored, before the diffs."""
     rows = []
     for item in plan.files:
         note = f" — conflict: {item.conflict}" if item.conflict else ""
@@ -34,7 +92,8 @@ def plan_html(plan: Any, project: Any) -> str:
     count = len(plan.files)
     head = f"Undo {html.escape(plan.checkpoint.label)} ({count} file{'s' if count != 1 else ''}):"
     diffs = "".join(diff_html(item.diff) for item in plan.files if item.diff)
-    return f'<div class="codingcode-undo"><div>{head}</div><ul style="margin:2px 0">{"".join(rows)}</ul>{diffs}</div>'
+    return (f'<div class="codingcode-undo"><div>{head}</div><ul style="margin:2px 0">{"".join(rows)}</ul>'
+            f"{_names_html(variables)}{diffs}</div>")
 
 
 class _Question:

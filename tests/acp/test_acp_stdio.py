@@ -90,6 +90,31 @@ async def test_a_write_asks_and_the_editors_choice_decides(fake, project):
     assert len(client.questions) == 2
 
 
+async def test_a_commands_question_offers_a_preview_and_comes_back_with_it(fake, project):
+    """Preview over ACP (issue 49): the editor picks 'Preview first', the kernel runs the command in a
+    throwaway copy, the same question comes back with what it would change; the editor then denies and
+    the project never saw the command."""
+    from codingcode_jupyter.engine.sandbox import CommandSandbox
+    from codingcode_jupyter.engine.settings import SandboxSettings
+
+    if not CommandSandbox.create(project, SandboxSettings()).active:
+        pytest.skip("no sandbox backend here: a preview runs in one")
+    answers = iter(["preview", "deny"])
+    client = RecordingClient(lambda call, options: next(answers))
+    command = "mkdir -p out && echo made > out/made.txt"
+    fake.add(Reply([tool_use("execute_command", {"command": command})]), Reply([text("Ok.")]))
+    async with agent_process(client, project, fake.base_url) as conn:
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("Make out/made.txt")])
+    assert done.stop_reason == "end_turn"
+    assert len(client.questions) == 2, client.questions
+    (_first, offered), (again, second) = client.questions
+    assert [o.option_id for o in offered][-1] == "preview" and "preview" not in [o.option_id for o in second]
+    shown = "\n".join(c.content.text for c in again.content if c.type == "content")
+    assert "created  out/made.txt" in shown and "+made" in shown, shown
+    assert not (project / "out").exists()
+
+
 async def test_plan_mode_set_by_the_editor_denies_a_write_without_asking(fake, project):
     _write_script(fake, "notes.txt")
     client = RecordingClient()

@@ -116,6 +116,56 @@ def test_a_question_the_managed_policy_holds_offers_allow_and_deny_only():
     assert call.content[-1].content.text == request.policy
 
 
+def test_a_commands_question_offers_its_preview_and_comes_back_with_it():
+    """Preview (issue 49): the editor's permission request offers it last, as a refusal (it does not allow
+    the call); once picked the kernel runs it and the same question comes back with what the command
+    would change and no second Preview. Where none can be faithful the reason is in the question."""
+    import asyncio
+
+    from codingcode_jupyter.acp.kernel_front import RelayFront
+    from codingcode_jupyter.engine.command_preview import CommandPreview, PreviewedFile, PreviewOffer
+
+    request = ApprovalRequest(session_id="s", turn_id=1, tool_use_id="t9", tool="execute_command",
+                              input={"command": "make clean"})
+    ran = []
+
+    async def run() -> CommandPreview:
+        ran.append(True)
+        return CommandPreview(exit_code=0, method="copy", output_tail="cleaned",
+                              files=[PreviewedFile(path="build/app.o", change="deleted")])
+
+    request.with_preview(PreviewOffer(available=True, reason="runs it in a throwaway copy"), run)
+
+    class Editor:
+        def __init__(self) -> None:
+            self.asked: list[dict] = []
+
+        def send(self, data: dict) -> None:
+            pass
+
+        async def ask(self, kind: str, payload: dict) -> str | None:
+            self.asked.append(dict(payload))
+            _call, options = approval_permission(payload)
+            ids = [o.option_id for o in options]
+            return "preview" if "preview" in ids else "deny"
+
+    editor = Editor()
+    answer = asyncio.run(RelayFront(editor, "s", PROJECT).ask(request))
+    assert answer == "deny" and ran == [True] and len(editor.asked) == 2
+    first, first_options = approval_permission(editor.asked[0])
+    assert [o.option_id for o in first_options] == ["allow", "always", "deny", "never", "preview"]
+    assert first_options[-1].kind == "reject_once"
+    second, second_options = approval_permission(editor.asked[1])
+    assert "preview" not in [o.option_id for o in second_options]
+    shown = second.content[-1].content.text
+    assert "deleted  build/app.o" in shown and "cleaned" in shown and "exit code 0" in shown
+
+    request.with_preview(PreviewOffer(available=False, reason="`pip install` reaches the network"), None)
+    call, options = approval_permission({"request": request.model_dump(mode="json"), "text": "the card"})
+    assert "preview" not in [o.option_id for o in options]
+    assert call.content[-1].content.text == "No preview: `pip install` reaches the network."
+
+
 def test_the_no_sandbox_question_offers_the_cards_choices():
     start, options = question_permission({"kind": "unconfined", "id": "q3", "text": "no sandbox"})
     assert start.tool_call_id == "codingcode-unconfined-q3" and start.status == "pending"

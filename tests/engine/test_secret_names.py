@@ -119,3 +119,21 @@ async def test_a_recursive_read_names_the_secret_file_it_would_read(tmp_path: Pa
     assert result.kind == "ask" and "deploy_credentials.yaml" in result.reason, result.model_dump()
     control = await evaluate(project, "execute_command", {"command": command.replace("config", "lib")}, mode="bypass")
     assert control.kind == "allow", control.model_dump()
+
+
+# ----- listing a .env file shows its name, not what it holds ------------------------------------
+
+@pytest.mark.parametrize("command", ["ls -la .env", "ls .env .env.example", "stat .env", "find . -name '.env*' -print",
+                                     "du -sh .env"])
+async def test_listing_a_dotenv_file_is_not_asked(tmp_path: Path, command: str) -> None:
+    project = make_project(tmp_path)
+    result = await evaluate(project, "execute_command", {"command": command}, mode="default")
+    assert result.kind == "allow", result.model_dump()
+
+
+@pytest.mark.parametrize("command", ["cat .env", "wc -c .env", "find . -name .env -exec cat {} +",
+                                     "find . -name .env | xargs cat", "grep -r KEY ."])
+async def test_reading_a_dotenv_file_is_still_asked(tmp_path: Path, command: str) -> None:
+    project = make_project(tmp_path)
+    result = await evaluate(project, "execute_command", {"command": command}, mode="default")
+    assert result.kind == "ask", result.model_dump()

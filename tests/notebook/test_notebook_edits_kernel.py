@@ -209,3 +209,15 @@ def test_undo_puts_the_cells_back_after_a_kernel_restart(kernel):
     msg_id = kernel.execute("%agent undo --yes")
     kernel.wait_for(lambda: (page.step(), kernel._idle(msg_id))[1], 30, "second undo")
     assert "Asked the page" not in kernel.text_output(msg_id)
+
+
+def test_undo_puts_back_the_variables_run_cells_changed(kernel):
+    """Issue 49: cells the agent runs change the person's variables; %agent undo restores them."""
+    kernel.ok("scores = {'a': 1}\nrate = 0.5")
+    page = FakePage(kernel, _cells(("a", "scores['b'] = 2\nrate = 9.0\nfresh = 1"), ("b", "%%agent\nrun it")))
+    kernel.fake.add(Reply([tool_use("run_cells", {"cell_id": "a"})]), Reply([text("done")]))
+    _run_turn(kernel, page, until=lambda: (lambda b: b and kernel.click(b))(_button(kernel, "Allow")))
+    assert "['a', 'b'] 9.0 1" in kernel.ok("print(sorted(scores), rate, fresh)")["output"]  # the cell ran
+    done = kernel.ok("%agent undo --yes")["output"]
+    assert "variables restored: rate, scores; removed: fresh" in done, done
+    assert "['a'] 0.5 False" in kernel.ok("print(sorted(scores), rate, 'fresh' in dir())")["output"]

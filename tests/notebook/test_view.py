@@ -428,3 +428,42 @@ def test_terminal_shows_one_row_per_call():
     view.finish()
     rows = [line for line in out.getvalue().splitlines() if "a.txt" in line]
     assert len(rows) == 1 and "→" not in out.getvalue() and "card" not in out.getvalue(), out.getvalue()
+
+
+async def test_a_terminal_offers_a_commands_preview_before_its_question(monkeypatch):
+    """Preview in a terminal (issue 49): asked before the command's question, the preview printed when
+    wanted, the question asked after it; where none can be faithful, the reason is printed instead."""
+    import io
+    import sys
+
+    from codingcode_jupyter.engine.command_preview import CommandPreview, PreviewedFile, PreviewOffer
+    from codingcode_jupyter.notebook.text_view import TextView
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Tty())
+    typed = iter(["maybe", "y", "n"])
+    prompts: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda prompt="": prompts.append(prompt) or next(typed))
+    ran: list[bool] = []
+
+    async def run() -> CommandPreview:
+        ran.append(True)
+        return CommandPreview(exit_code=0, method="copy", files=[PreviewedFile(path="out.txt", change="created")])
+
+    asked = request(tool="execute_command", input={"command": "make"}, key="make")
+    asked.with_preview(PreviewOffer(available=True, reason="in a throwaway copy"), run)
+    out = io.StringIO()
+    answer = await TextView(out=out).ask(asked)
+    assert answer == "deny" and ran == [True]
+    assert prompts[0].startswith("Preview it first") and prompts[1].startswith("Please type y or n")
+    assert "[y/n/a/v]" in prompts[2] and "created  out.txt" in out.getvalue()
+
+    typed = iter(["n"])
+    prompts.clear()
+    asked.with_preview(PreviewOffer(available=False, reason="`pip install` reaches the network"), None)
+    out = io.StringIO()
+    assert await TextView(out=out).ask(asked) == "deny"
+    assert len(prompts) == 1 and "No preview: `pip install` reaches the network." in out.getvalue()

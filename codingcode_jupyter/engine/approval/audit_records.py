@@ -14,7 +14,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 __all__ = ["AuditRecord", "DecisionRecord", "OutcomeRecord", "NetworkRecord", "TrustRecord", "TrustRecordItem",
-           "UndoRecord", "OtherAuditRecord", "UnreadableLine", "WrittenRecord", "parse_record"]
+           "UndoRecord", "PreviewRecord", "OtherAuditRecord", "UnreadableLine", "WrittenRecord", "parse_record"]
 
 
 class AuditRecord(BaseModel):
@@ -102,7 +102,7 @@ class TrustRecord(AuditRecord):
 
 
 class UndoRecord(AuditRecord):
-    """A turn's file changes undone."""
+    """A turn's file changes (and the variables its code changed) undone."""
 
     event: Literal["undo"] = "undo"
     session_id: str = ""
@@ -110,6 +110,23 @@ class UndoRecord(AuditRecord):
     by: str = ""
     forced: bool = False
     files: list[dict[str, Any]] = []
+    # The person's variables put back with the files (a front that lives in a kernel restores them).
+    names: list[dict[str, Any]] = []
+
+
+class PreviewRecord(_CallRecord):
+    """A command's card ran its Preview: the command in a throwaway copy of the project, and what it changed
+    there (the project itself untouched)."""
+
+    event: Literal["preview"] = "preview"
+    command: str = ""
+    method: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    error: str | None = None
+    files: list[dict[str, Any]] = []
+    more_files: int = 0
+    seconds: float = 0.0
 
 
 class OtherAuditRecord(AuditRecord):
@@ -123,10 +140,10 @@ class UnreadableLine(AuditRecord):
     line: str = ""
 
 
-WrittenRecord = Union[DecisionRecord, OutcomeRecord, NetworkRecord, TrustRecord, UndoRecord]
+WrittenRecord = Union[DecisionRecord, OutcomeRecord, NetworkRecord, TrustRecord, UndoRecord, PreviewRecord]
 _BY_EVENT: dict[str, type[AuditRecord]] = {
     "decision": DecisionRecord, "outcome": OutcomeRecord, "network": NetworkRecord, "trust": TrustRecord,
-    "undo": UndoRecord, "unreadable": UnreadableLine,
+    "undo": UndoRecord, "preview": PreviewRecord, "unreadable": UnreadableLine,
 }
 
 

@@ -711,6 +711,8 @@ def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:
 
 def _check_env(subject: Subject) -> list[Hit]:
     for ref in subject.paths:
+        if ref.access == "list":
+            continue  # `ls -la .env`, `stat .env`: a name and its metadata, none of what it holds
         if any(parts and _names_env_file(parts[-1]) for parts in _components(ref)):
             return [Hit("builtin:env-file", "ask", f"{ref.via} `{_short(ref.raw)}` touches a .env file, which usually "
                         "holds secrets.")]

@@ -19,6 +19,7 @@ from ..settings import SettingsError
 from ..tools.base import ToolCall
 from .amend import persist_rules
 from .display import escape_unicode, escape_value
+from .dry_run import offer_preview
 from .judging import Judging
 from .layers import WhenUndecided
 from .rules import nearest_allow
@@ -70,6 +71,9 @@ class Confirm(WhenUndecided):
                            "can be asked in this session; do without it, or tell the user what to run or which allow "
                            "rule to add to .codingcode/settings.json.")
         request = await request_for(call, ctx, asked)
+        # A command that does more than read: the card may run it first in a throwaway copy of the project
+        # (here, not in request_for: the reviewer reads the card too and runs nothing).
+        await offer_preview(request, call, ctx, asked.input)
         ctx.emit(ApprovalRequested.carrying(request))
         try:
             reply = await within(ask(request), ctx.approval_timeout)  # None: as long as it takes

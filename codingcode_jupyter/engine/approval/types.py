@@ -13,7 +13,9 @@ from __future__ import annotations
 import enum
 from typing import Any, Awaitable, Callable, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
+
+from ..command_preview import CommandPreview, PreviewOffer
 
 __all__ = ["Answer", "Reply", "ApprovalRequest", "Asker", "Decision", "Verdict", "strictest", "Outcome",
            "UnconfinedAnswer", "UnconfinedRequest", "UNCONFINED_CHOICES", "when_unavailable"]
@@ -131,6 +133,23 @@ class ApprovalRequest(BaseModel):
     # What a "no" (or no answer) does, in words, when it is not that the call does not run (a question
     # asked after a command ran, about what it left).
     refused: str = ""
+    # A command's card offers a preview: the command run in a throwaway copy of the project
+    # (engine/sandbox/preview.py). None: not offered (not a command, or one that only reads).
+    dry_run: PreviewOffer | None = None
+    # What runs the preview; set by the engine, never sent anywhere (a private attribute).
+    _run_preview: Callable[[], Awaitable[CommandPreview]] | None = PrivateAttr(default=None)
+
+    def with_preview(self, offer: PreviewOffer, run: Callable[[], Awaitable[CommandPreview]] | None) -> "ApprovalRequest":
+        self.dry_run = offer
+        self._run_preview = run if offer.available else None
+        return self
+
+    async def run_preview(self) -> CommandPreview:
+        """Run the offered preview (the front's Preview button); the project is not touched."""
+        if self._run_preview is None:
+            reason = self.dry_run.reason if self.dry_run is not None else "no preview is offered for this call"
+            return CommandPreview(error=reason)
+        return await self._run_preview()
 
 
 class Reply(BaseModel):

@@ -348,25 +348,28 @@ class CommandSandbox:
             if self._running == 0 and not self._pinned:
                 self._remove_placeholders()
 
-    def argv_for(self, command: str, cwd: Path, *, watch: HostWatch | None = None) -> list[str]:
+    def argv_for(self, command: str, cwd: Path, *, watch: HostWatch | None = None,
+                 thrown_away: bool = False) -> list[str]:
         """The full argv (``python launcher ... bwrap ... -- bash -c command``) running ``command`` in ``cwd``.
 
         ``watch``: the host watch made for this command just before (:meth:`watch_host`); its walk of
         the project serves, rather than a second one. With it, the command is compared after it ends,
         and the policy leans on that compare: ``.git`` is writable but for what git runs, nothing is
         made in the project to hold a mount, and under Landlock the top level is writable. Without
-        one, nothing would see what the command leaves, so what the host runs stays unwritable."""
+        one, nothing would see what the command leaves, so what the host runs stays unwritable.
+        ``thrown_away``: the policy of a compared command for one whose project is discarded after
+        it (a preview): nothing it leaves reaches the host, so it runs as the real one will."""
         argv = ["bash", "-c", command]
         if self.backend == "bwrap":
             # bubblewrap's PID namespace ends with the command: the waiting shell gives what it left
             # running the half second execute_command waits for output unconfined (Landlock's launcher
             # does the same), then the namespace takes the rest.
             argv = ["sh", "-c", _LINGER, "sh", command]
-        if watch is None:
+        if watch is None and not thrown_away:
             return self._wrap(argv, cwd)
         self._compared = True
         try:
-            return self._wrap(argv, cwd, walked=watch.env_files)
+            return self._wrap(argv, cwd, walked=watch.env_files if watch is not None else None)
         finally:
             self._compared = False
 

@@ -20,6 +20,7 @@ from .namespace import KernelAccess
 from .notebook_file import ReadNotebookArgs, read_notebook
 from .outputs import install_output_recorder
 from .run_python import RunPythonArgs
+from .undo_names import DEFAULT_BUDGET_MB, journal_for
 from .values import (
     InspectVariableArgs,
     ListVariablesArgs,
@@ -52,7 +53,10 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
 
     async def run_code(args: RunPythonArgs, ctx: ToolContext) -> ToolResult:
         if run_python.confined_plan(access, args.code, ctx) is not None:
+            # The fork changes the kernel only through the names it keeps.
+            remember_names(access, ctx, args.code, only=args.keep)
             return await run_confined(access, args, ctx)
+        remember_names(access, ctx, args.code)
         return await run_python.run_python(access, args, ctx)
 
     def runs_confined(raw: dict[str, Any], ctx: ToolContext) -> bool:
@@ -73,6 +77,7 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
         return await edit_notebook_preview(args, ctx, access.shell)
 
     async def run_notebook_cells(args: RunCellsArgs, ctx: ToolContext) -> ToolResult:
+        remember_names(access, ctx, args.code or "")
         return await run_cells(access, args, ctx)
 
     async def resolve_cells(args: RunCellsArgs, ctx: ToolContext) -> dict[str, Any]:
@@ -172,6 +177,20 @@ def kernel_tools(shell: Any = None, namespace: MutableMapping[str, Any] | None =
             access=ToolAccess(code="code", key="cell_id", opaque=True, ipython=True, names=access.live_name),
         ),
     ]
+
+
+def remember_names(access: KernelAccess, ctx: ToolContext, code: str, *, only: list[str] | None = None) -> None:
+    """Before code runs in the kernel: what undo needs of the variables it may change (see undo_names)."""
+    try:
+        budget = ctx.deps.settings.current().merged.undo.namespaceMemoryMB
+    except Exception:  # noqa: BLE001 -- unreadable settings: the pipeline has said so; undo keeps the default
+        budget = DEFAULT_BUDGET_MB
+    namespace = access.user_ns
+    try:
+        journal_for(namespace).before_code(namespace, ctx.session_id, ctx.turn_id, hidden=access.hidden(), code=code,
+                                           only=only, budget_mb=budget)
+    except Exception as error:  # noqa: BLE001 -- undo's record must never stop the code the person allowed
+        ctx.progress(f"the variables could not be recorded for undo: {type(error).__name__}: {error}")
 
 
 def register_kernel_tools(registry: ToolRegistry, shell: Any) -> list[ToolDefinition]:

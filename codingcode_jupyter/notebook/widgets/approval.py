@@ -19,6 +19,7 @@ from ..record import is_diff
 from ..rendering import diff_html, pre
 from ._answers import answer_from_click
 from ._text import h, pretty_json, short
+from .preview import PreviewPanel
 
 __all__ = ["ApprovalCard", "BUTTONS", "CardState"]
 
@@ -82,9 +83,12 @@ class ApprovalCard(widgets.VBox):
         self.buttons = {label: widgets.Button(description=label, button_style=_STYLES[label]) for label in BUTTONS}
         for label, button in self.buttons.items():
             button.on_click(lambda _b, label=label: self._clicked(label))
+        # A command that does more than read: Preview runs it first in a throwaway copy of the project.
+        self.dry_run = PreviewPanel(request, self._loop) if request.dry_run is not None else None
+        extra = [self.dry_run.button] if self.dry_run is not None else []
         # What the organisation's policy holds is answered once: no rule to save is offered.
         shown = [b for label, b in self.buttons.items() if not (request.policy and label in ("Always allow", "Never allow"))]
-        self.row = widgets.HBox(shown)
+        self.row = widgets.HBox([*shown, *extra])
         self.consequences = widgets.HTML()
         # Several rules may fit "Always allow" (this exact call, the program, the directory...):
         # the narrowest is chosen; the person may pick a broader one the pipeline offered.
@@ -101,7 +105,8 @@ class ApprovalCard(widgets.VBox):
         self.choice.observe(lambda _change: self._explain(), names="value")
         self._explain()
         super().__init__(
-            [self.header, self.why, self.preview, self.row, self.choice, self.consequences],
+            [self.header, self.why, self.preview, self.row, *([self.dry_run.view] if self.dry_run else []),
+             self.choice, self.consequences],
             layout=widgets.Layout(border=f"1px solid {theme.var('border-color1', '#bdbdbd')}", padding="4px 8px",
                                   margin="4px 0"),
         )
@@ -157,7 +162,12 @@ class ApprovalCard(widgets.VBox):
         )
         for part in (self.why, self.preview, self.row, self.choice, self.consequences):
             part.layout.display = "none"
+        if self.dry_run is not None:
+            self.dry_run.hide()
 
     def details(self) -> dict[str, Any]:
         """What the card shows, as data (for text fallbacks and tests)."""
-        return {"tool": self.request.tool, "preview": self.request.preview, "state": self.state}
+        shown: dict[str, Any] = {"tool": self.request.tool, "preview": self.request.preview, "state": self.state}
+        if self.dry_run is not None:
+            shown["dry_run"] = self.dry_run.details()
+        return shown
