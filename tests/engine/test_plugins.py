@@ -395,6 +395,8 @@ def test_what_the_catalog_cannot_use_as_written_is_said_in_one_line_each(project
     listing.write_text(listing.read_text().replace('"name": "codingcode-test-market"', '"name": "renamed"'))
     manifest = market / "plugins" / "commit-commands" / ".claude-plugin" / "plugin.json"
     manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "commands": 5}))
+    write(manifest.parent.parent / ".lsp.json", {"python": {"command": "pyright-langserver"}})
+    write(manifest.parent.parent / "output-styles" / "terse.md", "---\nname: terse\n---\nBe terse.\n")
     write(project / ".claude" / "settings.json", {
         "extraKnownMarketplaces": {NAME: {"source": {"source": "directory", "path": str(market)},
                                           "installLocation": "/elsewhere"}},
@@ -407,6 +409,8 @@ def test_what_the_catalog_cannot_use_as_written_is_said_in_one_line_each(project
     assert f"extraKnownMarketplaces.{NAME}.installLocation — where Claude Code keeps its copy" in said
     assert f"{listing}: name — 'renamed', while the settings call this marketplace '{NAME}'" in said
     assert f"{manifest}: commands: 5 is not a path; left out" in said
+    assert f"{manifest.parent.parent / '.lsp.json'}: language servers are not started here" in said
+    assert f"{manifest.parent.parent / 'output-styles'}: answers are rendered as Markdown" in said
 
 
 def test_a_marketplace_added_in_claude_code_is_judged_by_where_it_was_added_from(project: Path):

@@ -40,6 +40,12 @@ _UNUSED = {"lspServers": "language servers are not started here", "outputStyles"
            "monitors": "background monitors are not run here", "settings": "a plugin's default settings do not "
            "apply here; write them in your settings file"}
 _MAX_FILES = 2000
+# Files and folders Claude Code reads in a plugin that bring nothing here: said when present.
+_UNUSED_FILES = {".lsp.json": "language servers are not started here",
+                 "output-styles": "answers are rendered as Markdown; output styles do not apply",
+                 "settings.json": "a plugin's default settings do not apply here; write them in your settings file",
+                 "monitors": "background monitors are not run here",
+                 "bin": "its programs are not put on the commands' PATH here; name them by ${CLAUDE_PLUGIN_ROOT}/bin"}
 
 
 @dataclass(frozen=True)
@@ -280,4 +286,5 @@ def read_plugin(root: Path, *, name: str, data: Path, entry_components: dict[str
         hooks=tuple(_hooks(reader, declared["hooks"])),
         servers=tuple(_servers(reader, declared["mcpServers"])),
     )
-    return replace(content, manifests=tuple(dict.fromkeys(reader.manifests)), notes=tuple(reader.notes))
+    unused = [f"{root / name}: {why}" for name, why in _UNUSED_FILES.items() if (root / name).exists()]
+    return replace(content, manifests=tuple(dict.fromkeys(reader.manifests)), notes=(*reader.notes, *unused))
