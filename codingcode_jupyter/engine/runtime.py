@@ -25,7 +25,7 @@ from .context.session_window import compact, keep_in_window
 from .deps import SessionDeps
 from .managed import apply_env
 from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
-from .mcp.manager import McpManager
+from .mcp.manager import McpManager, PluginServerEntry
 from .mcp.startup import StartupWait, startup_wait
 from .project_settings import ProjectSettings, preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
@@ -145,10 +145,27 @@ def _session_deps(project: Path, settings: ProjectSettings, registry: ToolRegist
                        checkpoints=CheckpointStore(project))
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
                           admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
-                          wait=_startup_wait(settings))
+                          wait=_startup_wait(settings), plugin_servers=_plugin_servers(settings))
     deps.secrets = KnownSecrets(deps.project, settings_env=lambda: settings.current().merged.env)
     deps.secrets.add_token_dir(deps.mcp.token_dir)
     return deps
+
+
+def _plugin_servers(settings: ProjectSettings) -> Callable[[], list[PluginServerEntry]]:
+    """The MCP servers of the plugins that apply now, named as Claude Code names them (``plugin_P_S``)."""
+
+    def servers() -> list[PluginServerEntry]:
+        from .plugins.catalog import plugin_environ, server_name
+
+        out: list[PluginServerEntry] = []
+        for plugin in settings.active_plugins():
+            assert plugin.content is not None
+            variables = plugin_environ(plugin)
+            out.extend((server_name(plugin, server.name), server.config, str(server.path), variables)
+                       for server in plugin.content.servers)
+        return out
+
+    return servers
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:

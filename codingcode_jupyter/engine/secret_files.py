@@ -22,7 +22,8 @@ from pathlib import Path
 from . import budget, fs_probe
 
 __all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "AGENT_SECRETS", "credential_store",
-           "credential_stores", "secret_file", "holds_private_key", "secret_name", "find_secret_named"]
+           "credential_stores", "secret_file", "holds_private_key", "secret_name", "find_secret_named",
+           "is_env_template", "placeholder_template"]
 
 # Relative to the home directory: keys, tokens and the files where tools keep them.
 HOME_SECRETS = (
@@ -236,3 +237,63 @@ def secret_file(path: Path | str) -> str | None:
     if suffix == ".pem" and not fs_probe.exists(real):
         return "a `.pem` file, which may hold a private key"
     return None
+
+
+# -- dotenv templates: a `.env.example` whose values are placeholders ------------------------------------
+#
+# Projects commit a template of their dotenv file so that people know which variables to set. Its name
+# is a dotenv name (the sandbox hides it like any other), but what git prints of it is no secret when
+# every value that could be one is a placeholder: judged by its content, as a `.pem` is.
+
+_TEMPLATE_MARKERS = ("example", "sample", "template", "tmpl", "tpl", "dist", "defaults")
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*[=:]\s*(.*?)\s*$")
+# Names of variables whose value would be a secret.
+_SECRET_KEY = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|AUTH|PRIVATE|SALT|SIGNATURE|"
+                         r"COOKIE|SESSION|DSN|CONNECTION|DATABASE_URL|_URI|_URL|WEBHOOK)", re.IGNORECASE)
+_PLACEHOLDER = re.compile(
+    r"^(|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|\$\{?[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}?|[xX*._#-]+|0+|"
+    r".*\b(your|example|sample|changeme|change[-_ ]?me|change[-_ ]?this|placeholder|replace|dummy|fake|"
+    r"test|todo|tbd|insert|enter|put|here|xxx+|secret|password|token|key|none|null|redacted)\b.*)$",
+    re.IGNORECASE)
+# A URL's password part (`postgres://user:pw@host`).
+_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/:@\s]*:([^@/\s]*)@", re.IGNORECASE)
+_MAX_TEMPLATE_BYTES = 64 * 1024
+
+
+def is_env_template(name: str) -> bool:
+    """A dotenv name that says it is a template (`.env.example`, `.env.sample`, `example.env`)."""
+    lower = _editor_original(name).lower()
+    return is_env_file(lower) and any(marker in re.split(r"[._-]", lower) for marker in _TEMPLATE_MARKERS)
+
+
+def _placeholder(value: str) -> bool:
+    value = value.strip().strip("'\"").strip()
+    url = _URL_PASSWORD.match(value)
+    if url is not None:
+        return _placeholder(url.group(1))
+    return bool(_PLACEHOLDER.match(value))
+
+
+def placeholder_template(path: Path) -> bool:
+    """Whether ``path`` is a dotenv template (:func:`is_env_template`) whose every value that names a
+    secret (a key, token, password, a URL with a password...) is a placeholder: empty, `<...>`,
+    `${VAR}`, `xxxx`, `your-key-here`, `changeme`... A file that cannot be read, or is large, is not one."""
+    if not is_env_template(path.name):
+        return False
+    head = fs_probe.read_head(path, _MAX_TEMPLATE_BYTES + 1, max_size=_MAX_TEMPLATE_BYTES)
+    if head is None:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _ASSIGNMENT.match(line)
+        if match is None:
+            return False  # not a dotenv line: a key pasted in, say
+        name, value = match.group(1), match.group(2).split(" #", 1)[0]
+        if (_SECRET_KEY.search(name) or _URL_PASSWORD.match(value.strip("'\""))) and not _placeholder(value):
+            return False
+    return True

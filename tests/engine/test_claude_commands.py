@@ -146,7 +146,10 @@ def skills(project: Path) -> Path:
 
 def test_skills_listed_by_name_and_description(skills: Path):
     catalog = load_skills(skills)
-    assert list(catalog.skills) == ["pdf"] and any("broken" in e and "description" in e for e in catalog.errors)
+    assert list(catalog.skills) == ["broken", "pdf"] and catalog.errors == []
+    # No description: the first paragraph of the body describes it, as in Claude Code, and a note says so.
+    broken = catalog.skills["broken"]
+    assert broken.description == "no description" and any("first paragraph" in note for note in broken.notes)
     section = skills_section(catalog)
     assert "- pdf: Work with PDF files: extract, merge" in section and "Use pdftotext" not in section
 
@@ -258,3 +261,16 @@ async def test_a_skill_rule_matches_the_skills_name(skills: Path, rule: str):
     assert await decide(name="pdf") == "deny"
     assert await decide(name="pdf", file="reference/forms.md") == "deny"
     assert await decide(name="csv") == "allow"
+
+
+def test_a_front_matter_value_of_the_wrong_shape_is_left_out_with_a_note(project: Path):
+    write(project / ".claude" / "skills" / "deploy" / "SKILL.md",
+          '---\ndescription: Deploy\ndisable-model-invocation: "yes"\nallowed-tools: 7\n---\nDeploy it.\n')
+    write(project / ".claude" / "commands" / "ship.md", "---\nmodel: [opus]\n---\nShip it.\n")
+    skill = load_skills(project).skills["deploy"]
+    # In doubt, the tighter reading: the model does not pick it on its own; the note says why.
+    assert not skill.model_invocable and skill.allowed_tools == ()
+    assert "'disable-model-invocation': 'yes' is not true or false; read as true" in " ".join(skill.notes)
+    assert "'allowed-tools': 7 is not a list or a string of tools; left out" in skill.notes
+    ship = load_commands(project).commands["ship"]
+    assert ship.model is None and "'model': ['opus'] is not a model name; left out" in ship.notes

@@ -27,6 +27,8 @@ from ..secret_files import (
     find_secret_named,
     holds_private_key,
     is_env_file,
+    is_env_template,
+    placeholder_template,
     secret_file,
     secret_name,
 )
@@ -684,7 +686,14 @@ def _secrets_in_index(ref: PathRef, tracked: TrackedFiles) -> list[tuple[Path, s
         return []
     prefix = "" if under == "." else under + "/"
     return [(tracked.top / path, why) for path, why in _index_secrets(tracked) if path.startswith(prefix)
-            and not (ref.changed_only and tracked.unchanged(tracked.top / path))]
+            and not (ref.changed_only and tracked.unchanged(tracked.top / path))
+            and not _placeholder_in_index(tracked, tracked.top / path)]
+
+
+def _placeholder_in_index(tracked: TrackedFiles, path: Path) -> bool:
+    """A dotenv template (`.env.example`) whose values are placeholders, as git holds it: its working
+    copy is the index's (unchanged since) and every value that could be a secret is a placeholder."""
+    return is_env_template(path.name) and tracked.unchanged(path) and placeholder_template(path)
 
 
 def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:
