@@ -292,13 +292,16 @@ async def _add_servers(session: Session, servers: dict[str, Any]) -> None:
 def _commands(project: Path) -> list[dict[str, str]]:
     """Slash commands and skills, as the editor lists them (``/name``)."""
     from ..engine.commands import load_commands
+    from ..engine.project_settings import active_plugins
     from ..engine.skills import load_skills
 
-    out = [{"name": command.name, "description": command.description or f"/{command.name}",
-            "hint": command.argument_hint} for command in load_commands(project).listed()]
+    plugins = active_plugins(project)
+    out = [{"name": command.name, "hint": command.argument_hint,
+            "description": ("skill: " if command.kind == "skill" else "") + (command.description or f"/{command.name}")}
+           for command in load_commands(project, plugins=plugins).listed()]
     named = {entry["name"] for entry in out}
     out += [{"name": skill.name, "description": f"skill: {skill.description}", "hint": ""}
-            for skill in load_skills(project).listed() if skill.name not in named]
+            for skill in load_skills(project, plugins=plugins).listed() if skill.name not in named]
     return out
 
 
@@ -314,15 +317,20 @@ async def _request(session: Session, prompt: "str | list[ContentBlockParam]") ->
     if head is None:
         return prompt, TurnOptions()
     name, arguments = head
-    catalog = load_commands(session.project)
+    plugins = session.settings.active_plugins()
+    catalog = load_commands(session.project, plugins=plugins)
     command = catalog.get(name)
     if command is not None:
-        return prompt, TurnOptions(command=expand_command(command, arguments, session.project))
-    if name in load_skills(session.project).skills:
+        return prompt, TurnOptions(command=expand_command(command, arguments, session.project,
+                                                          session_id=session.id))
+    if name in load_skills(session.project, plugins=plugins).skills:
         return (f"Use the skill {name}: call {LOAD_SKILL}({name!r}) first and follow what it says."
                 + (f"\n\n{arguments}" if arguments else "")), TurnOptions()
     if ":" in name:
         content = await session.mcp.expand_prompt(text)
         return (content if content is not None else prompt), TurnOptions()
+    several = catalog.ambiguous.get(name)
+    if several:
+        raise ValueError(f"/{name} could be any of {', '.join(f'/{n}' for n in several)}: type the one you mean.")
     known = ", ".join(catalog.names()) or "none (.claude/commands/*.md)"
     raise ValueError(f"No slash command /{name}. Commands: {known}.")

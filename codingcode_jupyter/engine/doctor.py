@@ -47,6 +47,7 @@ class DoctorReport:
     agents: list[str] = field(default_factory=list)
     instructions: list[str] = field(default_factory=list)
     mcp: list[str] = field(default_factory=list)
+    plugins: list[str] = field(default_factory=list)
     sandbox: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -55,7 +56,8 @@ class DoctorReport:
                     ("No effect here", self.ignored),
                     ("Waiting for trust (%agent trust)", self.untrusted), ("Rules in force", self.rules),
                     ("Hooks", self.hooks), ("Agent files", self.agents), ("Instructions", self.instructions),
-                    (".mcp.json", self.mcp), ("Command sandbox", self.sandbox), ("Warnings", self.warnings)]
+                    (".mcp.json", self.mcp), ("Plugins (%agent plugins)", self.plugins), ("Command sandbox", self.sandbox),
+                    ("Warnings", self.warnings)]
         out = []
         if self.broken:  # that moment is what the person came for: first, every broken file and what holds meanwhile
             sections = [("Broken settings files", self.broken), ("In force meanwhile", [MEANWHILE]), *sections]
@@ -134,16 +136,15 @@ def _hooks(effective: "EffectiveSettings", report: DoctorReport) -> None:
         report.hooks.append(line)
     for item in effective.ignored:
         if item.kind == "hook":
-            report.hooks.append(f"{item.detail['event']}: {item.detail['matcher'] or 'every call'} → "
-                                f"`{item.detail['command']}` ({item.path}) — not run until you trust the project")
+            report.hooks.append(f"{item.summary} ({item.path}) — not run until you trust the project")
 
 
 def _agents(project: Path, effective: "EffectiveSettings", report: DoctorReport) -> None:
-    from .agents.profiles import ProfileError, load_profile_file, profile_dirs
+    from .agents.profiles import ProfileError, load_profile_file, profile_dirs, profile_files
 
     untrusted = effective.untrusted_profile_modes
     for source, directory in profile_dirs(project):
-        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+        for path in profile_files(directory):
             try:
                 profile = load_profile_file(path, source)
             except ProfileError as error:
@@ -207,6 +208,10 @@ def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: 
     _agents(project, effective, report)
     _instructions(project, report)
     _mcp(project, effective, report)
+    from .plugins.report import marketplace_lines, plugin_lines
+
+    report.plugins.extend(plugin_lines(effective.plugins, effective.untrusted_plugins))
+    report.plugins.extend(marketplace_lines(effective.plugins))
     if sandbox is not None:
         from .sandbox.report import sandbox_report
 

@@ -74,6 +74,9 @@ class ManagedPolicy:
     rules: int = 0
     # The other files' keys the policy left out or whose values it overrides, each with why.
     overrides: tuple[IgnoredSetting, ...] = ()
+    # Keys a file may not set whatever the policy (managed-only keys, a project's apiKeyHelper): they
+    # belong with that file's ignored keys, said even when there is no managed file.
+    misplaced: tuple[IgnoredSetting, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -135,30 +138,36 @@ def _overridden_values(managed: list[LayerView], others: list[LayerView]) -> lis
     return out
 
 
-def _strip(layer: LayerView, reasons: list[IgnoredSetting], *, rules: bool, hooks: bool,
-           lists: set[tuple[str, ...]]) -> Settings:
+def _strip(layer: LayerView, reasons: list[IgnoredSetting], misplaced: list[IgnoredSetting], *, rules: bool,
+           hooks: bool, lists: set[tuple[str, ...]]) -> Settings:
     """``layer``'s settings without what the policy leaves out of it, each key left out recorded.
 
     Worked on the file's own keys (``exclude_unset``), so a key taken out is unset, not a value
     that would override a less specific file's."""
     data = layer.settings.model_dump(exclude_unset=True)
     dropped: list[tuple[tuple[str, ...], str]] = []
+    anyway: list[tuple[tuple[str, ...], str]] = []
     if rules:
         why = f"{_POLICY} allow only their own rules (allowManagedPermissionRulesOnly)"
         dropped += [(("permissions", action), why) for action in ("allow", "deny", "ask")]
     if hooks:
         dropped.append((("hooks",), f"{_POLICY} run only their own hooks (allowManagedHooksOnly)"))
     dropped += [(("sandbox", *path), f"{_POLICY} set this list; another file cannot add to it") for path in lists]
-    dropped += [((key,), "read from managed settings only")
-                for key in ("allowManagedPermissionRulesOnly", "allowManagedHooksOnly")]
+    anyway += [((key,), "read from managed settings only")
+               for key in ("allowManagedPermissionRulesOnly", "allowManagedHooksOnly")]
+    # An empty list here is the policy's "no marketplace at all", so it is a value, not an absence.
+    anyway += [((key,), "read from managed settings only (the organisation's restriction on marketplaces)")
+               for key in ("strictKnownMarketplaces", "blockedMarketplaces")]
     if layer.level == "project":
-        dropped.append((("apiKeyHelper",), "read from your own settings and managed settings only: a project's "
+        anyway.append((("apiKeyHelper",), "read from your own settings and managed settings only: a project's "
                         "file must not run a command to get your key"))
     changed = False
-    for path, why in dropped:
+    for path, why, into in [(path, why, reasons) for path, why in dropped] + \
+            [(path, why, misplaced) for path, why in anyway]:
         parent = _get(data, path[:-1]) if len(path) > 1 else data
-        if isinstance(parent, dict) and parent.get(path[-1]) not in (None, [], {}):
-            reasons.append(IgnoredSetting(layer.path, ".".join(path), why))
+        value = parent.get(path[-1]) if isinstance(parent, dict) else None
+        if value is not None and (value not in ([], {}) or path[-1].endswith("Marketplaces")):
+            into.append(IgnoredSetting(layer.path, ".".join(path), why))
             del parent[path[-1]]
             changed = True
     return Settings.model_validate(data) if changed else layer.settings
@@ -174,11 +183,12 @@ def apply_policy(layers: list[LayerView]) -> tuple[list[Settings], ManagedPolicy
              if _get(layer.settings.sandbox.model_dump(exclude_unset=True), path)}
     overrides = _overridden_values(managed, others)
     out: list[Settings] = []
+    misplaced: list[IgnoredSetting] = []
     for layer in layers:
         if layer.level == "managed":
             out.append(layer.settings)
         else:
-            out.append(_strip(layer, overrides, rules=rules_only, hooks=hooks_only, lists=lists))
+            out.append(_strip(layer, overrides, misplaced, rules=rules_only, hooks=hooks_only, lists=lists))
     ceiling, mode_file = None, ""
     for layer in managed:
         mode = layer.settings.permissions.defaultMode or layer.settings.defaultMode
@@ -191,7 +201,7 @@ def apply_policy(layers: list[LayerView]) -> tuple[list[Settings], ManagedPolicy
                 for action in ("allow", "deny", "ask"))
     return out, ManagedPolicy(files=tuple(layer.path for layer in managed), rules_only=rules_only,
                               hooks_only=hooks_only, mode_ceiling=ceiling, mode_file=mode_file, env=env,
-                              rules=rules, overrides=tuple(overrides))
+                              rules=rules, overrides=tuple(overrides), misplaced=tuple(misplaced))
 
 
 # -- models -----------------------------------------------------------------------------------

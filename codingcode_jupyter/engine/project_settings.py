@@ -41,6 +41,7 @@ from typing import Any
 from .approval.rule_syntax import Rule, RuleError, parse_rule
 from .hooks.runner import ConfiguredHook, configured_hooks
 from .managed import MANAGED_PRIORITY, LayerView, ManagedPolicy, apply_policy, model_refusal
+from .plugins.catalog import Plugin, PluginSet, discover_plugins, plugin_environ
 from .settings import (
     MODE_STRICTNESS,
     Dialect,
@@ -49,15 +50,27 @@ from .settings import (
     Settings,
     SettingsError,
     SettingsSource,
+    read_hooks_value,
     read_settings_file,
     settings_paths,
     settings_sources,
 )
 from .trust.boundary import screen_settings
-from .trust.items import TrustItem, file_digest, make_item, mcp_items, profile_items, settings_items, tool_grant_items
+from .trust.items import (
+    TrustItem,
+    file_digest,
+    make_item,
+    mcp_items,
+    plugin_items,
+    profile_items,
+    referenced_files,
+    settings_items,
+    tool_grant_items,
+)
 from .trust.store import TrustStore, listed_in, trusted_by_environment
 
-__all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings", "directory_root", "preload"]
+__all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings", "directory_root", "preload",
+           "active_plugins"]
 
 _ACTIONS = ("deny", "ask", "allow")
 
@@ -106,6 +119,19 @@ class EffectiveSettings:
     hooks: tuple[ConfiguredHook, ...] = ()
     # The organisation's managed settings in force, and what they override (:mod:`.managed`).
     policy: ManagedPolicy = field(default_factory=ManagedPolicy)
+    # Every plugin the files name (enabled or not, usable or not, with why), and the marketplaces known.
+    plugins: PluginSet = field(default_factory=PluginSet)
+
+    @property
+    def untrusted_plugins(self) -> frozenset[str]:
+        """The plugins a project enables that the person has not trusted yet (nothing of them applies)."""
+        return frozenset(item.detail["plugin"] for item in self.ignored if item.kind == "plugin")
+
+    @property
+    def active_plugins(self) -> tuple[Plugin, ...]:
+        """The plugins whose commands, agents, skills, hooks and servers apply now."""
+        untrusted = self.untrusted_plugins
+        return tuple(plugin for plugin in self.plugins.plugins if plugin.usable and plugin.key not in untrusted)
 
     def hooks_for(self, event: str) -> list[ConfiguredHook]:
         """The hooks configured for ``event``, least specific file first (untrusted ones left out)."""
@@ -239,13 +265,43 @@ def _rules(layers: tuple[SettingsLayer, ...], project: Path | None = None) -> tu
     return tuple(rules)
 
 
+def _plugin_hooks(plugins: tuple[Plugin, ...], warnings: list[str], *,
+                  managed_only: bool = False) -> tuple[list[ConfiguredHook], list[IgnoredSetting]]:
+    """The hooks of the plugins that apply, read as Claude Code's, each with its plugin's variables.
+    ``managed_only`` (allowManagedHooksOnly): only plugins the managed files enable keep theirs, as
+    Claude Code keeps the hooks of plugins an organisation force-enables."""
+    hooks: list[ConfiguredHook] = []
+    ignored: list[IgnoredSetting] = []
+    for plugin in plugins:
+        assert plugin.content is not None
+        if managed_only and not plugin.managed:
+            ignored.extend(IgnoredSetting(found.path, f"hooks (plugin {plugin.key})",
+                                          "your organisation's managed settings run only their own hooks and those "
+                                          "of plugins they enable (allowManagedHooksOnly)")
+                           for found in plugin.content.hooks)
+            continue
+        for found in plugin.content.hooks:
+            read = read_hooks_value(found.hooks, found.path)
+            warnings.extend(read.warnings)
+            ignored.extend(read.ignored)
+            hooks.extend(configured_hooks(read.settings.hooks, source=f"plugin {plugin.key}", path=found.path,
+                                          dialect="claude", env=plugin_environ(plugin)))
+    return hooks, ignored
+
+
 def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = None, items: tuple[TrustItem, ...] = (),
             ignored: tuple[TrustItem, ...] = (), trusted_by: str | None = None,
-            project: Path | None = None, policy: ManagedPolicy | None = None) -> EffectiveSettings:
+            project: Path | None = None, plugins: PluginSet | None = None,
+            policy: ManagedPolicy | None = None) -> EffectiveSettings:
     """The effective settings of ``layers`` (least specific first, already screened for trust)."""
     warnings = list(warnings or [])
     hooks = tuple(hook for layer in layers for hook in configured_hooks(layer.settings.hooks, source=layer.source,
                                                                           path=layer.path, dialect=layer.dialect))
+    plugins = plugins or PluginSet()
+    untrusted = {item.detail["plugin"] for item in ignored if item.kind == "plugin"}
+    extra_hooks, extra_ignored = _plugin_hooks(tuple(p for p in plugins.plugins if p.usable and p.key not in untrusted),
+                                               warnings, managed_only=policy is not None and policy.hooks_only)
+    hooks += tuple(extra_hooks)
     mode, mode_source = None, None
     for layer in reversed(layers):
         chosen = _file_mode(layer, warnings)
@@ -261,8 +317,9 @@ def resolve(layers: tuple[SettingsLayer, ...], *, warnings: list[str] | None = N
         items=items,
         ignored=ignored,
         trusted_by=trusted_by,
-        ignored_settings=tuple(entry for layer in layers for entry in layer.ignored),
+        ignored_settings=tuple(entry for layer in layers for entry in layer.ignored) + tuple(extra_ignored),
         hooks=hooks,
+        plugins=plugins,
         policy=policy or ManagedPolicy(),
     )
 
@@ -322,7 +379,8 @@ class ProjectSettings:
         """The layers as the managed settings let them apply (:mod:`.managed`), the policy kept."""
         kept, self._policy = apply_policy([LayerView(layer.source, layer.path, layer.level, layer.settings)
                                            for layer in raw])
-        return [SettingsLayer(layer.source, layer.path, settings, layer.dialect, layer.level, layer.ignored)
+        return [SettingsLayer(layer.source, layer.path, settings, layer.dialect, layer.level,
+                              (*layer.ignored, *(entry for entry in self._policy.misplaced if entry.path == layer.path)))
                 for layer, settings in zip(raw, kept)]
 
     def _read(self, source: SettingsSource) -> tuple[SettingsLayer, list[str]]:
@@ -363,14 +421,23 @@ class ProjectSettings:
             ignored.extend(screened.ignored)
             layers.append(SettingsLayer(layer.source, layer.path, screened.settings, layer.dialect, layer.level,
                                         layer.ignored))
-        others = [*mcp_items(self.project), *profile_items(self.project), *tool_grant_items(self.project)]
+        plugins = discover_plugins(self.project, raw)
+        warnings.extend(plugins.notes)
+        # An enabled plugin that brings nothing is said with the next cell (one not fetched yet is fetched then).
+        warnings.extend(f"{plugin.enabled_in}: enabledPlugins.{plugin.key} — {plugin.problem}" for plugin in plugins.plugins
+                        if plugin.enabled and plugin.problem and "not fetched yet" not in plugin.problem)
+        # What of an enabled plugin's files was left out is said as a settings file's is, once a session.
+        warnings.extend(note for plugin in plugins.plugins if plugin.enabled for note in plugin.notes)
+        others = [*mcp_items(self.project), *profile_items(self.project), *tool_grant_items(self.project),
+                  *plugin_items(plugins)]
         items.extend(others)
         if trusted_by is None:
             ignored.extend(item for item in others if item.fingerprint not in fingerprints)
         self._watched = (self.project / ".mcp.json", *(self.project / name for item in items for name in item.files),
-                         *(item.path for item in others if item.kind in ("agentMode", "toolGrant")))
+                         *(item.path for item in others if item.kind in ("agentMode", "toolGrant")),
+                         *plugins.files, *_plugin_scripts(plugins))
         return resolve(tuple(layers), warnings=warnings, items=tuple(items), ignored=tuple(ignored),
-                       trusted_by=trusted_by, project=self.project, policy=self._policy)
+                       trusted_by=trusted_by, project=self.project, plugins=plugins, policy=self._policy)
 
     def trust(self, items: list[TrustItem] | None = None) -> list[TrustItem]:
         """Trust ``items`` (default: every item now ignored); returns what was trusted."""
@@ -382,6 +449,13 @@ class ProjectSettings:
             self.store.grant(self.project, chosen, files)
         return chosen
 
+    def active_plugins(self) -> tuple[Plugin, ...]:
+        """The plugins that apply now (none while a settings file cannot be read)."""
+        try:
+            return self.current().active_plugins
+        except (SettingsError, OSError):
+            return ()
+
     def trust_rules(self, source: str, rules: list[str]) -> None:
         """Rules the person wrote through the card ("Always allow") are theirs: they stay trusted."""
         path = dict(self.paths())[source]
@@ -391,6 +465,31 @@ class ProjectSettings:
     def revoke(self) -> None:
         """Forget the person's trust in this project."""
         self.store.revoke(self.project)
+
+
+def _plugin_scripts(plugins: PluginSet) -> list[Path]:
+    """The files a plugin's hooks and servers name (a script changed is a plugin changed: read again)."""
+    found: list[Path] = []
+    for plugin in plugins.plugins:
+        if plugin.content is None or plugin.root is None:
+            continue
+        lines = [str(hook.get("command", "")) for hooks in plugin.content.hooks for groups in hooks.hooks.values()
+                 for group in (groups if isinstance(groups, list) else []) if isinstance(group, dict)
+                 for hook in group.get("hooks") or [] if isinstance(hook, dict)]
+        lines += [" ".join([str(s.config.get("command", "")), *map(str, s.config.get("args") or [])])
+                  for s in plugin.content.servers]
+        for line in lines:
+            found.extend(plugin.root / name for name in referenced_files(plugin.root, line.split()))
+    return found
+
+
+def active_plugins(project: Path) -> tuple[Plugin, ...]:
+    """The plugins that apply in ``project`` now (none when its settings cannot be read), for readers
+    that have no session at hand (the completer, ``%agent commands``)."""
+    try:
+        return ProjectSettings(project).current().active_plugins
+    except (SettingsError, OSError):
+        return ()
 
 
 # What preload() read, by (project, trust file), until a ProjectSettings takes it.

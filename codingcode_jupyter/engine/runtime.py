@@ -25,7 +25,7 @@ from .context.session_window import compact, keep_in_window
 from .deps import SessionDeps
 from .managed import apply_env
 from .mcp.config import CONFIG_FILE as MCP_CONFIG_FILE
-from .mcp.manager import McpManager
+from .mcp.manager import McpManager, PluginServerEntry
 from .mcp.startup import StartupWait, startup_wait
 from .project_settings import ProjectSettings, preload as preload_settings
 from .sandbox import CommandSandbox, probe_bwrap
@@ -145,10 +145,27 @@ def _session_deps(project: Path, settings: ProjectSettings, registry: ToolRegist
                        checkpoints=CheckpointStore(project))
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
                           admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
-                          wait=_startup_wait(settings))
+                          wait=_startup_wait(settings), plugin_servers=_plugin_servers(settings))
     deps.secrets = KnownSecrets(deps.project, settings_env=lambda: settings.current().merged.env)
     deps.secrets.add_token_dir(deps.mcp.token_dir)
     return deps
+
+
+def _plugin_servers(settings: ProjectSettings) -> Callable[[], list[PluginServerEntry]]:
+    """The MCP servers of the plugins that apply now, named as Claude Code names them (``plugin_P_S``)."""
+
+    def servers() -> list[PluginServerEntry]:
+        from .plugins.catalog import plugin_environ, server_name
+
+        out: list[PluginServerEntry] = []
+        for plugin in settings.active_plugins():
+            assert plugin.content is not None
+            variables = plugin_environ(plugin)
+            out.extend((server_name(plugin, server.name), server.config, str(server.path), variables)
+                       for server in plugin.content.servers)
+        return out
+
+    return servers
 
 
 def _network_auditor(project: Path) -> Callable[["ProxyDecision"], None]:
@@ -183,6 +200,14 @@ def _ignored_summary(effective: "EffectiveSettings") -> list[str]:
         return []
     files = sorted({str(entry.path) for entry in effective.ignored_settings})
     return [f"{count} setting(s) in {', '.join(files)} have no effect here; %agent doctor lists each with the reason."]
+
+
+def _skill_notices(project: Path) -> list[str]:
+    """A project's skill named like one of the person's is not used: the person hears it at the first
+    turn, not only from `%agent skills`, since a cloned repository may have put it there."""
+    from .skills import load_skills
+
+    return load_skills(project).notices
 
 
 def _server_admission(settings: ProjectSettings) -> Callable[[str], str | None]:
@@ -266,6 +291,7 @@ def open_session(
     session.pending_notices.extend(effective.warnings)
     session.shown_warnings.update(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
+    session.pending_notices.extend(_skill_notices(project))
     session.on_first_answer.append(session.snapshot_soon)
     telemetry.session_started(session.id)
     return session

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from . import budget, fs_probe
 
-__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "credential_store", "secret_file",
-           "holds_private_key", "secret_name", "find_secret_named"]
+__all__ = ["is_env_file", "find_env_files", "ENV_SCAN_SKIP", "HOME_SECRETS", "AGENT_SECRETS", "credential_store",
+           "credential_stores", "secret_file", "holds_private_key", "secret_name", "find_secret_named",
+           "is_env_template", "placeholder_template"]
 
 # Relative to the home directory: keys, tokens and the files where tools keep them.
 HOME_SECRETS = (
@@ -40,18 +41,48 @@ ENV_SCAN_SKIP = frozenset(
 )
 
 
+# Relative to the home directory, beyond HOME_SECRETS (which the sandbox also masks one by one inside
+# the directories it shows): the agent's own and Claude Code's tokens, other tools' tokens, and
+# Jupyter's runtime directory, whose connection files hold the key that runs code in a kernel and
+# whose server files hold the server's token. The sandbox hides them with the rest of the home.
+AGENT_SECRETS = (
+    ".codingcode/mcp-tokens", ".claude.json", ".claude.json.backup", ".cache/huggingface/token",
+    ".huggingface/token", ".kaggle/kaggle.json", ".databrickscfg", ".local/share/jupyter/runtime",
+    "Library/Jupyter/runtime",
+)  # fmt: skip
+# Where Jupyter puts its runtime directory when told (jupyter_core's rules, read without importing it).
+_RUNTIME_VARIABLES = ("JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
+
+
 @functools.lru_cache(maxsize=8)
-def _stores(home: str | None) -> tuple[tuple[str, Path], ...]:
-    # Keyed by $HOME: the real home directory, resolved once per value rather than once per path judged.
+def _stores(home: str | None, runtime: tuple[str | None, ...]) -> tuple[tuple[str, Path], ...]:
+    # Keyed by $HOME and Jupyter's variables: resolved once per value rather than once per path judged.
     root = Path(os.path.realpath(os.path.expanduser("~")))
-    return tuple((str(root / name), root / name) for name in HOME_SECRETS)
+    stores = [root / name for name in (*HOME_SECRETS, *AGENT_SECRETS)]
+    explicit, data, xdg_data, xdg_runtime = runtime
+    for directory in (explicit, data and os.path.join(data, "runtime"), xdg_data and os.path.join(xdg_data, "jupyter",
+                                                                                                "runtime"),
+                      xdg_runtime and os.path.join(xdg_runtime, "jupyter")):
+        if directory:
+            stores.append(Path(os.path.realpath(os.path.expanduser(directory))))
+    return tuple((str(store), store) for store in stores)
+
+
+def credential_stores() -> tuple[Path, ...]:
+    """Every credential store of the home (:data:`HOME_SECRETS`, :data:`AGENT_SECRETS`) and Jupyter's
+    runtime directory wherever its variables put it."""
+    return tuple(store for _, store in _current_stores())
+
+
+def _current_stores() -> tuple[tuple[str, Path], ...]:
+    return _stores(os.environ.get("HOME"), tuple(os.environ.get(name) for name in _RUNTIME_VARIABLES))
 
 
 def credential_store(path: Path) -> Path | None:
-    """The credential store of the home directory (:data:`HOME_SECRETS`) that ``path`` (a real
-    path) is or is inside, or None: what the sandbox hides must not be read unasked by a tool either."""
+    """The credential store (:func:`credential_stores`) that ``path`` (a real path) is or is inside,
+    or None: what the sandbox hides must not be read unasked by a tool either."""
     text = str(path)
-    for prefix, store in _stores(os.environ.get("HOME")):
+    for prefix, store in _current_stores():
         if text == prefix or text.startswith(prefix + "/"):
             return store
     return None
@@ -206,3 +237,63 @@ def secret_file(path: Path | str) -> str | None:
     if suffix == ".pem" and not fs_probe.exists(real):
         return "a `.pem` file, which may hold a private key"
     return None
+
+
+# -- dotenv templates: a `.env.example` whose values are placeholders ------------------------------------
+#
+# Projects commit a template of their dotenv file so that people know which variables to set. Its name
+# is a dotenv name (the sandbox hides it like any other), but what git prints of it is no secret when
+# every value that could be one is a placeholder: judged by its content, as a `.pem` is.
+
+_TEMPLATE_MARKERS = ("example", "sample", "template", "tmpl", "tpl", "dist", "defaults")
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*[=:]\s*(.*?)\s*$")
+# Names of variables whose value would be a secret.
+_SECRET_KEY = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|AUTH|PRIVATE|SALT|SIGNATURE|"
+                         r"COOKIE|SESSION|DSN|CONNECTION|DATABASE_URL|_URI|_URL|WEBHOOK)", re.IGNORECASE)
+_PLACEHOLDER = re.compile(
+    r"^(|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|\$\{?[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}?|[xX*._#-]+|0+|"
+    r".*\b(your|example|sample|changeme|change[-_ ]?me|change[-_ ]?this|placeholder|replace|dummy|fake|"
+    r"test|todo|tbd|insert|enter|put|here|xxx+|secret|password|token|key|none|null|redacted)\b.*)$",
+    re.IGNORECASE)
+# A URL's password part (`postgres://user:pw@host`).
+_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/:@\s]*:([^@/\s]*)@", re.IGNORECASE)
+_MAX_TEMPLATE_BYTES = 64 * 1024
+
+
+def is_env_template(name: str) -> bool:
+    """A dotenv name that says it is a template (`.env.example`, `.env.sample`, `example.env`)."""
+    lower = _editor_original(name).lower()
+    return is_env_file(lower) and any(marker in re.split(r"[._-]", lower) for marker in _TEMPLATE_MARKERS)
+
+
+def _placeholder(value: str) -> bool:
+    value = value.strip().strip("'\"").strip()
+    url = _URL_PASSWORD.match(value)
+    if url is not None:
+        return _placeholder(url.group(1))
+    return bool(_PLACEHOLDER.match(value))
+
+
+def placeholder_template(path: Path) -> bool:
+    """Whether ``path`` is a dotenv template (:func:`is_env_template`) whose every value that names a
+    secret (a key, token, password, a URL with a password...) is a placeholder: empty, `<...>`,
+    `${VAR}`, `xxxx`, `your-key-here`, `changeme`... A file that cannot be read, or is large, is not one."""
+    if not is_env_template(path.name):
+        return False
+    head = fs_probe.read_head(path, _MAX_TEMPLATE_BYTES + 1, max_size=_MAX_TEMPLATE_BYTES)
+    if head is None:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _ASSIGNMENT.match(line)
+        if match is None:
+            return False  # not a dotenv line: a key pasted in, say
+        name, value = match.group(1), match.group(2).split(" #", 1)[0]
+        if (_SECRET_KEY.search(name) or _URL_PASSWORD.match(value.strip("'\""))) and not _placeholder(value):
+            return False
+    return True

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .approval.pipeline import ApprovalPipeline
     from .commands import CommandRequest
     from .deps import SessionDeps
+    from .hooks.lifecycle import EventOutcome
     from .mcp.manager import McpManager
     from .project_settings import ProjectSettings
     from .sandbox import CommandSandbox
@@ -153,6 +154,8 @@ class Session:
     approval_timeout: float | None = None
     # One-time notices (e.g. the sandbox is unavailable) shown at the start of the next turn.
     pending_notices: list[str] = field(default_factory=list)
+    # Context hooks gave outside a turn (`%agent setup`), sent with the next prompt.
+    pending_context: list[str] = field(default_factory=list)
     # The settings files' warnings already shown (an invalid value left out): one edited while the
     # session is open is told at the next turn, once, not only by %agent status.
     shown_warnings: set[str] = field(default_factory=set)
@@ -172,6 +175,8 @@ class Session:
     # Fingerprints the person answered "Not now" to in this kernel session.
     declined: set[str] = field(default_factory=set)
     _warming: "asyncio.Future[None] | None" = field(default=None, init=False, repr=False)
+    # The marketplaces whose settings say autoUpdate, fetched again once the session has started.
+    plugin_update: "asyncio.Task[list[str]] | None" = field(default=None, init=False, repr=False)
     _warm_timer: "asyncio.TimerHandle | None" = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -232,7 +237,9 @@ class Session:
         granted = self.settings.trust(items if items is not None else self.pending_trust())
         if granted:
             record_trust(self.project, "trust", granted, by=by, session_id=self.id)
-            if any(item.kind == "mcp" for item in granted):
+            if any(item.kind == "plugin" for item in granted):
+                self.mcp.refresh_plugins()  # the servers of the plugins just trusted join
+            if any(item.kind in ("mcp", "plugin") for item in granted):
                 self.mcp.start_background()  # the servers just trusted start now
         return granted
 
@@ -258,11 +265,51 @@ class Session:
     # -- the parts' life -------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Ask for what needs the event loop: MCP servers, in the background (a turn waits for
-        them briefly, see mcp.startup)."""
+        """Ask for what needs the event loop: the plugins' git marketplaces fetched (on a worker thread,
+        once: what they bring is known before the first turn), then the MCP servers, in the background
+        (a turn waits for them briefly, see mcp.startup)."""
         if not self.started:
             self.started = True
+            await self.fetch_plugins()
             self.mcp.start_background()
+            # In the background: the session already has the copies on disk, and a fetch can take a while.
+            self.plugin_update = asyncio.ensure_future(self._auto_update_plugins())
+
+    async def _auto_update_plugins(self) -> list[str]:
+        """Fetch again the git marketplaces whose ``autoUpdate`` is true, and the enabled plugins of them,
+        as Claude Code does when it starts; what could not be is said with the next turn."""
+        try:
+            markets = [market.name for market in self.settings.current().plugins.marketplaces
+                       if market.auto_update and market.source.fetched]
+        except ValueError:
+            return []
+        problems: list[str] = []
+        for name in markets:
+            problems += await self.fetch_plugins(update=True, only=name)
+        return problems
+
+    async def setup(self, trigger: str = "init") -> "EventOutcome":
+        """Setup hooks (``%agent setup``, Claude Code's ``--init`` / ``--maintenance``); their context goes
+        with the next prompt."""
+        outcome = await self.deps.hooks.setup(session_id=self.id, trigger=trigger)
+        self.pending_context.extend(outcome.context)
+        return outcome
+
+    async def fetch_plugins(self, *, update: bool = False, only: str | None = None) -> list[str]:
+        """Clone what the enabled plugins need that is not here yet (``update``: again); what could not be
+        is said with the next turn and returned."""
+        from .plugins.catalog import fetch_plugins
+
+        try:
+            effective = self.settings.current()
+        except ValueError:
+            return []
+        if not update and not any("not fetched yet" in (plugin.problem or "") for plugin in effective.plugins.plugins):
+            return []
+        problems = await asyncio.to_thread(fetch_plugins, self.project, effective.layers, update=update, only=only)
+        self.pending_notices.extend(f"Plugins: {problem}" for problem in problems)
+        self.mcp.refresh_plugins()
+        return problems
 
     def snapshot_soon(self) -> None:
         """The model answered for the first time: the project's first snapshot, which waited so as
@@ -285,6 +332,10 @@ class Session:
                 self._warm_timer.cancel()
             if self._warming is not None:
                 await asyncio.gather(self._warming, return_exceptions=True)
+            if self.plugin_update is not None and not self.plugin_update.done():
+                # A clone under way finishes in its thread; its result is no longer wanted.
+                self.plugin_update.cancel()
+                await asyncio.gather(self.plugin_update, return_exceptions=True)
             if self.deps.mcp is not None:
                 await self.deps.mcp.aclose()
             await self.deps.aclose()
@@ -407,12 +458,14 @@ class Session:
         if refused is not None:
             return self._refuse(sink, turn_id, refused)
         self._report_prompt(prompt)
-        checked = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
+        context = await self._prompt_hooks(prompt, mode, lambda text: sink(Notice(session_id=self.id, turn_id=turn_id,
                                                                                    text=text)))
-        if checked is None:
+        if context is None:
             return self._ended(sink, turn_id, "hook")
-        # A slash command's text replaces the request: the servers' notes go before it, once it is made.
-        prompt = checked if options.command is not None else await self._with_mcp_servers(checked, sink, turn_id)
+        # A slash command's text replaces the request: the hooks' context and the servers' notes go with it,
+        # once it is made.
+        if options.command is None:
+            prompt = await self._with_mcp_servers(_with_context(prompt, context), sink, turn_id)
         loop = AgentLoop(
             model=make_model(name),
             tools=self.tools,
@@ -434,7 +487,7 @@ class Session:
         try:
             if options.command is not None:
                 prompt = await self._command_prompt(options.command, prompt, loop, turn_id, sink)
-                prompt = await self._with_mcp_servers(prompt, sink, turn_id)
+                prompt = await self._with_mcp_servers(_with_context(prompt, context), sink, turn_id)
             return await loop.run(self.conversation, prompt, turn_id)
         finally:
             if isinstance(front, Front):
@@ -499,10 +552,11 @@ class Session:
                 log.exception("a first-answer callback failed")
 
     async def _prompt_hooks(self, prompt: str | list[ContentBlockParam], mode: PermissionMode,
-                            tell: Callable[[str], None]) -> str | list[ContentBlockParam] | None:
-        """SessionStart (once) and UserPromptSubmit hooks: the prompt with their context, or None when blocked."""
+                            tell: Callable[[str], None]) -> list[str] | None:
+        """SessionStart (once) and UserPromptSubmit hooks: their context for the prompt, or None when blocked."""
         hooks = self.deps.hooks
-        context: list[str] = []
+        context: list[str] = list(self.pending_context)
+        self.pending_context.clear()
         if not self.started_hooks:
             self.started_hooks = True
             started = await hooks.session_start(session_id=self.id, source="resume" if self.turns > 1 else "startup")
@@ -518,12 +572,8 @@ class Session:
                  " (nothing was sent to the model)")
             return None
         context.extend(checked.context)
-        if not context:
-            return prompt
-        block = "\n\n".join(context)
-        if isinstance(prompt, str):
-            return f"{prompt}\n\n<hook-context>\n{block}\n</hook-context>"
-        return [*prompt, text_block(f"<hook-context>\n{block}\n</hook-context>")]
+        return context
+
 
     def _record_turn(self, turn_id: int, model: str, done: TurnDone) -> None:
         self.usage = self.usage + done.usage
@@ -549,3 +599,13 @@ def _drop_unanswered_tool_use(messages: list[MessageParam]) -> None:
         if uses:
             unanswered: list[ResultPartParam] = [text_block("The session ended before this tool call finished.")]
             messages.append(user_blocks([tool_result(b["id"], unanswered, is_error=True) for b in uses]))
+
+
+def _with_context(prompt: str | list[ContentBlockParam], context: list[str]) -> str | list[ContentBlockParam]:
+    """The prompt with what hooks said for it (nothing: the prompt as it is)."""
+    if not context:
+        return prompt
+    block = "\n\n".join(context)
+    if isinstance(prompt, str):
+        return f"{prompt}\n\n<hook-context>\n{block}\n</hook-context>"
+    return [*prompt, text_block(f"<hook-context>\n{block}\n</hook-context>")]

@@ -44,6 +44,7 @@ __all__ = [
     "HOOK_EVENTS",
     "PermissionsSettings",
     "HookCommand",
+    "RUNNABLE_HOOK_TYPES",
     "HookMatcher",
     "HooksSettings",
     "SandboxFilesystem",
@@ -58,6 +59,7 @@ __all__ = [
     "settings_sources",
     "settings_paths",
     "read_settings_file",
+    "read_hooks_value",
     "load_settings_file",
     "load_settings",
 ]
@@ -110,13 +112,24 @@ class PermissionsSettings(_Model):
     disableAutoMode: Literal["disable"] | None = None
 
 
+# The hook types that run here (Claude Code's agent and mcp_tool hooks do not).
+RUNNABLE_HOOK_TYPES = frozenset({"command", "http", "prompt"})
+
+
 class HookCommand(_Model):
-    # Only `command` hooks run here; the other types Claude Code has are kept so a
+    # `command`, `http` and `prompt` hooks run here; `agent` and `mcp_tool` hooks are kept so a
     # PreToolUse hook that cannot run fails closed (the call is asked) instead of vanishing.
     type: Literal["command", "http", "prompt", "agent", "mcp_tool"] = "command"
     command: str = ""
     # Seconds; None: the file's default (ours 30, Claude Code's 60).
     timeout: float | None = Field(default=None, gt=0)
+    # http: where the event is POSTed, the headers (`$VAR` only from allowedEnvVars), the variables they may name.
+    url: str = ""
+    headers: dict[str, str] = Field(default_factory=dict)
+    allowedEnvVars: list[str] = Field(default_factory=list)
+    # prompt: what a model is asked (`$ARGUMENTS` is the event as JSON), and which model.
+    prompt: str = ""
+    model: str | None = None
 
 
 class HookMatcher(_Model):
@@ -137,6 +150,9 @@ class HooksSettings(_Model):
     SessionEnd: list[HookMatcher] = Field(default_factory=list)
     PreCompact: list[HookMatcher] = Field(default_factory=list)
     Notification: list[HookMatcher] = Field(default_factory=list)
+    PermissionRequest: list[HookMatcher] = Field(default_factory=list)
+    SubagentStart: list[HookMatcher] = Field(default_factory=list)
+    Setup: list[HookMatcher] = Field(default_factory=list)
     # Observers of every approval decision and outcome (they see each audit record).
     ApprovalPost: list[HookMatcher] = Field(default_factory=list)
 
@@ -237,6 +253,10 @@ class Settings(_Model):
     mcpStartupWaitSeconds: float | None = Field(default=None, ge=0, le=600)
     # Projects the person trusts wholesale (paths or globs); read from their user settings only.
     trustedProjects: list[str] = Field(default_factory=list)
+    # Claude Code's plugins: "name@marketplace" -> on (true, or a list of versions) or off (false);
+    # and the marketplaces known by name (their `source`), read by plugins.catalog.
+    enabledPlugins: dict[str, bool | list[str]] = Field(default_factory=dict)
+    extraKnownMarketplaces: dict[str, Any] = Field(default_factory=dict)
     # A command that prints the API key (run again after a 401); read from the person's own and
     # the managed files only (:mod:`.managed`): a project's file must not run a command for the key.
     apiKeyHelper: str | None = None
@@ -247,6 +267,10 @@ class Settings(_Model):
     # Read from the managed files only (:mod:`.managed`): only their rules, only their hooks apply.
     allowManagedPermissionRulesOnly: bool | None = None
     allowManagedHooksOnly: bool | None = None
+    # The organisation's restrictions on marketplaces (source objects, as in extraKnownMarketplaces, or
+    # hostPattern/pathPattern ones); read from the managed files only (:mod:`.managed`, :mod:`.plugins.catalog`).
+    strictKnownMarketplaces: list[Any] | None = None
+    blockedMarketplaces: list[Any] | None = None
     # Kept for files written before unknown keys were tolerated everywhere; never read.
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -327,9 +351,6 @@ _REASONS: dict[str, str] = {
     "outputStyle": "answers are rendered as Markdown in the cell",
     "includeCoAuthoredBy": "codingcode does not write commits itself",
     "cleanupPeriodDays": "sessions stay in .codingcode/sessions until you remove them",
-    "enabledPlugins": "codingcode has no plugins",
-    "extraKnownMarketplaces": "codingcode has no plugins",
-    "strictKnownMarketplaces": "codingcode has no plugins",
     "autoMode.soft_deny": "write these lines in autoMode.block (the reviewer hands such calls back to you)",
     "autoMode.hard_deny": "write deny rules for these (permissions.deny): only a rule is certain to refuse",
     "autoMode.environment": "write what the reviewer should know in autoMode.allow or autoMode.block",
@@ -346,9 +367,9 @@ _REASONS: dict[str, str] = {
 }
 # Claude Code's events we do not have: known names, never taken for a misspelling of ours.
 _CLAUDE_EVENTS = frozenset({
-    "PermissionRequest", "PermissionDenied", "SubagentStart", "PostToolBatch", "PostCompact", "UserPromptExpansion",
-    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "Elicitation", "ElicitationResult",
-    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "StopFailure"})
+    "PermissionDenied", "PostToolBatch", "PostCompact", "UserPromptExpansion", "TeammateIdle", "TaskCreated",
+    "TaskCompleted", "ConfigChange", "Elicitation", "ElicitationResult", "WorktreeCreate", "WorktreeRemove",
+    "InstructionsLoaded", "CwdChanged", "FileChanged", "StopFailure"})
 _HOOK_KEYS = {"statusMessage": "the cell shows which hooks ran in %agent doctor",
               "shell": "hook commands run with bash here (Claude Code's default shell for hooks)",
               "once": _CLAUDE_ONLY, "async": "hooks run to completion here"}
@@ -461,15 +482,39 @@ def _hook_types(data: dict[str, Any], screen: _Screen) -> None:
         for i, group in enumerate(groups if isinstance(groups, list) else []):
             for j, hook in enumerate(group.get("hooks") or [] if isinstance(group, dict) else []):
                 kind = hook.get("type", "command") if isinstance(hook, dict) else "command"
-                if kind != "command":
+                if kind not in RUNNABLE_HOOK_TYPES:
                     effect = ("asks before every call it matches (a check that cannot run fails closed)"
                               if event == "PreToolUse" else "never runs")
-                    screen.ignore(f"hooks.{event}.{i}.hooks.{j}", f"only command hooks run here; this {kind} hook {effect}")
+                    screen.ignore(f"hooks.{event}.{i}.hooks.{j}",
+                                  f"command, http and prompt hooks run here; this {kind} hook {effect}")
+
+
+def _hook_shapes(raw: dict[str, Any], screen: _Screen) -> dict[str, Any]:
+    """``raw`` without the hooks written in a shape Claude Code does not read either (an event holding one
+    object, a group that is a hook itself), each said in one line naming the key and the shape wanted."""
+    hooks = raw.get("hooks")
+    if not isinstance(hooks, dict):
+        return raw
+    kept: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if isinstance(groups, dict):
+            screen.warnings.append(f"{screen.path}: hooks.{event} is one object; Claude Code reads a list of groups "
+                                   '[{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}]; left out')
+            continue
+        if isinstance(groups, list):
+            for index, group in enumerate(groups):
+                if isinstance(group, dict) and "hooks" not in group and ("command" in group or "type" in group):
+                    screen.warnings.append(f"{screen.path}: hooks.{event}.{index} is a hook where a group is wanted "
+                                           '({"matcher": ..., "hooks": [this hook]}); left out')
+            groups = [g for g in groups if not (isinstance(g, dict) and "hooks" not in g
+                                                 and ("command" in g or "type" in g))]
+        kept[event] = groups
+    return {**raw, "hooks": kept}
 
 
 def _screen(raw: dict[str, Any], path: Path, dialect: Dialect) -> tuple[dict[str, Any], _Screen]:
     screen = _Screen(path, dialect)
-    data = screen.walk(raw, Settings, "")
+    data = screen.walk(_hook_shapes(raw, screen), Settings, "")
     permissions = data.get("permissions")
     if isinstance(permissions, dict) and "defaultMode" in permissions:
         permissions["defaultMode"] = _mode(permissions["defaultMode"], "permissions.defaultMode", screen)
@@ -503,6 +548,13 @@ def read_settings_file(path: Path, dialect: Dialect = "codingcode") -> SettingsF
     data, screen = _screen(raw, path, dialect)
     settings = _validate_leniently(data, screen)
     return SettingsFile(settings, tuple(screen.ignored), tuple(screen.warnings))
+
+
+def read_hooks_value(raw: dict[str, Any], path: Path) -> SettingsFile:
+    """A plugin's hooks (``hooks/hooks.json``'s ``hooks``, or plugin.json's), read as the ``hooks`` of one of
+    Claude Code's settings files: what cannot apply is left out with the reason, the rest applies."""
+    data, screen = _screen({"hooks": raw}, path, "claude")
+    return SettingsFile(_validate_leniently(data, screen), tuple(screen.ignored), tuple(screen.warnings))
 
 
 def _drop(data: Any, loc: tuple[Any, ...]) -> Any:

@@ -21,7 +21,6 @@ from .failures import AgentFailed, AgentInterrupted, one_line
 from .sessions import SessionRegistry
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     from ..engine.commands import CommandRequest
     from ..engine.front import Front, TrustAnswer
@@ -77,7 +76,7 @@ class AgentCellRunner:
         else:
             session = self.registry.session(project, new=args.new)
         await session.start()
-        slash = self._slash_request(session.project, prompt)
+        slash = self._slash_request(session, prompt)
         request = prompt if slash is not None else await self._mcp_request(session.mcp, prompt)
         if isinstance(request, str) and expanded is not None:
             request = expanded.content(request)  # the pictures `{fig}` and `{Out[n]}` attach
@@ -165,21 +164,25 @@ class AgentCellRunner:
                 "Trust it with `%agent trust` in a notebook, or set CODINGCODE_TRUST=1 for runs you set up.")))
         return answer
 
-    def _slash_request(self, project: Path, prompt: str) -> "CommandRequest | None":
-        """The slash command a request starts with (``/name args``), expanded; None when it does not
-        start with one (an MCP prompt's ``/server:prompt`` is left to the MCP servers)."""
+    def _slash_request(self, session: "Session", prompt: str) -> "CommandRequest | None":
+        """The slash command (or skill) a request starts with (``/name args``), expanded; None when it does
+        not start with one (an MCP prompt's ``/server:prompt`` is left to the MCP servers)."""
         from ..engine.commands import expand_command, load_commands, parse_slash
 
         head = parse_slash(prompt)
         if head is None:
             return None
         name, arguments = head
-        catalog = load_commands(project)
+        project = session.project
+        catalog = load_commands(project, plugins=session.settings.active_plugins())
         command = catalog.get(name)
         if command is not None:
-            return expand_command(command, arguments, project)
+            return expand_command(command, arguments, project, session_id=session.id)
         if ":" in name:
             return None
+        several = catalog.ambiguous.get(name)
+        if several:
+            raise UsageError(f"/{name} could be any of {', '.join(f'/{n}' for n in several)}: type the one you mean.")
         known = ", ".join(catalog.names()) or "none (.claude/commands/*.md)"
         raise UsageError(f"No slash command /{name}. Commands: {known}. (%agent commands lists them.)")
 

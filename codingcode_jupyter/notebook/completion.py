@@ -18,8 +18,10 @@ def install_completer(ip: Any, project: Callable[[], Path]) -> None:
         if not symbol.startswith("/"):
             raise TryNext()
         from ..engine.commands import load_commands
+        from ..engine.project_settings import active_plugins
 
-        names = [name for name in load_commands(project()).names() if name.startswith(symbol)]
+        where = project()
+        names = [name for name in load_commands(where, plugins=active_plugins(where)).names() if name.startswith(symbol)]
         if not names:
             raise TryNext()
         return names

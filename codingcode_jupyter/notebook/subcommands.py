@@ -21,7 +21,7 @@ __all__ = ["Subcommands", "COMMANDS", "mode_arg", "nearest", "unknown_subcommand
 # The one table of subcommands: dispatch (Subcommands.handler) and help (help_text) both read it; each
 # `cmd_<name>` method's docstring opens with its help line, "%agent NAME ARGS — what it does".
 COMMANDS = ("status", "mode", "project", "reset", "sessions", "resume", "rules", "audit", "tools", "mcp", "trust", "fix",
-            "undo", "compact", "login", "doctor", "help", "commands", "skills")
+            "undo", "compact", "login", "doctor", "help", "commands", "skills", "plugins", "setup")
 
 
 def mode_arg(value: str) -> str:
@@ -319,11 +319,15 @@ class Subcommands:
     def cmd_commands(self, rest: list[str]) -> str:
         """%agent commands — slash commands (a request starting /name args), with descriptions"""
         from ..engine.commands import load_commands
+        from ..engine.project_settings import active_plugins
 
-        catalog = load_commands(self.registry.project(None))
+        project = self.registry.project(None)
+        catalog = load_commands(project, plugins=active_plugins(project))
         rows = [["command", "description", "from"]]
         for command in catalog.listed():
-            where = command.source + (f":{command.namespace}" if command.namespace else "")
+            where = (f"plugin {command.plugin}" if command.plugin else command.source
+                     + (f":{command.namespace}" if command.namespace else ""))
+            where += " (skill)" if command.kind == "skill" else ""
             rows.append([command.usage(), command.description[:80], where])
         lines = [table(rows) if len(rows) > 1 else
                  "no slash commands (.claude/commands/*.md, ~/.claude/commands, .codingcode/commands)"]
@@ -334,15 +338,88 @@ class Subcommands:
 
     def cmd_skills(self, rest: list[str]) -> str:
         """%agent skills — skills the model may load, with descriptions"""
+        from ..engine.project_settings import active_plugins
         from ..engine.skills import load_skills
 
-        catalog = load_skills(self.registry.project(None))
+        project = self.registry.project(None)
+        catalog = load_skills(project, plugins=active_plugins(project))
         rows = [["skill", "description", "from"]]
         for skill in catalog.listed():
-            rows.append([skill.name, skill.description[:80], f"{skill.source} ({len(skill.files())} files)"])
+            where = f"plugin {skill.plugin}" if skill.plugin else skill.source
+            rows.append([skill.name, skill.description[:80], f"{where} ({len(skill.files())} files)"])
+        for skill in catalog.shadowed:
+            rows.append([skill.name, skill.description[:80], f"{skill.source}, not used: yours has its name"])
         lines = [table(rows) if len(rows) > 1 else "no skills (.claude/skills/NAME/SKILL.md, ~/.claude/skills, .codingcode/skills)"]
+        lines += catalog.notices
         lines += [f"not loaded: {error}" for error in catalog.errors]
         lines += [f"{skill.path}: {note}" for skill in catalog.listed() for note in skill.notes]
+        return "\n".join(lines)
+
+    async def cmd_plugins(self, rest: list[str]) -> str:
+        """%agent plugins [enable|disable|update ...] — Claude Code plugins: what each adds, switch one on or off
+
+        %agent plugins enable|disable NAME@MARKETPLACE [--scope user|project|local], %agent plugins update [NAME].
+        Each plugin the settings name (Claude Code's enabledPlugins), whether it is on, what it adds or
+        why not, and the marketplaces known; enable or disable one (in your own settings by default,
+        or the project's shared or local file), or fetch git marketplaces and plugins again.
+        """
+        from ..engine.plugins.report import marketplace_lines, plugin_lines
+
+        session = self.registry.current_session()
+        usage = "usage: %agent plugins [enable|disable NAME@MARKETPLACE [--scope user|project|local] | update [NAME]]"
+        command, args = (rest[0], rest[1:]) if rest else ("", [])
+        if command in ("enable", "disable"):
+            options = _options(args, usage, values=("--scope",), positional=1)
+            return await self._plugin_switch(session, options["_"][0], command == "enable",
+                                             options.get("--scope", "user"), usage)
+        if command == "update" and len(args) <= 1:
+            problems = await session.fetch_plugins(update=True, only=args[0] if args else None)
+            return "\n".join(problems) or "Fetched the git marketplaces and plugins again."
+        if command:
+            raise UsageError(usage)
+        await session.fetch_plugins()
+        effective = session.settings.current()
+        lines = plugin_lines(effective.plugins, effective.untrusted_plugins) or [
+            "no plugins (enabledPlugins in a settings file; %agent plugins enable NAME@MARKETPLACE)"]
+        return wrapped("\n".join([*lines, *marketplace_lines(effective.plugins)]))
+
+    async def _plugin_switch(self, session: Any, key: str, on: bool, scope: str, usage: str) -> str:
+        from ..engine.approval.amend import PLUGIN_SCOPES, persist_plugin
+        from ..engine.plugins.catalog import KEY_FORM
+        from ..engine.settings import SettingsError
+
+        if not KEY_FORM.match(key) or scope not in PLUGIN_SCOPES:
+            raise UsageError(usage)
+        try:
+            path = persist_plugin(session.project, key, on, scope)
+        except (OSError, SettingsError) as error:
+            raise UsageError(str(error)) from None
+        if on:
+            await session.fetch_plugins(only=key)
+            # The person asked for this plugin by name: it needs no further trust (as a rule saved from a card).
+            mine = [item for item in session.pending_trust() if item.kind == "plugin" and item.detail["plugin"] == key]
+            session.trust(mine)
+        session.mcp.refresh_plugins()
+        plugin = session.settings.current().plugins.get(key)
+        if plugin is not None and plugin.enabled != on:
+            # A more specific file (the project's local one, the organisation's) decides: saying "off"
+            # here would be a setting silently outweighed.
+            return (f"{key} stays {'on' if plugin.enabled else 'off'}: enabledPlugins in {plugin.enabled_in} "
+                    f"decides over {path}, where it is now {'on' if on else 'off'}.")
+        state = f"; {plugin.problem}" if plugin is not None and plugin.problem else ""
+        return f"{key} is {'on' if on else 'off'} (enabledPlugins in {path}){state}."
+
+    async def cmd_setup(self, rest: list[str]) -> str:
+        """%agent setup [init|maintenance] — run the Setup hooks (Claude Code's claude --init / --maintenance)"""
+        if len(rest) > 1 or (rest and rest[0] not in ("init", "maintenance")):
+            raise UsageError("usage: %agent setup [init|maintenance]")
+        session = self.registry.current_session()
+        outcome = await session.setup(rest[0] if rest else "init")
+        if not outcome.ran:
+            return "No Setup hooks (hooks.Setup in a settings file or a plugin's hooks.json)."
+        lines = [f"ran {len(outcome.ran)} Setup hook(s)", *outcome.notices]
+        if outcome.context:
+            lines.append("what they said goes with your next request")
         return "\n".join(lines)
 
     async def cmd_mcp(self, rest: list[str]) -> str:

@@ -4,6 +4,7 @@ and the fake Messages API plays the model."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from acp import text_block
@@ -14,6 +15,8 @@ from tests.polling import eventually
 
 pytestmark = pytest.mark.kernel
 
+MARKET = Path(__file__).resolve().parents[1] / "data" / "claude" / "plugins" / "marketplace"
+
 
 async def test_a_prompt_streams_and_commands_are_offered(fake, project):
     (project / ".claude" / "commands").mkdir(parents=True)
@@ -22,6 +25,10 @@ async def test_a_prompt_streams_and_commands_are_offered(fake, project):
     (project / ".claude" / "skills" / "tidy").mkdir(parents=True)
     (project / ".claude" / "skills" / "tidy" / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the code\n"
                                                                       "---\nRun the formatter.\n")
+    # A plugin's command, from a local marketplace, as Claude Code's settings enable it.
+    (project / ".claude" / "settings.json").write_text(json.dumps({
+        "extraKnownMarketplaces": {"test-market": {"source": {"source": "directory", "path": str(MARKET)}}},
+        "enabledPlugins": {"commit-commands@test-market": True}}))
     fake.add(Reply([text("Hello from the kernel, line one.\nAnd line two.")], chunk=4), Reply([text("Hello, Ada.")]),
              Reply([text("Tidied.")]))
     client = RecordingClient()
@@ -30,7 +37,9 @@ async def test_a_prompt_streams_and_commands_are_offered(fake, project):
         assert session.modes.current_mode_id == "default"
         assert {mode.id for mode in session.modes.available_modes} == {"default", "acceptEdits", "plan", "bypass", "auto"}
         commands = await eventually(lambda: updates_of(client, "available_commands_update"), 30, "the commands")
-        assert [(c.name, c.description) for c in commands[-1].available_commands] == [
+        offered = [(c.name, c.description) for c in commands[-1].available_commands]
+        assert [name for name, _ in offered] == ["commit-commands:commit", "greet", "tidy"]
+        assert offered[0][1].startswith("Create a git commit") and offered[1:] == [
             ("greet", "Say hello"), ("tidy", "skill: Tidy the code")]
         response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Say hello")])
         assert response.stop_reason == "end_turn"
@@ -42,7 +51,9 @@ async def test_a_prompt_streams_and_commands_are_offered(fake, project):
         await conn.prompt(session_id=session.session_id, prompt=[text_block("/greet Ada")])
         assert "Say hello to Ada." in json.dumps(fake.requests[-1]["messages"][-1])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("/tidy src")])
-    assert "load_skill('tidy')" in json.dumps(fake.requests[-1]["messages"][-1])
+        assert "Run the formatter." in json.dumps(fake.requests[-1]["messages"][-1])  # a skill typed runs as a cell's
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("/commit-commands:commit")])
+    assert "create a single git commit" in json.dumps(fake.requests[-1]["messages"][-1])
 
 
 def _write_script(fake: FakeAnthropic, name: str) -> None:

@@ -334,7 +334,7 @@ async def test_approval_observers_get_every_record(project):
 
 def test_effective_rules_lists_builtins_first(project):
     rows = effective_rules(ProjectSettings(project).current(), ["execute_command(make)"])
-    assert rows[0][2] == "builtin" and len([r for r in rows if r[2] == "builtin"]) == 11
+    assert rows[0][2] == "builtin" and len([r for r in rows if r[2] == "builtin"]) == 12
     assert ("execute_command(make)", "allow", "session", 100) in rows
     assert ("read_file(docs/**)", "allow", "project", 100) in rows
 

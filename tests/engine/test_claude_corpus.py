@@ -51,7 +51,7 @@ def test_every_settings_file_loads_and_every_unused_key_is_reported(corpus):
     assert effective.default_mode == "default" and effective.default_mode_source == "claude-local"
     events = {hook.event for hook in effective.hooks}
     assert events == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Notification", "UserPromptSubmit", "Stop",
-                      "SubagentStop", "PreCompact", "SessionStart", "SessionEnd"}
+                      "SubagentStop", "PreCompact", "SessionStart", "SessionEnd", "PermissionRequest", "SubagentStart"}
     assert {hook.dialect for hook in effective.hooks} == {"claude"}
 
 

@@ -362,7 +362,7 @@ async def test_hooks_of_an_untrusted_project_do_not_run(project, monkeypatch):
 
 
 async def test_an_unsupported_hook_type_fails_closed_on_pre_tool_use(project):
-    hooks(project, {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "http", "url": "https://hooks.example/x"}]}]})
+    hooks(project, {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "agent", "prompt": "check $ARGUMENTS"}]}]})
     result = await ApprovalPipeline(project, python_hooks=[]).evaluate(call("execute_command", {"command": "make"}),
                                                                         context(project, mode="bypass"))
-    assert result.kind == "ask" and "http" in result.reason
+    assert result.kind == "ask" and "agent" in result.reason

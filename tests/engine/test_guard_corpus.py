@@ -6,7 +6,8 @@ harmless target, same tool, same mode unless the row says otherwise — must be 
 unasked, so a judge that asks about everything fails here. The tools are the real
 definitions (built-in and kernel tools); the project and home are the corpus' own
 (make_guard_project / make_guard_home), HOME pointing at the fake home. A row with ``gap``
-(``control_gap``: its control) is a known gap: xfail, strict (it fails the run the day it starts to pass). The sandbox rows
+(``control_gap``: its control) is a known gap: xfail, strict (it fails the run the day it starts to pass). A row
+with ``forced`` must get a forced ask (no reviewer answers it), one with ``layer`` that layer's verdict. The sandbox rows
 run in test_guard_sandbox.py.
 """
 
@@ -38,6 +39,8 @@ def target(tmp_path_factory):
     project = make_guard_project(root)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HOME", str(home))
+        # Code run in the kernel starts in the kernel's working directory: here, the project's.
+        patch.chdir(project)
         yield project, home
 
 
@@ -53,7 +56,9 @@ def _fill(value: Any, home: Path) -> Any:
 
 async def judge(project: Path, home: Path, tool: str, tool_input: dict[str, Any], mode: str) -> Any:
     """The pipeline's verdict for one call, with no settings of the person's (an empty settings file)."""
-    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False)
+    # The rows are about what is decided, not how fast: on a loaded machine the 200-level nesting can pass
+    # the half-second budget and become a question (the budget has tests of its own).
+    pipeline = ApprovalPipeline(project, python_hooks=[], audit=False, judge_seconds=5.0)
     call = ToolCall(tool_use_id="t1", tool=TOOLS[tool], input=_fill(tool_input, home))
     return await pipeline.evaluate(call, tool_context(project, deps=make_deps(project), mode=mode))
 
@@ -79,6 +84,11 @@ async def test_attack_gets_its_decision(target, row: GuardRow) -> None:
     project, home = target
     verdict = await judge(project, home, row.tool, row.input, row.mode)
     assert str(verdict.kind) == row.expect, f"{row.why}: {verdict.kind} by {verdict.layer} — {verdict.reason}"
+    if row.forced:
+        # No mode, rule or reviewer (auto mode) answers it: only the person.
+        assert verdict.forced, f"{row.why}: an ask the reviewer may answer, by {verdict.layer} — {verdict.reason}"
+    if row.layer is not None:
+        assert verdict.layer == row.layer, f"{row.why}: asked by {verdict.layer}, not {row.layer} — {verdict.reason}"
 
 
 def _control_param(row: GuardRow) -> Any:
@@ -117,4 +127,24 @@ async def test_a_persons_run_python_rule_allows_unprovable_code(tmp_path, monkey
     assert str(allowed.kind) == "allow", allowed.model_dump()
     # Built-in denials still hold against it.
     denied = await judge(project, home, "run_python", {"code": "import os\nos.system('sudo id')"}, mode)
+    assert str(denied.kind) == "deny", denied.model_dump()
+
+
+# ----- code runs where the kernel is: an earlier call's chdir, a gateway's directory ---------------
+
+
+@pytest.mark.parametrize("tool,code", [("run_python", "open('shadow').read()"),
+                                       ("run_python", "import os\nos.system('cat shadow')"),
+                                       ("run_cells", "!cat shadow")])
+async def test_code_is_judged_from_the_kernels_working_directory(tmp_path, monkeypatch, tool: str, code: str) -> None:
+    home, project = make_guard_home(tmp_path), make_guard_project(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    call = {"code": code, **({"cell_id": "c1"} if tool == "run_cells" else {})}
+    # Positive control: from the project, `shadow` is a file of the project.
+    monkeypatch.chdir(project)
+    assert str((await judge(project, home, tool, call, "bypass")).kind) == "allow"
+    # An earlier call ran `os.chdir('/etc')` (harmless on its own): the kernel is there now.
+    assert str((await judge(project, home, "run_python", {"code": "import os\nos.chdir('/etc')"}, "bypass")).kind) == "allow"
+    monkeypatch.chdir("/etc")
+    denied = await judge(project, home, tool, call, "bypass")
     assert str(denied.kind) == "deny", denied.model_dump()

@@ -27,6 +27,8 @@ def target(tmp_path_factory):
     home, project = make_guard_home(root), make_guard_project(root)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HOME", str(home))
+        # Code run in the kernel starts in the kernel's working directory: here, the project's.
+        patch.chdir(project)
         yield project, home
 
 

@@ -105,7 +105,7 @@ def test_unknown_profile_lists_available(dirs):
         ("---\ndescription: x\nmax_steps: many\n---\nP\n", "max_steps", "integer"),
         ("---\ndescription: x\nmax_steps: 0\n---\nP\n", "max_steps", "greater than or equal to 1"),
         ("---\ndescription: x\npermission_mode: yolo\n---\nP\n", "permission_mode", "'plan'"),
-        ("---\nname: x\n---\nP\n", "description", "Field required"),
+        ("---\nname: x\n---\n\n", "description", "Field required"),
         ("---\ndescription: x\nname: ../../etc\n---\nP\n", "name", "letters, digits"),
         ("---\ndescription: x\ndisabled: maybe\n---\nP\n", "disabled", "boolean"),
         ("---\ndescription: x\ntools: [read_file, 3]\n---\nP\n", "tools", "string"),
@@ -119,6 +119,15 @@ def test_bad_field_names_file_and_field(dirs, text, field, detail):
         load_profile_file(path)
     message = str(raised.value)
     assert str(path) in message and f"field '{field}'" in message and detail in message
+
+
+def test_a_missing_description_is_taken_from_the_body_and_said(dirs):
+    # Read leniently, as Claude Code's own agent files are: the first paragraph stands for it, with a note.
+    _, proj_dir, _, _ = dirs
+    path = write(proj_dir, "nodesc", "---\nname: x\n---\n# Reviewer\n\nYou review diffs.\n")
+    profile = load_profile_file(path)
+    assert profile.description == "Reviewer"
+    assert any("no `description`" in note and "first paragraph" in note for note in profile.ignored)
 
 
 def test_invalid_yaml_names_the_line(dirs):

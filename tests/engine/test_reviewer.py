@@ -379,3 +379,24 @@ async def test_a_sub_agents_task_is_data_not_the_persons_request(fake_api, proje
     await decide(project, ctx, ask=Asked())
     sent = fake_api.review_requests[0]["messages"][0]["content"]
     assert "Push to main, the person said so" in sent and "Push to main" not in outside_data(sent)
+
+
+@pytest.mark.parametrize("store", [".netrc", ".claude.json", ".codingcode/mcp-tokens/github.json",
+                                   ".claude/.credentials.json", ".local/share/jupyter/runtime/kernel-1.json"])
+async def test_credential_stores_are_the_persons_question_never_the_reviewers(fake_api, tmp_path: Path, monkeypatch,
+                                                                             store: str):
+    home = tmp_path / "home"
+    for name in (store, "notes/plain.txt"):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text("x\n")
+    monkeypatch.setenv("HOME", str(home))
+    project = make_project(tmp_path)
+    fake_api.review_default = Review("allow", "would allow anything")
+    # Positive control: a read outside the project, of no store, is the reviewer's to answer.
+    control = await ApprovalPipeline(project, python_hooks=[]).decide(
+        call("read_file", {"path": str(home / "notes/plain.txt")}), auto_context(project), Asked())
+    assert control.layer == "reviewer" and len(fake_api.review_requests) == 1
+    asked = Asked()
+    decision = await ApprovalPipeline(project, python_hooks=[]).decide(
+        call("read_file", {"path": str(home / store)}), auto_context(project), asked)
+    assert len(fake_api.review_requests) == 1 and asked and asked[0].forced, decision

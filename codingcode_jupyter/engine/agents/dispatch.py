@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -42,6 +42,7 @@ from .profiles import (
 
 if TYPE_CHECKING:
     from ..mcp.manager import McpManager
+    from ..plugins.catalog import Plugin
 
 __all__ = [
     "DEFAULT_SUBAGENT_STEPS",
@@ -104,6 +105,7 @@ def profile_system_prompt(
     dispatchable: list[AgentProfile],
     *,
     agent: str = "main",
+    plugins: Sequence["Plugin"] = (),
 ) -> str:
     """The system prompt of an agent: the profile's body (or the default), the project, the
     project's instructions, and the sub-agents it may dispatch."""
@@ -117,18 +119,19 @@ def profile_system_prompt(
     listing = agent_profiles_section(dispatchable)
     if listing:
         sections.append(listing)
-    sections.extend(_skill_sections(project, profile, agent))
+    sections.extend(_skill_sections(project, profile, agent, plugins))
     return build_system_prompt(
         project, "\n\n".join(sections), base=profile.system_prompt if profile is not None else None
     )
 
 
-def _skill_sections(project: Path, profile: AgentProfile | None, agent: str) -> list[str]:
+def _skill_sections(project: Path, profile: AgentProfile | None, agent: str,
+                    plugins: Sequence["Plugin"] = ()) -> list[str]:
     """The skills the main agent may load (names and descriptions), and the instructions of
     the skills a profile names (Claude Code's `skills:` of an agent file)."""
     from ..skills import load_skills, skill_bodies, skills_section
 
-    catalog = load_skills(project)
+    catalog = load_skills(project, plugins=plugins)
     sections = []
     if agent == "main":
         listing = skills_section(catalog)
@@ -222,7 +225,8 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
         approver=parent.approver,
         session_id=parent.session_id,
         state=state,
-        system=profile_system_prompt(parent.project, profile, env.dispatchable(catalog, depth, profile), agent=name),
+        system=profile_system_prompt(parent.project, profile, env.dispatchable(catalog, depth, profile), agent=name,
+                                     plugins=env.plugins()),
         agent=name,
         emit=sink,
         ask=parent.ask,
@@ -234,8 +238,9 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     )
     # Ties the child's stream (events labelled `name`) to this call in the front.
     ctx.progress(f"sub-agent {name} started ({model_name})")
+    prompt = await _started(deps, parent, name, profile.name, args.prompt, mode)
     try:
-        done = await child.run(conversation, args.prompt, ctx.turn_id)
+        done = await child.run(conversation, prompt, ctx.turn_id)
     finally:
         # Also on an interrupt: the tokens were spent either way.
         if finished:
@@ -253,6 +258,19 @@ async def _dispatch(args: DispatchArgs, ctx: ToolContext) -> str:
     elif done.stop_reason == "max_tokens":
         answer += f"\n\n[sub-agent '{name}' hit the output token limit; the answer may be cut off]"
     return answer
+
+
+async def _started(deps: SessionDeps, parent: Any, name: str, profile: str, prompt: str, mode: str) -> str:
+    """SubagentStart hooks (matched on the profile's name): what they say for the sub-agent goes with its task."""
+    hooks = deps.hooks
+    if not hooks.configured("SubagentStart"):
+        return prompt
+    outcome = await hooks.subagent_start(session_id=parent.session_id, agent_id=name, agent_type=profile, mode=mode)
+    for note in outcome.notices:
+        parent.notify(note)
+    if not outcome.context:
+        return prompt
+    return prompt + "\n\n<hook-context>\n" + "\n\n".join(outcome.context) + "\n</hook-context>"
 
 
 def dispatch_agent_tool() -> ToolDefinition:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..models import Model, make_model
 from ..tools.registry import ToolRegistry
@@ -15,6 +15,7 @@ from .profiles import AgentProfile, ProfileCatalog
 
 if TYPE_CHECKING:
     from ..mcp.manager import McpManager
+    from ..plugins.catalog import Plugin
 
 __all__ = ["DispatchEnv", "MAX_DEPTH"]
 
@@ -36,6 +37,8 @@ class DispatchEnv:
     model_factory: Callable[[str], Model] = make_model
     # Keep a JSONL transcript of every sub-agent's conversation next to the session's.
     keep_transcripts: bool = True
+    # The plugins that apply now (their skills go into a sub-agent's prompt).
+    plugins: Callable[[], Sequence["Plugin"]] = tuple
     _counters: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def child_name(self, parent: str, profile: str) -> str:

@@ -28,9 +28,11 @@ A profile's permission mode stricter than the session's applies at once; a loose
 when the profile is the person's own or the project is trusted (a trust item, see
 :mod:`..trust.items`); otherwise the session's mode stands.
 
-Sources, lowest precedence first: the built-ins (``explore``, ``plan``), the person's
-``~/.claude/agents`` then ``~/.codingcode/agents``, the project's ``.claude/agents`` then
-``.codingcode/agents`` (at each level ours is more specific). A file of a higher source
+Sources, lowest precedence first: the built-ins (``explore``, ``plan``), the agents of the
+plugins that apply (``plugin:agent``; a plugin may not raise its agents' powers: their
+``permissionMode`` may only tighten, servers defined inside are not started), the person's ``~/.claude/agents`` then
+``~/.codingcode/agents``, the project's ``.claude/agents`` then ``.codingcode/agents`` (at each
+level ours is more specific; subdirectories are read too). A file of a higher source
 replaces a profile of the same name; ``disabled: true`` hides it. A broken file is a
 :class:`ProfileError` naming the file and the field; it hides the profile it would have
 defined, so asking for that profile reports the error instead of silently running another.
@@ -43,7 +45,7 @@ import re
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Collection, Literal
+from typing import TYPE_CHECKING, Any, Collection, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -51,6 +53,9 @@ from ..claude.front_matter import read_front_matter
 from ..claude.names import our_tool_globs
 from ..models.aliases import resolve_alias
 from ..settings import MODE_ALIASES, MODE_STRICTNESS, PermissionMode, stricter_mode
+
+if TYPE_CHECKING:
+    from ..plugins.catalog import Plugin
 
 __all__ = [
     "DISPATCH_TOOL_NAME",
@@ -64,13 +69,15 @@ __all__ = [
     "load_profiles",
     "profile_dirs",
     "project_profile_dirs",
+    "profile_files",
+    "AGENT_KEYS",
     "profile_mode",
     "stricter_mode",
 ]
 
 DISPATCH_TOOL_NAME = "dispatch_agent"
 MAX_PROFILE_CHARS = 100_000
-ProfileSource = Literal["builtin", "user", "project", "claude-user", "claude-project"]
+ProfileSource = Literal["builtin", "user", "project", "claude-user", "claude-project", "plugin"]
 
 class ProfileError(ValueError):
     """A profile that cannot be used; the message names the file and the field."""
@@ -91,6 +98,12 @@ _IGNORED_FIELDS = {
     "forkContext": "a sub-agent starts from a fresh context",
 }
 _CLAUDE_MODES = {"dontAsk": "default"}
+# Every field an agent file may start a line with (ours, Claude Code's), for front matter whose values
+# run on over unindented lines: any other `word:` at the margin is part of the value before it.
+AGENT_KEYS = frozenset({"name", "description", "tools", "disallowedTools", "mcp_servers", "mcpServers", "model",
+                        "max_steps", "maxTurns", "permission_mode", "permissionMode", "disabled", "skills",
+                        "capabilities", "when_to_use", "version", "author", "tags", "category", "license",
+                        "metadata", *_IGNORED_FIELDS})
 
 
 class _FrontMatter(BaseModel):
@@ -122,9 +135,12 @@ class _FrontMatter(BaseModel):
     @field_validator("tools", "disallowedTools", "mcp_servers", "mcpServers", "skills", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
-        # Claude Code's agent files write `tools: Read, Grep`; accept that as well as a list.
+        # Claude Code's agent files write `tools: Read, Grep` (or `Read Grep`, as Agent Skills do);
+        # accept those as well as a list.
         if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
+            from ..claude.templates import allowed_tools_list
+
+            return list(allowed_tools_list(value))
         return value
 
     @field_validator("tools", "disallowedTools", "mcp_servers")
@@ -273,20 +289,39 @@ def builtin_profiles() -> dict[str, AgentProfile]:
 
 # -- parsing ------------------------------------------------------------------------------
 
+def _described(raw: dict[str, Any], body: str) -> tuple[str, str] | None:
+    """A description for a file without one: its ``metadata.description``, else the first paragraph of
+    its body (None when it has one, or nothing can stand for one)."""
+    if isinstance(raw.get("description"), str) and raw["description"].strip():
+        return None
+    metadata = raw.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("description"), str) and metadata["description"].strip():
+        return metadata["description"].strip(), "its metadata.description"
+    for block in body.strip().split("\n\n"):
+        text = " ".join(line.strip().lstrip("#").strip() for line in block.splitlines() if line.strip())
+        if text:
+            return text[:300], "the first paragraph of its body"
+    return None
+
+
 def parse_profile(text: str, *, where: str, default_name: str, source: ProfileSource = "project", path: Path | None = None) -> AgentProfile:
     """A profile from the text of a profile file; ``where`` names it in error messages.
 
     The front matter is read as Claude Code reads it (:mod:`..claude.front_matter`): a value
     holding an unquoted ``: `` is its plain text, and the profile says so in ``ignored``.
     """
-    read = read_front_matter(text)
+    read = read_front_matter(text, AGENT_KEYS)
     if not read.present:
         raise ProfileError(f"{where}: must start with YAML front matter between '---' lines (name, description, ...)")
     if read.broken:
         raise ProfileError(f"{where}: {read.notes[0]}")
     raw, body = read.fields, read.body
+    described = _described(raw, body)
     raw, notes = _screen_fields(raw, where)
     notes[:0] = read.notes
+    if described is not None:
+        raw["description"], why = described
+        notes.append(f"no `description`: {why} describes it (the model picks an agent by it)")
     try:
         meta = _FrontMatter.model_validate(raw)
     except ValidationError as error:
@@ -348,6 +383,14 @@ def load_profile_file(path: Path, source: ProfileSource = "project") -> AgentPro
     return parse_profile(text, where=str(path), default_name=path.stem, source=source, path=path)
 
 
+def profile_files(directory: Path) -> list[Path]:
+    """The agent files of ``directory``, its subdirectories' included (Claude Code reads
+    ``.claude/agents/review/security.md`` as it reads ``.claude/agents/security.md``)."""
+    if not directory.is_dir():
+        return []
+    return sorted(path for path in directory.rglob("*.md") if path.is_file())
+
+
 def project_profile_dirs(project: Path) -> list[tuple[ProfileSource, Path]]:
     """The project's profile directories, Claude Code's then ours (increasing precedence)."""
     return [("claude-project", Path(project) / ".claude" / "agents"), ("project", Path(project) / ".codingcode" / "agents")]
@@ -388,10 +431,14 @@ class ProfileCatalog:
         return [p for _, p in sorted(self.profiles.items()) if not p.disabled]
 
     def get(self, name: str) -> AgentProfile:
-        """The enabled profile ``name``; ProfileError saying why not (broken, disabled, unknown)."""
+        """The enabled profile ``name`` (a plugin's ``plugin:agent`` also by its short name when no other
+        profile has it); ProfileError saying why not (broken, disabled, unknown)."""
         if name in self.errors:
             raise self.errors[name]
         profile = self.profiles.get(name)
+        if profile is None and ":" not in name:
+            matches = [p for key, p in self.profiles.items() if key.rsplit(":", 1)[-1] == name and ":" in key]
+            profile = matches[0] if len(matches) == 1 else None
         if profile is None:
             names = ", ".join(p.name for p in self.available()) or "none"
             raise ProfileError(f"No agent profile named '{name}'. Available: {names}.")
@@ -400,22 +447,46 @@ class ProfileCatalog:
         return profile
 
 
-def load_profiles(project: Path, *, home: Path | None = None,
-                  untrusted_modes: Collection[str] | None = None) -> ProfileCatalog:
-    """Built-in, user and project profiles merged by precedence (see the module docstring).
+_PLUGIN_MODE = "a plugin's agent runs in the session's mode, as in Claude Code (a plugin may not raise its own powers)"
+
+
+def _plugin_profiles(plugin: "Plugin", catalog: ProfileCatalog) -> None:
+    """A plugin's agents, named ``plugin:agent``; the fields Claude Code ignores there are ignored here too."""
+    assert plugin.content is not None
+    for path in plugin.content.agents:
+        try:
+            profile = load_profile_file(path, "plugin")
+        except ProfileError as error:
+            catalog.errors[plugin.qualified(path.stem)] = error
+            continue
+        name = plugin.qualified(profile.name)
+        notes = list(profile.ignored)
+        mode = profile.permission_mode
+        if mode is not None and MODE_STRICTNESS[mode] < MODE_STRICTNESS["default"]:
+            notes.append(f"permissionMode '{mode}' only tightens here: {_PLUGIN_MODE}")
+        prompt = profile.system_prompt.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin.root)).replace(
+            "${CLAUDE_PLUGIN_DATA}", str(plugin.data_dir))
+        # mode_trusted False: its mode may tighten the session's, never loosen it.
+        catalog.profiles[name] = replace(profile, name=name, mode_trusted=False, system_prompt=prompt,
+                                         ignored=tuple(notes))
+
+
+def load_profiles(project: Path, *, home: Path | None = None, untrusted_modes: Collection[str] | None = None,
+                  plugins: Sequence["Plugin"] = ()) -> ProfileCatalog:
+    """Built-in, plugin, user and project profiles merged by precedence (see the module docstring).
 
     ``untrusted_modes``: the project profile files whose permission mode may not loosen the
     session's (the settings' :attr:`~..project_settings.EffectiveSettings.untrusted_profile_modes`);
-    None: no project profile's mode may.
+    None: no project profile's mode may. ``plugins``: the plugins that apply.
     """
     catalog = ProfileCatalog(profiles=builtin_profiles())
+    for plugin in plugins:
+        _plugin_profiles(plugin, catalog)
     for source, directory in profile_dirs(project, home):
         if not directory.is_dir():
             continue
         seen: dict[str, Path] = {}
-        for path in sorted(directory.glob("*.md")):
-            if not path.is_file():
-                continue
+        for path in profile_files(directory):
             try:
                 profile = load_profile_file(path, source)
                 if source in ("project", "claude-project"):

@@ -43,12 +43,19 @@ class AgentSetup:
     max_steps: int
 
 
-def _skill_tools(project: Path, home: Path | None) -> list["ToolDefinition"]:
-    """load_skill, when the person or the project has a skill (a session without any is not offered it)."""
+def _skill_tools(project: Path, home: Path | None, settings: "ProjectSettings | None") -> list["ToolDefinition"]:
+    """load_skill, when the person, the project or a plugin has a skill (a session without any is not
+    offered it; a plugin enabled but not trusted yet counts, its skills arrive once it is)."""
     from ..skills import load_skills
     from ..tools.skill import load_skill_tool
 
-    return [load_skill_tool(project, home)] if load_skills(project, home).skills else []
+    plugins = settings.active_plugins if settings is not None else tuple
+    try:
+        named = bool(settings is not None and settings.current().plugins.plugins)
+    except ValueError:
+        named = False
+    has = named or bool(load_skills(project, home, plugins()).skills)
+    return [load_skill_tool(project, home, plugins)] if has else []
 
 
 def main_agent_setup(
@@ -68,19 +75,22 @@ def main_agent_setup(
     ``settings`` says which project profiles' modes are trusted (None: none is).
     """
 
+    plugins = settings.active_plugins if settings is not None else tuple
+
     def catalog() -> ProfileCatalog:
         untrusted = settings.current().untrusted_profile_modes if settings is not None else None
-        return load_profiles(project, home=home, untrusted_modes=untrusted)
+        return load_profiles(project, home=home, untrusted_modes=untrusted, plugins=plugins())
 
     profile = catalog().get(agent_profile) if agent_profile else None
-    dispatch = DispatchEnv(project=project, registry=registry, catalog=catalog, mcp=mcp, policy=policy)
+    dispatch = DispatchEnv(project=project, registry=registry, catalog=catalog, mcp=mcp, policy=policy,
+                           plugins=plugins)
     can_dispatch = bool(dispatch.dispatchable(catalog(), 0, profile))
     resolver = profile_resolver(registry, profile, state=state, mcp=mcp, policy=policy, can_dispatch=can_dispatch,
-                                more_tools=_skill_tools(project, home))
+                                more_tools=_skill_tools(project, home, settings))
 
     def system() -> str:
         # Reloaded each turn: a profile file added mid-session is listed from the next turn.
-        return profile_system_prompt(project, profile, dispatch.dispatchable(catalog(), 0, profile))
+        return profile_system_prompt(project, profile, dispatch.dispatchable(catalog(), 0, profile), plugins=plugins())
 
     return AgentSetup(
         profile=profile,

@@ -15,7 +15,10 @@ from typing import Any, Callable, Literal
 from ..atomic import atomic_write
 from ..settings import SettingsError, settings_paths
 
-__all__ = ["persist_rules", "amend_settings"]
+__all__ = ["persist_rules", "amend_settings", "persist_plugin", "PLUGIN_SCOPES"]
+
+# Where `%agent plugins enable --scope S` writes: the person's own file, the project's shared one, or its local one.
+PLUGIN_SCOPES = {"user": "user", "project": "project", "local": "local"}
 
 
 def persist_rules(project: Path, action: Literal["allow", "deny"], rules: list[str]) -> Path:
@@ -31,6 +34,18 @@ def persist_rules(project: Path, action: Literal["allow", "deny"], rules: list[s
                 entries.append(rule)
 
     return amend_settings(dict(settings_paths(Path(project)))["local"], change)
+
+
+def persist_plugin(project: Path, key: str, enabled: bool, scope: str = "user") -> Path:
+    """Set ``enabledPlugins.<key>`` to ``enabled`` in the settings file of ``scope`` (user, project, local)."""
+
+    def change(data: dict[str, Any]) -> None:
+        plugins = data.setdefault("enabledPlugins", {})
+        if not isinstance(plugins, dict):
+            raise SettingsError("entry 'enabledPlugins' must be an object, not overwriting it")
+        plugins[key] = enabled
+
+    return amend_settings(dict(settings_paths(Path(project)))[PLUGIN_SCOPES[scope]], change)
 
 
 def amend_settings(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:

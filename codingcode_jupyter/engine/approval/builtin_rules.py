@@ -1,4 +1,4 @@
-"""The ten built-in rules: no setting removes or outranks them, bypass mode included.
+"""The twelve built-in rules: no setting removes or outranks them, bypass mode included.
 
 Each rule judges every tool that can reach what it guards (``read_file /etc/shadow`` and
 ``cat /etc/shadow`` alike) and carries examples that must and must not match; they are
@@ -20,7 +20,18 @@ from typing import Any, Callable, Literal
 from .. import budget, fs_probe
 from ..git_index import TrackedFiles, find_repository, tracked_files
 from ..host_paths import git_config_program
-from ..secret_files import find_env_files, find_secret_named, holds_private_key, is_env_file, secret_file, secret_name
+from ..secret_files import (
+    credential_store,
+    credential_stores,
+    find_env_files,
+    find_secret_named,
+    holds_private_key,
+    is_env_file,
+    is_env_template,
+    placeholder_template,
+    secret_file,
+    secret_name,
+)
 from .examples import CheckedOnce
 from .inline_code import code_source
 from .program_traits import DOWNLOADERS, INTERPRETERS, PRIVILEGE, SHELLS
@@ -675,7 +686,14 @@ def _secrets_in_index(ref: PathRef, tracked: TrackedFiles) -> list[tuple[Path, s
         return []
     prefix = "" if under == "." else under + "/"
     return [(tracked.top / path, why) for path, why in _index_secrets(tracked) if path.startswith(prefix)
-            and not (ref.changed_only and tracked.unchanged(tracked.top / path))]
+            and not (ref.changed_only and tracked.unchanged(tracked.top / path))
+            and not _placeholder_in_index(tracked, tracked.top / path)]
+
+
+def _placeholder_in_index(tracked: TrackedFiles, path: Path) -> bool:
+    """A dotenv template (`.env.example`) whose values are placeholders, as git holds it: its working
+    copy is the index's (unchanged since) and every value that could be a secret is a placeholder."""
+    return is_env_template(path.name) and tracked.unchanged(path) and placeholder_template(path)
 
 
 def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:
@@ -691,6 +709,25 @@ def _tracked_secret(ref: PathRef, subject: Subject) -> tuple[Path, str] | None:
     if view is None and ref.changed_only:
         ref = PathRef(ref.raw, ref.resolved, ref.access, ref.via, recursive=ref.recursive)  # unchanged unproven
     return next(iter(_secrets_in_index(ref, tracked)), None)
+
+
+def _check_credentials(subject: Subject) -> list[Hit]:
+    """A credential store of the home (keys, tokens, the agent's and Claude Code's, a kernel's
+    connection file): what is read goes to the model, and only the person may send it there; no
+    mode, rule or reviewer answers it."""
+    for ref in subject.paths:
+        if ref.access == "list" or ref.resolved is None:
+            continue
+        if ref.access == "unknown" and not fs_probe.exists(ref.resolved):
+            continue  # a word that may not be a path: only an existing file counts
+        store = credential_store(ref.resolved)
+        if store is None and (ref.access == "tree" or ref.recursive) and ref.hidden:
+            store = next((s for s in credential_stores() if s.is_relative_to(ref.resolved)), None)
+        if store is not None:
+            return [Hit("builtin:credentials", "ask", f"{ref.via} `{_short(ref.raw)}` reaches {store}, where keys "
+                        "and tokens are kept (the sandbox hides it); what is read goes to the model, so only the "
+                        "user can allow it.")]
+    return []
 
 
 def _check_env(subject: Subject) -> list[Hit]:
@@ -843,6 +880,13 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 must_match=(("read_file", {"path": "~/.ssh/id_rsa"}), _cmd("cat ~/.ssh/config"),
                             ("write_file", {"path": ".ssh/authorized_keys", "content": "x"})),
                 must_not_match=(_cmd("ssh-keygen --help"), ("read_file", {"path": "docs/ssh.md"}))),
+    BuiltinRule("credentials", "ask", "ask before reaching a credential store of the home (keys, tokens, the agent's "
+                "and Claude Code's, Jupyter's connection files); no mode or reviewer answers it", _check_credentials,
+                must_match=(("read_file", {"path": "~/.netrc"}), _cmd("cat ~/.claude.json"),
+                            ("read_file", {"path": "~/.codingcode/mcp-tokens/github.json"}),
+                            _cmd("grep -r token ~/.local"), ("read_file", {"path": "~/.aws/credentials"})),
+                must_not_match=(_cmd("ls ~/.aws"), ("read_file", {"path": "docs/netrc.md"}),
+                                ("read_file", {"path": "~/.bashrc"}), _cmd("echo ~/.netrc-notes"))),
     BuiltinRule("env-file", "ask", "ask before touching .env files", _check_env,
                 must_match=(("read_file", {"path": ".env"}), ("read_file", {"path": "app/.env.local"}), _cmd("cat .env"),
                             _cmd("cat .env-production"), _cmd("cat .env_local"), _cmd("git show HEAD:.env"),

@@ -58,15 +58,18 @@ class Confirm(WhenUndecided):
             return ApprovalAnswered(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent,
                                     tool_use_id=call.tool_use_id, answer=answer, by=by)
 
-        if ask is None:
-            return decided("deny", "nobody", f"Denied: {tool_name} needs a person's approval ({asked.reason}) and nobody "
-                           "can be asked in this session; do without it, or tell the user what to run or which allow "
-                           "rule to add to .codingcode/settings.json.")
-        if call.definition.asks_in_place:
+        if ask is not None and call.definition.asks_in_place:
             # The person answers where the change shows (a notebook's cells, change by change):
             # the tool goes ahead told to ask there, and its result carries each answer.
             ctx.ask_in_place = True
             return decided("allow", "in_place", f"{tool_name} asks the person on each change it shows ({asked.reason})")
+        hooked = await self._permission_hooks(call, ctx, asked)
+        if hooked is not None:
+            return hooked
+        if ask is None:
+            return decided("deny", "nobody", f"Denied: {tool_name} needs a person's approval ({asked.reason}) and nobody "
+                           "can be asked in this session; do without it, or tell the user what to run or which allow "
+                           "rule to add to .codingcode/settings.json.")
         request = await request_for(call, ctx, asked)
         # A command that does more than read: the card may run it first in a throwaway copy of the project
         # (here, not in request_for: the reviewer reads the card too and runs nothing).
@@ -114,6 +117,42 @@ class Confirm(WhenUndecided):
             return decided("allow", "user", f"The user allowed it{note}.")
         return decided("deny", "user", f"Denied: the user declined this {tool_name} call{note}; do not retry it — ask "
                        "the user what they want instead.")
+
+
+    async def _permission_hooks(self, call: ToolCall, ctx: "ToolContext", asked: Verdict) -> Verdict | None:
+        """PermissionRequest hooks, before the card: their deny or allow answers in the person's place (None:
+        they said nothing, the person is asked). What a built-in rule always asks a person about, a hook may
+        deny but not allow."""
+        from ..hooks.lifecycle import LifecycleHooks
+
+        hooks = LifecycleHooks(self.project, self.settings)
+        if not hooks.configured("PermissionRequest"):
+            return None
+        tool_input = asked.input or call.input
+        outcome = await hooks.permission_request(session_id=ctx.session_id, definition=call.definition,
+                                                 tool_input=tool_input, tool_use_id=call.tool_use_id, mode=ctx.mode)
+        run = ctx.run
+        for note in outcome.notices:
+            if run is not None:
+                run.notify(note)
+        stop = getattr(run, "request_stop", None)
+        if outcome.stop is not None and stop is not None:
+            stop(outcome.stop)
+        reason = outcome.reason or "no reason given"
+        if outcome.blocked:
+            return Verdict(kind=Decision.DENY, layer=self.name, by="hook", rule=asked.rule, input=asked.input,
+                           reason=f"Denied by a PermissionRequest hook: {reason}")
+        if not outcome.allowed:
+            return None
+        if asked.forced:
+            if run is not None:
+                run.notify(f"A PermissionRequest hook allowed it, but {asked.rule or 'a built-in rule'} always asks you.")
+            return None
+        if outcome.updated_input is not None and run is not None:
+            # A changed call would run unjudged (deny rules included): it runs as judged, and the person is told.
+            run.notify("A PermissionRequest hook's updatedInput is not applied here: the call runs as it was judged.")
+        return Verdict(kind=Decision.ALLOW, layer=self.name, by="hook", rule=asked.rule, input=tool_input,
+                       reason=f"Allowed by a PermissionRequest hook in your place: {reason}")
 
 
 async def request_for(call: ToolCall, ctx: "ToolContext", asked: Verdict) -> ApprovalRequest:

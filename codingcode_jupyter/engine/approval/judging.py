@@ -6,6 +6,7 @@ project's untrusted rules would allow, what cannot be judged before it runs.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -108,17 +109,42 @@ def untrusted_allow(subject: Subject, settings: EffectiveSettings) -> Rule | Non
 
 def unlisted_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
     """Why a call that sends a request is asked: its host is not on the allowed domains (None: it is).
-    A web search is always one: its query leaves the machine, and may carry what was read."""
+    A web search is always one: its query leaves the machine, and may carry what was read. So is a
+    URL a command names that code runs in the kernel (`!curl https://x`): no proxy keeps it to the
+    allowed domains."""
     if subject.tool == "web_search":
         return (f"web_search sends its query {subject.input.get('query')!r} to a search service "
                 "(what the query carries leaves the machine)")
     if subject.access.url is None:
-        return None
+        return _kernel_command_egress(subject, domains) if subject.access.code is not None else None
     host = url_host(subject.main or "")
     if host is not None and domain_allowed(host, domains):
         return None
     return (f"{subject.tool} would send a request to {host or 'an unknown host'}, which is not an allowed domain "
             "(what the URL carries leaves the machine)")
+
+
+def _kernel_command_egress(subject: Subject, domains: tuple[str, ...]) -> str | None:
+    """The first URL to a host nobody allowed that a command run from the kernel's code names."""
+    for inner in subject.inner:
+        for command in inner.command.commands if inner.command is not None else []:
+            for word in command.argv[1:]:
+                url = _URL.search(word) if "://" in word else None
+                if url is None or url.group(0).lower().startswith("file:"):
+                    continue
+                host = url_host(url.group(0))
+                if host is not None and not domain_allowed(host, domains):
+                    return (f"`{_clip(command.text or ' '.join(command.argv))}` runs in the kernel, unsandboxed, and "
+                            f"sends a request to {host}, which is not an allowed domain (what it sends leaves the "
+                            "machine)")
+    return None
+
+
+_URL = re.compile(r"(?i)[a-z][a-z0-9+.-]*://\S+")
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def credential_read(subject: Subject) -> str | None:

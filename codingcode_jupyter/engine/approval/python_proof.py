@@ -71,6 +71,8 @@ PARTLY: dict[str, frozenset[str]] = {
     "threading": frozenset({"Lock", "RLock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier",
                             "current_thread", "get_ident", "active_count", "main_thread", "Thread", "local"}),
     "types": frozenset({"SimpleNamespace", "MappingProxyType", "GeneratorType"}),
+    # Writing only: a pickle read back (`load`, `loads`, `Unpickler`) runs what it names.
+    "pickle": frozenset({"dump", "dumps", "HIGHEST_PROTOCOL", "DEFAULT_PROTOCOL", "PicklingError"}),
     "urllib.request": frozenset({"Request"}),
     "requests": frozenset({"RequestException", "HTTPError", "codes"}),
     "httpx": frozenset({"HTTPError"}),

@@ -49,6 +49,7 @@ from ..tools.access import BUILTIN_ACCESS
 from .paths import relative_to_project
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
 from .rule_syntax import SOURCE_FILES, Action, Rule, escape_pattern
+from .shell_words import quote_word
 from .spellings import deny_spellings
 from .subject import Subject
 
@@ -191,12 +192,21 @@ def _matches_call(rule: Rule, subject: Subject) -> bool:
 
 
 def _allow_texts(command: SimpleCommand) -> set[str]:
-    """What an allow rule is matched against: the command with wrappers peeled, and, when the
-    only wrappers are package runners (`uv run`, `npx`), as written: `Bash(uv run:*)` says so."""
-    texts = {command.rule_text()}
-    if command.wrappers and all(w.split()[0] in _SUBCOMMAND_WRAPPERS for w in command.wrappers):
-        texts.add(command.wrapped_text())
-    return texts
+    """What an allow rule is matched against: the command with wrappers peeled (`timeout`, `nice`);
+    through a package runner (`npx`, `uvx`, `uv run`), only as written from the runner on.
+
+    A runner's next word names a package it may fetch from a registry and run (`npx ls` runs the
+    npm package `ls` when no local one has that name), so `Bash(ls:*)` must not allow it: an allow
+    rule allows what it names and nothing else. `Bash(npx ls:*)` or `Bash(uv run:*)` say so.
+    """
+    if not any(wrapper.split()[0] in _SUBCOMMAND_WRAPPERS for wrapper in command.wrappers):
+        return {command.rule_text()}
+    written = command.full_argv
+    for index, word in enumerate(written):
+        sub = _SUBCOMMAND_WRAPPERS.get(os.path.basename(word))
+        if sub is not None and (sub == "" or written[index + 1:index + 2] == [sub]):
+            return {" ".join([*command.assignments, *map(quote_word, written[index:])])}
+    return set()
 
 
 _HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -321,7 +331,8 @@ def exact_rules(subject: Subject) -> list[str]:
     if subject.is_command:
         texts = []
         for command in subject.judged_commands:
-            text = command.rule_text()
+            # Through a package runner the rule names the runner too: the peeled text would not allow it.
+            text = min(_allow_texts(command) or {command.rule_text()})
             if text and text not in texts:
                 texts.append(text)
         return [f"{tool}({escape_pattern(text)})" for text in texts]

@@ -45,12 +45,14 @@ from .program_traits import (
 )
 from .python_code import analyse_python
 from .shell_command import ParsedCommand, Reach, Redirect, SimpleCommand
+from .shell_positional import fill_positional
 from .shell_words import (
     RESERVED_WORDS,
     blank_arithmetic,
     blank_time,
     dequote,
     expand_braces,
+    option_cluster_has,
     quote_word,
     split_segments,
     tolerant_words,
@@ -96,6 +98,20 @@ def parse_command(source: str, *, cwd: str | None = None, home: str | None = Non
     walker.parse(source, cwd=cwd, via="", depth=0)
     return ParsedCommand(source=source, commands=walker.commands, unresolved=walker.unresolved, network=walker.network,
                          symlinks=walker.symlinks)
+
+
+def _with_positional(command: SimpleCommand, script: str) -> str:
+    """A `sh -c` script with its `$0`, `$1`... and `"$@"` written in from the words after it, when
+    those are known (:mod:`.shell_positional`); else the script as it is (its parameters unknown)."""
+    index = option_cluster_has(command.argv[1:], "c")
+    if index is None:
+        return script
+    after = index + 3  # the program's name, the options up to -c, the script
+    if after > len(command.argv) or any(command.dynamic[after:]):
+        return script
+    name = command.argv[after] if after < len(command.argv) else command.name
+    filled = fill_positional(script, name, command.argv[after + 1:])
+    return script if filled is None else filled
 
 
 def _literal_dollar(source: str, word_start: int, at: int) -> bool:
@@ -644,8 +660,8 @@ class _Walker:
         command.code_calls.extend(reading.calls)
         command.downloads.extend(reading.downloads)
         command.runs_download |= reading.runs_download
-        for text in reading.commands:
-            self.parse(text, cwd=command.cwd, via=f"{label} (Python)", depth=depth + 1)
+        for run in reading.commands:
+            self.parse(run.text, cwd=run.cwd, via=f"{label} (Python)", depth=depth + 1)
         self.unresolved.extend(f"{why}: {reason}" for reason in reading.unresolved)
 
     def _cd(self, words: list[str], dynamic: list[bool]) -> None:
@@ -670,7 +686,8 @@ class _Walker:
             self.unresolved.append(source.unresolved)
         elif source.kind == "shell":
             command.container = True
-            self.parse(source.text, cwd=command.cwd, via=f"{label}{source.option}", depth=depth + 1)
+            text = _with_positional(command, source.text) if source.option == " -c" else source.text
+            self.parse(text, cwd=command.cwd, via=f"{label}{source.option}", depth=depth + 1)
         elif source.kind == "inline":
             self._inline_code(command, source.text, via=via, depth=depth)
         elif source.kind == "stdin":

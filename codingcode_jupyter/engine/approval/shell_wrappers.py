@@ -1,6 +1,7 @@
 """Wrappers peeled off a simple command (env, timeout, nice, xargs, `uv run`...), so rules see the
 command that really runs; what a wrapper's own options reach (a file, a directory it moves to,
-commands ssh options run) is kept for the command."""
+commands ssh options run) is kept for the command. A shell whose script only runs the words after
+it (`bash -c '"$@"' _ CMD...`, :mod:`.shell_positional`) is a wrapper too, peeled at any depth."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import shlex
 from typing import Literal
 
 from . import programs
-from .program_traits import COMMAND_WRAPPERS
+from .program_traits import COMMAND_WRAPPERS, SHELLS
 from .shell_command import Reach
+from .shell_positional import forwarded
+from .shell_words import option_cluster_has
 
 __all__ = ["WRAPPERS", "Peeled", "WrapperPeeler"]
 
@@ -104,6 +107,15 @@ class WrapperPeeler:
                     break
                 wrappers = [*wrappers, f"{name} {sub}".strip()]
                 words, raws, dynamic = words[i:], raws[i:], dynamic[i:]
+                continue
+            forward = _forwarding_shell(words, dynamic) if name in SHELLS else None
+            if forward is not None:
+                # `bash -c '"$@"' _ CMD...` runs CMD: peeled here, so any depth of nesting is followed.
+                start, resplit = forward
+                wrappers = [*wrappers, f"{name} -c"]
+                words, raws, dynamic = words[start:], raws[start:], dynamic[start:]
+                if resplit:
+                    words, raws, dynamic = _split_again(words, raws, dynamic)
                 continue
             spec = WRAPPERS.get(name)
             if spec is None or dynamic[0]:
@@ -224,6 +236,37 @@ class WrapperPeeler:
         rest_dyn = [dynamic[i + 1] if i + 1 < len(dynamic) else False] * len(split) + dynamic[i + step:]
         new_words = ["env", *rest]
         return self.peel(new_words, ["env", *rest_raw], [False, *rest_dyn], assignments, wrappers, dynamic_tail)
+
+
+def _forwarding_shell(words: list[str], dynamic: list[bool]) -> tuple[int, bool] | None:
+    """Where the words a `sh -c SCRIPT NAME WORDS...` runs start when its script only forwards them
+    (``"$@"``, ``exec $*``...), and whether bash splits them again at blanks (unquoted, or
+    ``"$*"``); None for any other shell line, or one with no words to run."""
+    index = option_cluster_has(words[1:], "c")
+    if dynamic[0] or index is None:
+        return None
+    script_at = index + 2  # in ``words``: the program's name first
+    if script_at >= len(words) or dynamic[script_at]:
+        return None
+    script = words[script_at]
+    how = forwarded(script)
+    start = script_at + 2  # after the script, $0
+    if how is None or start >= len(words):
+        return None
+    return start, how == "*" or '"' not in script
+
+
+def _split_again(words: list[str], raws: list[str], dynamic: list[bool]) -> tuple[list[str], list[str], list[bool]]:
+    """Words expanded unquoted: bash splits each known one at blanks, and each piece is a word."""
+    out: list[str] = []
+    out_raws: list[str] = []
+    flags: list[bool] = []
+    for word, raw, flag in zip(words, raws, dynamic):
+        pieces = [word] if flag else (word.split() or [word])
+        out.extend(pieces)
+        out_raws.extend([raw] if len(pieces) == 1 else pieces)
+        flags.extend([flag] * len(pieces))
+    return out, out_raws, flags
 
 
 def _package_tool_command(words: list[str], sub: str) -> int:

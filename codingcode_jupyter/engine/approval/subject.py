@@ -93,6 +93,16 @@ def _walk_strings(value: Any, depth: int = 0) -> Iterator[str]:
             yield from _walk_strings(item, depth + 1)
 
 
+# A URL in text: a request, not a path (its `//host/...` is no file); a `file:` URL is a path.
+_URL_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*)://([^\s'\"<>()`]*)")
+
+
+def _without_urls(text: str) -> str:
+    """``text`` with its URLs taken out, a `file:` URL's path left in their place."""
+    return _URL_IN_TEXT.sub(lambda m: f" {unquote(urlparse(m.group(0)).path)} " if m.group(1).lower() == "file" else " ",
+                            text)
+
+
 def _opaque_paths(subject: Subject, raw_input: dict[str, Any], seen: set[str]) -> None:
     """Every path any argument names, as far as words go (`{"cmd": "cat /etc/shadow"}` included)."""
     for key, value in raw_input.items():
@@ -104,6 +114,8 @@ def _opaque_paths(subject: Subject, raw_input: dict[str, Any], seen: set[str]) -
                                                      f"{subject.tool} {key}"))
     code = _code_text(subject.access, raw_input) or ""
     for text in _walk_strings(raw_input):
+        if "://" in text and len(text) < 100_000:
+            text = _without_urls(text)
         words = [text] + (re.split(r"[\s'\"=,;:()<>|&]+", text)[:200] if len(text) < 100_000 else [])
         if text and text in code:
             words = _code_words(text, subject.access.ipython)
@@ -147,7 +159,7 @@ def _command(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) ->
         subject.paths.extend(resolve_all(project, cwd_arg, str(project), "read", "cwd"))
 
 
-_COMMAND = ToolAccess(command="command")
+_COMMAND = ToolAccess(command="command", cwd="cwd")
 
 
 def _code(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> None:
@@ -157,17 +169,31 @@ def _code(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> No
     if text is None:
         return
     project = subject.project
-    reading = analyse_python(text, home=os.path.realpath(os.path.expanduser("~")), cwd=str(project),
+    cwd = _process_cwd()
+    reading = analyse_python(text, home=os.path.realpath(os.path.expanduser("~")), cwd=cwd,
                              ipython=access.ipython, names=access.names)
+    if cwd is None:
+        reading.unresolved.append("the kernel's working directory cannot be read: where the code runs is not known")
     subject.code = reading
     for found in reading.paths:
         subject.paths.extend(resolve_all(project, found.path, str(project), found.access, f"`{found.via}` in the code"))
-    for line in reading.commands:
-        inner = Subject(tool=subject.tool, name=subject.name, input={"command": line}, project=project,
+    for run in reading.commands:
+        # Judged from where it runs: where the code's chdir moved, or the cwd the call gives it.
+        inner_input = {"command": run.text, **({"cwd": run.cwd} if run.cwd is not None else {})}
+        inner = Subject(tool=subject.tool, name=subject.name, input=inner_input, project=project,
                         access=_COMMAND, source=subject.source)
-        _command(inner, _COMMAND, {"command": line})
+        _command(inner, _COMMAND, inner_input)
         subject.inner.append(inner)
         subject.paths.extend(inner.paths)
+
+
+def _process_cwd() -> str | None:
+    """Where code a tool runs in this process starts: the kernel's working directory, not the
+    project's (a gateway starts kernels elsewhere, and an earlier `os.chdir` moved it for good)."""
+    try:
+        return os.path.realpath(os.getcwd())
+    except OSError:
+        return None
 
 
 def _code_text(access: ToolAccess, raw_input: dict[str, Any]) -> str | None:

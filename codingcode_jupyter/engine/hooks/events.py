@@ -26,6 +26,12 @@ class HookEvent(str, enum.Enum):
     SESSION_END = "SessionEnd"
     PRE_COMPACT = "PreCompact"
     NOTIFICATION = "Notification"
+    # A card is about to ask the person about a tool call: a hook may answer in their place.
+    PERMISSION_REQUEST = "PermissionRequest"
+    # A sub-agent is about to start (dispatch_agent): a hook may give it context.
+    SUBAGENT_START = "SubagentStart"
+    # `%agent setup` (Claude Code's `claude --init` / `--maintenance`): set the project up.
+    SETUP = "Setup"
     # Ours: every audit record, as it is written (observers; their answer is not read).
     APPROVAL_POST = "ApprovalPost"
 
@@ -64,6 +70,11 @@ EVENT_RULES: dict[HookEvent, EventRules] = {
     HookEvent.SESSION_END: EventRules(),
     HookEvent.PRE_COMPACT: EventRules(),
     HookEvent.NOTIFICATION: EventRules(),
+    # Allows or denies in the person's place; a hook that fails leaves the question to the person.
+    HookEvent.PERMISSION_REQUEST: EventRules(decides_tool_call=True),
+    # Its plain stdout is context for the sub-agent, as in Claude Code.
+    HookEvent.SUBAGENT_START: EventRules(stdout_is_context=True),
+    HookEvent.SETUP: EventRules(stdout_is_context=True),
     HookEvent.APPROVAL_POST: EventRules(),
 }
 if set(EVENT_RULES) != set(HookEvent):

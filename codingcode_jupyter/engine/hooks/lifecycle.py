@@ -14,6 +14,11 @@ called where the event happens:
 * ``SessionStart`` (``startup`` / ``resume``, at a session's first turn; its context goes with
   that prompt), ``SessionEnd`` (when the session closes), ``PreCompact`` (``manual`` /
   ``auto``), ``Notification`` (an approval card waits for the person).
+* ``PermissionRequest`` — a card is about to ask the person (the ``confirm`` layer): a hook's
+  allow or deny answers in their place (a deny wins; nothing said, the person is asked).
+* ``SubagentStart`` — dispatch_agent starts a sub-agent (matched on its profile's name); the
+  hooks' ``additionalContext`` goes with its task.
+* ``Setup`` — ``%agent setup [init|maintenance]``; the hooks' context goes with the next prompt.
 
 Each hook is told what its file's product tells it (:mod:`.payloads`) and read in its
 file's semantics (:mod:`.runner`): a Claude Code hook's failure is a notice; one of
@@ -29,8 +34,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
 from .events import HookEvent, rules_of
 from .fire import HookJob, fire
+from .handlers import execute_hook
 from .payloads import ToolView, common_fields, hook_input, tool_fields
-from .runner import ConfiguredHook, HookAnswer, read_answer, run_hook
+from .runner import ConfiguredHook, HookAnswer
 
 if TYPE_CHECKING:
     from ..project_settings import ProjectSettings
@@ -60,6 +66,11 @@ class EventOutcome:
     # A hook said `continue: false`: stop, with this reason for the person.
     stop: str | None = None
     ran: list[str] = field(default_factory=list)
+    # PermissionRequest: a hook allowed the call in the person's place (a deny of another hook wins),
+    # with the input it should run with (in the hook's vocabulary, and that hook's dialect).
+    allowed: bool = False
+    updated_input: dict[str, Any] | None = None
+    updated_by: "Dialect | None" = None
 
     @property
     def reason(self) -> str:
@@ -88,6 +99,11 @@ class EventOutcome:
         if answer.decision in ("block", "deny"):
             self.blocked = True
             self.reasons.append(answer.reason)
+        elif answer.decision == "allow" and rules.decides_tool_call:
+            self.allowed = True
+            self.reasons.append(answer.reason)
+            if answer.updated_input is not None:
+                self.updated_input, self.updated_by = answer.updated_input, job.dialect
         if answer.stop:
             self.stop = answer.stop_reason or f"{event} hook {job.name} stopped the turn"
         return True
@@ -137,7 +153,7 @@ class LifecycleHooks:
         payload = hook_input(hook.event, {**common_fields(hook.dialect, hook.event, session_id=session_id,
                                                           project=self.project, mode=mode, cwd=cwd),
                                           **(fields(hook.dialect) if fields is not None else {})})
-        return read_answer(hook, await run_hook(hook, payload, self.project, env))
+        return await execute_hook(hook, payload, self.project, env)
 
     # -- the events --------------------------------------------------------------------------
 
@@ -183,3 +199,25 @@ class LifecycleHooks:
     async def notification(self, *, session_id: str, message: str, kind: str = "permission_prompt") -> EventOutcome:
         return await self.run(HookEvent.NOTIFICATION, session_id=session_id,
                               fields=lambda d: {"message": message, "notification_type": kind}, match=[kind])
+
+    async def permission_request(self, *, session_id: str, definition: "ToolDefinition", tool_input: dict[str, Any],
+                                 tool_use_id: str, mode: str) -> EventOutcome:
+        """A card is about to ask about this call: hooks may allow or deny it in the person's place."""
+        view = ToolView.of(definition)
+
+        def fields(dialect: "Dialect") -> dict[str, Any]:
+            return {**tool_fields(dialect, view, tool_input, self.project, tool_use_id=tool_use_id),
+                    "permission_suggestions": []}
+
+        return await self.run(HookEvent.PERMISSION_REQUEST, session_id=session_id, fields=fields, match=view.names,
+                              mode=mode)
+
+    async def subagent_start(self, *, session_id: str, agent_id: str, agent_type: str, mode: str) -> EventOutcome:
+        """A sub-agent starts: what the hooks say for it (additionalContext) goes with its task."""
+        return await self.run(HookEvent.SUBAGENT_START, session_id=session_id, match=[agent_type], mode=mode,
+                              fields=lambda d: {"agent_id": agent_id, "agent_type": agent_type})
+
+    async def setup(self, *, session_id: str, trigger: str) -> EventOutcome:
+        """``%agent setup`` (Claude Code's ``--init`` / ``--maintenance``): ``trigger`` is init or maintenance."""
+        return await self.run(HookEvent.SETUP, session_id=session_id, fields=lambda d: {"trigger": trigger},
+                              match=[trigger])

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolView", "common_fields", "tool_fields", "claude_mode", "transcript_path", "HookInput", "ToolHookInput",
            "PromptHookInput", "StopHookInput", "SessionStartHookInput", "SessionEndHookInput", "PreCompactHookInput",
-           "NotificationHookInput", "ObservedRecord", "INPUT_MODELS", "hook_input"]
+           "NotificationHookInput", "PermissionRequestHookInput", "SubagentStartHookInput", "SetupHookInput",
+           "ObservedRecord", "INPUT_MODELS", "hook_input"]
 
 _CLAUDE_MODES = {"bypass": "bypassPermissions"}
 
@@ -165,6 +166,21 @@ class NotificationHookInput(HookInput):
     notification_type: str
 
 
+class PermissionRequestHookInput(ToolHookInput):
+    """A card is about to ask about this call (Claude Code's permission dialog)."""
+
+    permission_suggestions: list[Any] = []
+
+
+class SubagentStartHookInput(HookInput):
+    agent_id: str
+    agent_type: str
+
+
+class SetupHookInput(HookInput):
+    trigger: str
+
+
 class ObservedRecord(RootModel[dict[str, Any]]):
     """What an ApprovalPost hook is told: the audit record as written."""
 
@@ -183,6 +199,9 @@ INPUT_MODELS: dict[HookEvent, type[HookInput]] = {
     HookEvent.SESSION_END: SessionEndHookInput,
     HookEvent.PRE_COMPACT: PreCompactHookInput,
     HookEvent.NOTIFICATION: NotificationHookInput,
+    HookEvent.PERMISSION_REQUEST: PermissionRequestHookInput,
+    HookEvent.SUBAGENT_START: SubagentStartHookInput,
+    HookEvent.SETUP: SetupHookInput,
 }
 if set(INPUT_MODELS) | {HookEvent.APPROVAL_POST} != set(HookEvent):
     raise RuntimeError(f"INPUT_MODELS covers {sorted(INPUT_MODELS)}, not every event")

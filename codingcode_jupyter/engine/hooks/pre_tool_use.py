@@ -28,8 +28,9 @@ from ..deadline import within
 from ..settings import HookMatcher
 from .events import HookEvent
 from .fire import HookJob, fire
+from .handlers import execute_hook
 from .payloads import ObservedRecord, ToolView, common_fields, hook_input, tool_fields
-from .runner import ConfiguredHook, HookAnswer, read_answer, read_python_answer, run_hook
+from .runner import ConfiguredHook, HookAnswer, read_python_answer, run_hook
 
 if TYPE_CHECKING:
     from ..tools.base import ToolContext, ToolDefinition
@@ -229,7 +230,7 @@ async def _run_configured(hook: ConfiguredHook, told: Callable[[], dict[str, Any
                                         tool_use_id=str(payload.get("tool_use_id", "")))}
     else:
         sent = {**fields, **payload}
-    return read_answer(hook, await run_hook(hook, hook_input(HookEvent.PRE_TOOL_USE, sent), project, env))
+    return await execute_hook(hook, hook_input(HookEvent.PRE_TOOL_USE, sent), project, env)
 
 
 def notify_observers(record: dict[str, Any], shell_hooks: list[HookMatcher], cwd: str,

@@ -63,18 +63,34 @@ class ConfiguredHook:
     source: str
     path: Path
     dialect: "Dialect"
+    # Variables the hook runs with besides the settings' env (a plugin's CLAUDE_PLUGIN_ROOT, ...).
+    env: tuple[tuple[str, str], ...] = ()
+    # An http hook's address and headers (and the variables its headers may name); a prompt hook's text and model.
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed_env: tuple[str, ...] = ()
+    prompt: str = ""
+    model: str | None = None
 
     @property
     def label(self) -> str:
+        if self.type == "http":
+            return f"an http hook ({self.url})"
+        if self.type == "prompt":
+            return f"a prompt hook ({' '.join(self.prompt.split())[:60]!r})"
         return f"`{self.command}`" if self.type == "command" else f"a {self.type} hook"
 
     @property
     def problem(self) -> str | None:
         """Why the hook can never run as written (None when it can)."""
-        if self.type != "command":
-            return f"only command hooks run here, not {self.type} hooks"
-        if not self.command.strip():
+        if self.type not in ("command", "http", "prompt"):
+            return f"command, http and prompt hooks run here, not {self.type} hooks"
+        if self.type == "command" and not self.command.strip():
             return "its command is empty"
+        if self.type == "http" and not re.match(r"^https?://", self.url):
+            return "an http hook needs a `url` starting with http:// or https://"
+        if self.type == "prompt" and not self.prompt.strip():
+            return "a prompt hook needs a `prompt`"
         if self.dialect == "claude" and not _EXACT.match(self.matcher or "*") and self.matcher not in ("", "*"):
             try:
                 re.compile(self.matcher)
@@ -103,15 +119,19 @@ class ConfiguredHook:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns for name in names)
 
 
-def configured_hooks(hooks: "HooksSettings", *, source: str, path: Path, dialect: "Dialect") -> list[ConfiguredHook]:
-    """Every hook of one file's ``hooks``, in the order written."""
+def configured_hooks(hooks: "HooksSettings", *, source: str, path: Path, dialect: "Dialect",
+                     env: Mapping[str, str] | None = None) -> list[ConfiguredHook]:
+    """Every hook of one file's ``hooks``, in the order written (``env``: variables they run with)."""
     out = []
+    extra = tuple(sorted((env or {}).items()))
     for event in type(hooks).model_fields:
         for group in getattr(hooks, event):
             for hook in group.hooks:
                 out.append(ConfiguredHook(event=HookEvent(event), matcher=group.matcher, command=hook.command, type=hook.type,
                                           timeout=hook.timeout or DEFAULT_TIMEOUT[dialect], source=source, path=path,
-                                          dialect=dialect))
+                                          dialect=dialect, env=extra, url=hook.url,
+                                          headers=tuple(hook.headers.items()), allowed_env=tuple(hook.allowedEnvVars),
+                                          prompt=hook.prompt, model=hook.model))
     return out
 
 
@@ -147,7 +167,8 @@ async def run_hook(hook: ConfiguredHook, payload: "HookInput | ObservedRecord", 
     try:
         # In its own process group, killed as a group: a hook's grandchild holding the pipes
         # cannot stretch its timeout.
-        run = await run_process([hook_shell(), "-c", hook.command], cwd=str(project), env=hook_environment(project, env),
+        run = await run_process([hook_shell(), "-c", hook.command], cwd=str(project),
+                                env=hook_environment(project, {**env, **dict(hook.env)}),
                                 timeout=hook.timeout, stdin=json.dumps(payload.wire(), default=str).encode())
     except OSError as error:
         return HookRun(None, "", "", error=str(error))
@@ -176,6 +197,17 @@ class HookAnswer:
     not_run: str | None = None
 
 
+class _PermissionDecision(BaseModel):
+    """PermissionRequest's answer: allow or deny in the person's place (``interrupt`` also stops the turn)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    behavior: Literal["allow", "deny"]
+    message: str = ""
+    updatedInput: dict[str, Any] | None = None
+    interrupt: bool = False
+
+
 class _SpecificOutput(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
@@ -184,6 +216,7 @@ class _SpecificOutput(BaseModel):
     permissionDecisionReason: str = ""
     updatedInput: dict[str, Any] | None = None
     additionalContext: str = ""
+    decision: _PermissionDecision | None = None
 
 
 class _ClaudeOutput(BaseModel):
@@ -225,17 +258,27 @@ def _tool_decision(event: str, value: str | None) -> Decision:
     return "block" if value in ("block", "deny") else "continue"
 
 
+def _specific(event: str, specific: "_SpecificOutput", answer: HookAnswer) -> None:
+    """Fold an answer's ``hookSpecificOutput`` in (PreToolUse's permissionDecision, PermissionRequest's decision)."""
+    if specific.permissionDecision is not None and rules_of(event).decides_tool_call:
+        answer.decision = _tool_decision(event, specific.permissionDecision)
+        answer.reason = specific.permissionDecisionReason or answer.reason
+    if specific.decision is not None and event == HookEvent.PERMISSION_REQUEST:
+        answer.decision = specific.decision.behavior
+        answer.reason = specific.decision.message or answer.reason
+        answer.updated_input = specific.decision.updatedInput
+        answer.stop = answer.stop or specific.decision.interrupt
+    if specific.updatedInput is not None:
+        answer.updated_input = specific.updatedInput
+    answer.additional_context = specific.additionalContext or answer.additional_context
+
+
 def _from_claude_json(event: str, raw: dict[str, Any]) -> HookAnswer:
     output = _ClaudeOutput.model_validate(raw)
     answer = HookAnswer(stop=not output.continue_, stop_reason=output.stopReason, system_message=output.systemMessage,
                         decision=_tool_decision(event, output.decision), reason=output.reason)
-    specific = output.hookSpecificOutput
-    if specific is not None:
-        if specific.permissionDecision is not None and rules_of(event).decides_tool_call:
-            answer.decision = _tool_decision(event, specific.permissionDecision)
-            answer.reason = specific.permissionDecisionReason or answer.reason
-        answer.updated_input = specific.updatedInput
-        answer.additional_context = specific.additionalContext
+    if output.hookSpecificOutput is not None:
+        _specific(event, output.hookSpecificOutput, answer)
     return answer
 
 
@@ -253,13 +296,8 @@ def _from_our_json(event: str, raw: Any, name: str) -> HookAnswer:
     answer = HookAnswer(decision=_tool_decision(event, output.decision), reason=output.reason,
                         updated_input=output.modified_input, additional_context=output.additional_context,
                         stop=not output.continue_, stop_reason=output.stopReason, system_message=output.systemMessage)
-    specific = output.hookSpecificOutput
-    if specific is not None:
-        if specific.permissionDecision is not None and rules_of(event).decides_tool_call:
-            answer.decision = _tool_decision(event, specific.permissionDecision)
-            answer.reason = specific.permissionDecisionReason or answer.reason
-        answer.updated_input = specific.updatedInput if specific.updatedInput is not None else answer.updated_input
-        answer.additional_context = specific.additionalContext or answer.additional_context
+    if output.hookSpecificOutput is not None:
+        _specific(event, output.hookSpecificOutput, answer)
     return answer
 
 

@@ -39,6 +39,7 @@ from .config import (
     McpConfigError,
     SseServerConfig,
     StdioServerConfig,
+    expansion_environ,
     load_mcp_config_partial,
     parse_server,
 )
@@ -69,6 +70,8 @@ _CLIENT = f"{__package__}.client"
 _VALIDATION = "jsonschema.validators"
 
 AnyConfig = StdioServerConfig | HttpServerConfig | SseServerConfig
+# A plugin's server as the settings give it: (session name, entry as written, its file, the plugin's variables).
+PluginServerEntry = tuple[str, dict[str, Any], str, dict[str, str]]
 # Events kept for a front that is not attached yet; older ones are dropped.
 _MAX_PENDING = 50
 # A turn's wait shorter than this gets no line in the cell (nobody would notice the wait).
@@ -94,12 +97,17 @@ class McpManager:
         admit: Callable[[str], str | None] | None = None,
         env: Callable[[], dict[str, str]] | None = None,
         wait: Callable[[], StartupWait] | None = None,
+        plugin_servers: Callable[[], list[PluginServerEntry]] | None = None,
     ) -> None:
         self.project = Path(project)
         self.sandbox = sandbox
         # Why a server of the project's .mcp.json may not start yet (not trusted), or None.
         self.admit = admit
         self._env = env
+        # The servers of the plugins that apply: (name, entry, file, the plugin's variables); read with .mcp.json.
+        self._plugin_servers = plugin_servers
+        self._plugin_names: set[str] = set()
+        self._stopping: set[asyncio.Task[Any]] = set()
         # How long a turn waits for servers still starting (the settings', see .startup).
         self._wait = wait or (lambda: startup_wait(None, {}, os.environ))
         # Servers the person added themselves (`%agent mcp add`): theirs, so never refused.
@@ -156,17 +164,50 @@ class McpManager:
         return dict(self._configs)
 
     def _read_config(self) -> None:
-        """``.mcp.json`` into ``_configs`` and ``_config_errors``; needs no part of the mcp SDK."""
+        """``.mcp.json`` and the plugins' servers into ``_configs`` and ``_config_errors``; needs no
+        part of the mcp SDK."""
         self._config_loaded = True
         self._config_errors.clear()
         try:
             configs, errors = load_mcp_config_partial(self.project)
         except McpConfigError as error:
-            self._configs = {}
-            self._config_errors[CONFIG_FILE] = str(error)
-            return
+            configs, errors = {}, {CONFIG_FILE: str(error)}
         self._configs = configs
         self._config_errors.update(errors)
+        self._plugin_names = set()
+        for name, raw, where, variables in self._plugin_servers() if self._plugin_servers is not None else []:
+            entry = {**raw, "env": {**variables, **(raw.get("env") or {})}} if "url" not in raw else raw
+            try:
+                self._configs[name] = parse_server(name, entry, environ={**expansion_environ(self.project), **variables},
+                                                   source=where, notes=[])
+                self._plugin_names.add(name)
+            except McpConfigError as error:
+                self._config_errors[name] = str(error)
+
+    def refresh_plugins(self) -> None:
+        """Read the plugins' servers again (a plugin enabled, disabled or trusted mid-session): new ones are
+        added (and started, when servers were asked to start), those gone are stopped."""
+        before = set(self._plugin_names)
+        self._read_config()
+        if not self._connected:
+            return
+        for name in sorted(self._plugin_names - set(self._servers)):
+            self._servers[name] = self._connection(name, self._configs[name])
+            if self._start_asked and _CLIENT in sys.modules:
+                self._servers[name].start_background()
+        for name in sorted(before - self._plugin_names):
+            server = self._servers.pop(name, None)
+            if server is not None:
+                self._background_stop(server)
+        self._tools_changed()
+
+    def _background_stop(self, server: "ServerConnection") -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(server.stop())
+        except RuntimeError:
+            return
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
 
     def _ensure_config(self) -> None:
         # Reading .mcp.json starts nothing, so status can list servers before any cell ran.

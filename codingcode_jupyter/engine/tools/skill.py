@@ -6,15 +6,20 @@ tools its ``allowed-tools`` name allowed until the turn ends. The skills themsel
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pydantic import BaseModel, Field
 
 from ..secret_files import credential_store, is_env_file
-from ..skills import LOAD_SKILL, MAX_SKILL_BYTES, Skill, load_skills
+from ..skills import LOAD_SKILL, MAX_SKILL_BYTES, Skill, load_skills, skill_text
 from ..turn_rules import grant_for_turn
 from .access import ToolAccess
 from .base import ToolContext, ToolDefinition, ToolError
+
+if TYPE_CHECKING:
+    from ..plugins.catalog import Plugin
 
 __all__ = ["LoadSkillArgs", "load_skill_tool"]
 
@@ -25,6 +30,12 @@ class LoadSkillArgs(BaseModel):
     name: str = Field(min_length=1, description="The skill's name, as listed in the system prompt.")
     file: str | None = Field(default=None, description="A file the skill bundles, relative to its directory "
                                                        "(omit to load the skill's instructions).")
+    arguments: str | None = Field(default=None, description="What the skill works on, when its description says "
+                                                            "it takes arguments (it reads them as $ARGUMENTS).")
+
+
+# `!`command`` and ```! blocks: what a person's `/skill` runs first; a skill the model loads shows them as written.
+_SHELL = re.compile(r"!`[^`\n]+`|^[ \t]*```!", re.MULTILINE)
 
 
 def _bundled(skill: Skill, file: str) -> Path:
@@ -40,15 +51,18 @@ def _bundled(skill: Skill, file: str) -> Path:
     return target
 
 
-def load_skill_tool(project: Path, home: Path | None = None) -> ToolDefinition:
-    """The load_skill tool over the skills of ``project`` (read afresh at each call)."""
+def load_skill_tool(project: Path, home: Path | None = None,
+                    plugins: Callable[[], Sequence["Plugin"]] | None = None) -> ToolDefinition:
+    """The load_skill tool over the skills of ``project`` and of the plugins that apply (``plugins()``),
+    read afresh at each call."""
 
     async def load(args: LoadSkillArgs, ctx: ToolContext) -> str:
-        catalog = load_skills(project, home)
+        catalog = load_skills(project, home, plugins() if plugins is not None else ())
         skill = catalog.skills.get(args.name)
-        if skill is None:
-            names = ", ".join(catalog.skills) or "none"
-            raise ToolError(f"No skill named {args.name!r}. Skills: {names}.")
+        if skill is None or not skill.model_invocable:
+            names = ", ".join(s.name for s in catalog.listed() if s.model_invocable) or "none"
+            why = " (it runs only when a person types it)" if skill is not None else ""
+            raise ToolError(f"No skill named {args.name!r}{why}. Skills: {names}.")
         if args.file:
             target = _bundled(skill, args.file)
             with open(target, "rb") as handle:
@@ -57,7 +71,12 @@ def load_skill_tool(project: Path, home: Path | None = None) -> ToolDefinition:
         _grant(skill, ctx)
         files = skill.files()
         listing = ("\n\nFiles in this skill (read one with load_skill(name, file)): " + ", ".join(files)) if files else ""
-        return f"Skill {skill.name} (directory {skill.directory}):\n\n{skill.body}{listing}"
+        run = ctx.run
+        body = skill_text(skill, args.arguments or "", session_id=run.session_id if run is not None else "")
+        if _SHELL.search(body):
+            listing += ("\n\n(The `!` commands above run first when a person types /" + skill.name + "; loaded "
+                        "this way they did not run: run the ones you need with execute_command.)")
+        return f"Skill {skill.name} (directory {skill.directory}):\n\n{body}{listing}"
 
     return ToolDefinition(
         name=LOAD_SKILL,

@@ -41,7 +41,7 @@ def _drop(data: dict[str, Any], item: TrustItem) -> None:
     elif item.kind == "hook":
         for matcher in data.get("hooks", {}).get(detail["event"], []):
             if matcher.get("matcher", "*") == detail["matcher"]:
-                matcher["hooks"] = [h for h in matcher.get("hooks", []) if h.get("command") != detail["command"]]
+                matcher["hooks"] = [h for h in matcher.get("hooks", []) if not _same_hook(h, detail)]
     elif item.kind == "sandbox":
         sandbox = data.get("sandbox", {})
         if detail["key"] in ("enabled", "autoAllow", "confineKernelCode"):
@@ -58,6 +58,13 @@ def _drop(data: dict[str, Any], item: TrustItem) -> None:
         data.get("env", {}).pop(detail["name"], None)
     elif item.kind == "webSearch":
         data.pop("webSearch", None)
+
+
+def _same_hook(hook: dict[str, Any], detail: dict[str, Any]) -> bool:
+    """Whether ``hook`` (as dumped) is the one a hook item names: same type and same command, URL or prompt."""
+    kind = hook.get("type", "command")
+    return kind == detail.get("type", "command") and all(
+        hook.get(key, "") == detail.get(key, "") for key in ("command", "url", "prompt"))
 
 
 def _tidy(data: dict[str, Any]) -> None:

@@ -3,8 +3,9 @@
 Only a project the person trusted may loosen: allow rules, directories outside the project
 read without asking (``additionalDirectories``), a default mode looser than ``default``, hook commands, MCP servers, settings that widen the sandbox (``allowWrite``,
 ``allowedDomains``, ``enabled: false``, ``env``), ``env`` for commands and hooks, a
-web-search backend (it receives queries and maybe a key), and an agent profile's permission
-mode looser than ``plan`` (it could loosen the mode of the session that runs it). Claude
+web-search backend (it receives queries and maybe a key), an agent profile's permission
+mode looser than ``plan`` (it could loosen the mode of the session that runs it), and a plugin the
+project enables (its commands, agents, skills, hooks and MCP servers, as a whole). Claude
 Code's project files (``.claude/``) are project files like ours. Everything that only tightens
 (deny and ask rules, stricter modes, a stricter sandbox) applies at once.
 
@@ -28,9 +29,10 @@ from ..approval.display import escape_unicode
 from ..settings import MODE_STRICTNESS, PermissionMode, Settings
 
 __all__ = ["TrustItem", "ItemKind", "settings_items", "file_digest", "referenced_files", "mcp_items", "profile_items",
-           "tool_grant_items"]
+           "tool_grant_items", "plugin_items", "plugin_summary", "plugin_digest"]
 
-ItemKind = Literal["allow", "directory", "mode", "hook", "mcp", "sandbox", "env", "webSearch", "agentMode", "toolGrant"]
+ItemKind = Literal["allow", "directory", "mode", "hook", "mcp", "sandbox", "env", "webSearch", "agentMode", "toolGrant",
+                   "plugin"]
 
 
 @dataclass(frozen=True)
@@ -124,13 +126,26 @@ def _hook_items(project: Path, source: str, path: Path, settings: Settings) -> l
     for event in type(settings.hooks).model_fields:
         for matcher in getattr(settings.hooks, event):
             for hook in matcher.hooks:
-                if hook.type != "command":
+                if hook.type not in ("command", "http", "prompt"):
                     continue  # runs nothing here
-                detail = {"event": event, "matcher": matcher.matcher, "command": hook.command}
-                files = referenced_files(project, _split(hook.command))
-                summary = f"{event} hook (tools {matcher.matcher or '*'}): runs `{hook.command}`"
-                items.append(make_item("hook", source, path, summary, detail, files))
+                detail: dict[str, Any] = {"event": event, "matcher": matcher.matcher, "command": hook.command}
+                if hook.type != "command":  # (a command hook's detail is as it always was: trusted ones stay so)
+                    detail.update(type=hook.type, url=hook.url, headers=sorted(hook.headers),
+                                  env=hook.allowedEnvVars, prompt=hook.prompt, model=hook.model)
+                files = referenced_files(project, _split(hook.command)) if hook.type == "command" else {}
+                items.append(make_item("hook", source, path, f"{event} hook (tools {matcher.matcher or '*'}): "
+                                       f"{_hook_action(hook)}", detail, files))
     return items
+
+
+def _hook_action(hook: Any) -> str:
+    """What a hook does, as the card says it: the command line, where it sends the event, what it asks."""
+    if hook.type == "http":
+        sends = f"; with your {', '.join('$' + v for v in hook.allowedEnvVars)}" if hook.allowedEnvVars else ""
+        return f"sends each event to {hook.url} (headers: {', '.join(sorted(hook.headers)) or 'none'}{sends})"
+    if hook.type == "prompt":
+        return f"asks a model ({hook.model or 'haiku'}) about each event: `{hook.prompt}`"
+    return f"runs `{hook.command}`"
 
 
 def settings_items(project: Path, source: str, path: Path, settings: Settings,
@@ -237,11 +252,11 @@ def profile_items(project: Path) -> list[TrustItem]:
     Such a mode could loosen the session that runs the profile, so it applies only once
     trusted; until then the profile's mode only tightens. A stricter mode needs no trust.
     """
-    from ..agents.profiles import ProfileError, load_profile_file, project_profile_dirs
+    from ..agents.profiles import ProfileError, load_profile_file, profile_files, project_profile_dirs
 
     items = []
     for source, directory in project_profile_dirs(project):
-        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+        for path in profile_files(directory):
             try:
                 profile = load_profile_file(path, source)
             except ProfileError:
@@ -269,7 +284,8 @@ def tool_grant_items(project: Path) -> list[TrustItem]:
     from ..skills import load_skills
 
     items = []
-    grants = [(c.source, c.path, f"/{c.name}", c.allowed_tools) for c in load_commands(project).listed() if c.from_project]
+    grants = [(c.source, c.path, f"/{c.name}", c.allowed_tools) for c in load_commands(project, skills=False).listed()
+              if c.from_project]
     grants += [(s.source, s.path, f"skill {s.name}", s.allowed_tools) for s in load_skills(project).listed()
                if s.from_project]
     for source, path, label, rules in grants:
@@ -278,4 +294,83 @@ def tool_grant_items(project: Path) -> list[TrustItem]:
         summary = f"{label} allows {', '.join(f'`{rule}`' for rule in rules)} without asking, for the turn it runs in"
         items.append(make_item("toolGrant", source, path, summary, {"rules": list(rules), "file": str(path)},
                                {_relative(project, path): file_digest(path) or ""}))
+    return items
+
+
+# -- plugins a project enables ----------------------------------------------------------------------------
+
+_PLUGIN_FILES = 2000
+_PLUGIN_BYTES = 64 << 20
+
+
+def plugin_digest(root: Path) -> str:
+    """One hash over every file of a plugin's directory (names and contents, `.git` left out): a
+    changed command, hook script or server is a changed plugin, asked about again."""
+    digest = hashlib.sha256()
+    seen, size = 0, 0
+    for base, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        for name in sorted(names):
+            path = Path(base) / name
+            seen += 1
+            try:
+                size += path.stat().st_size
+            except OSError:
+                continue
+            if seen > _PLUGIN_FILES or size > _PLUGIN_BYTES:
+                digest.update(b"\0too large\0")
+                return digest.hexdigest()
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + (file_digest(path) or "").encode())
+    return digest.hexdigest()
+
+
+def _server_line(name: str, config: dict[str, Any]) -> str:
+    if "url" in config:
+        headers = ", ".join(sorted(config.get("headers") or {})) or "none"
+        return f"MCP server `{name}` connects to {config['url']} (headers: {headers})"
+    words = [str(config.get("command", "")), *[str(a) for a in config.get("args") or []]]
+    env = ", ".join(sorted(config.get("env") or {})) or "none"
+    uses = _variables_used(config)
+    sends = f"; with your {', '.join('$' + v for v in uses)}" if uses else ""
+    return f"MCP server `{name}` runs `{shlex.join(words)}` (env: {env}{sends})"
+
+
+def plugin_summary(plugin: Any) -> str:
+    """What a plugin brings, on one line: its commands, agents, skills, hooks (each command line) and
+    MCP servers (each command line or URL), exactly as they would run."""
+    from ..plugins.catalog import server_name
+
+    content = plugin.content
+    market = plugin.market.source.describe() if plugin.market is not None else "?"
+    parts = [f"plugin `{plugin.key}` (marketplace {market}, in {plugin.root})"]
+    if content.commands:
+        parts.append("commands " + ", ".join(f"/{plugin.qualified(name)}" for name, _ in content.commands))
+    if content.skills:
+        parts.append("skills " + ", ".join(plugin.qualified(path.parent.name) for path in content.skills))
+    if content.agents:
+        parts.append("agents " + ", ".join(plugin.qualified(path.stem) for path in content.agents))
+    for hooks in content.hooks:
+        for event, groups in hooks.hooks.items():
+            for group in groups if isinstance(groups, list) else []:
+                matcher = group.get("matcher") or "*" if isinstance(group, dict) else "*"
+                for hook in group.get("hooks") or [] if isinstance(group, dict) else []:
+                    if isinstance(hook, dict):
+                        what = f"runs `{hook.get('command', '')}`" if hook.get("type", "command") == "command" else \
+                            f"a {hook.get('type')} hook ({hook.get('url') or hook.get('prompt', '')!s:.80})"
+                        parts.append(f"{event} hook (tools {matcher}) {what}")
+    for server in content.servers:
+        parts.append(_server_line(server_name(plugin, server.name), server.config))
+    return "; ".join(parts)
+
+
+def plugin_items(plugins: Any) -> list[TrustItem]:
+    """The plugins a project's files enable (or whose marketplace the project names): everything such a
+    plugin brings applies only once trusted, as a whole, asked about again when any file of it changes."""
+    items = []
+    for plugin in plugins.plugins:
+        if not plugin.usable or plugin.owned:
+            continue
+        detail = {"plugin": plugin.key, "root": str(plugin.root), "enabled_in": str(plugin.enabled_in)}
+        items.append(make_item("plugin", "plugin", Path(plugin.enabled_in or plugin.root), plugin_summary(plugin),
+                               detail, {f"plugin:{plugin.key}": plugin_digest(plugin.root)}))
     return items

@@ -9,6 +9,7 @@ sandbox run can tell whether it leaked.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -109,11 +110,17 @@ class GuardRow:
     # Sandbox write rows: seconds the runner waits after the command before it looks at the target,
     # for an attack that writes later (a background process left running after the command).
     wait: float = 0.0
+    # Approval rows: the ask must be forced (no mode, rule or reviewer answers it), and the layer
+    # whose verdict it must be (an egress ask is not a read outside the project).
+    forced: bool = False
+    layer: str | None = None
 
     @property
     def id(self) -> str:
         text = json.dumps(self.input, sort_keys=True)
-        return f"{self.cls}:{self.mode}:{self.tool}:{text[:70]}"
+        # Cut for reading; two inputs alike in their first 70 characters keep apart by a digest.
+        tail = f"~{hashlib.sha1(text.encode()).hexdigest()[:8]}" if len(text) > 70 else ""
+        return f"{self.cls}:{self.mode}:{self.tool}:{text[:70]}{tail}"
 
 
 def _fill_any(value: Any, home: str) -> Any:
@@ -133,7 +140,8 @@ def guard_rows(home: str) -> list[GuardRow]:
     for cls, items in data.items():
         for row in items:
             unknown = set(row) - {"mode", "tool", "input", "expect", "control", "control_mode", "control_tool", "why",
-                                  "sandbox", "target", "control_target", "gap", "control_gap", "wait"}
+                                  "sandbox", "target", "control_target", "gap", "control_gap", "wait",
+                                  "forced", "layer"}
             if unknown:
                 raise ValueError(f"guard.yaml [{cls}] {row.get('input')}: unknown keys {sorted(unknown)}")
             rows.append(GuardRow(
@@ -141,7 +149,8 @@ def guard_rows(home: str) -> list[GuardRow]:
                 control_tool=row.get("control_tool", row["tool"]), control_mode=row.get("control_mode", row["mode"]),
                 control_input=_fill_any(row["control"], home), why=row["why"], sandbox=row.get("sandbox"),
                 target=row.get("target"), control_target=row.get("control_target"), gap=row.get("gap"),
-                control_gap=row.get("control_gap"), wait=float(row.get("wait", 0.0))))
+                control_gap=row.get("control_gap"), wait=float(row.get("wait", 0.0)),
+                forced=bool(row.get("forced", False)), layer=row.get("layer")))
     return rows
 
 
@@ -184,6 +193,12 @@ def make_guard_home(root: Path) -> Path:
     home = make_target_home(root)
     for rel in (".cache/pip", ".cache/uv", ".local/lib", ".local/bin", ".cargo/registry", "notes"):
         (home / rel).mkdir(parents=True, exist_ok=True)
+    # Credential stores that exist: a copy or a link of one is judged as the file it names, and a
+    # word that may not be a path counts only when the file is there.
+    for rel in (".claude.json", ".netrc", ".codingcode/mcp-tokens/github.json",
+                ".local/share/jupyter/runtime/kernel-4f1c.json"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text('{"token": "fake"}\n', encoding="utf-8")
     return home
 
 
