@@ -130,17 +130,14 @@ def _code_words(text: str, ipython: bool) -> list[str]:
     """What of the code an opaque tool runs the scan of its words reads: the code's string literals
     (where a path is written: in `total / len(rows)` the `/` divides) and its shell lines, whole;
     the text's words when it cannot be parsed."""
-    python, lines = text, []
-    if ipython:
-        cell = read_cell(text)
-        python, lines = cell.python, list(cell.commands)
+    python = read_cell(text).python if ipython else text  # a shell line is a call whose arguments are its text
     try:
         tree = ast.parse(python)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [text, *re.split(r"[\s'\"=,;:()<>|&]+", text)[:200]]
     literals = [node.value.decode("utf-8", "replace") if isinstance(node.value, bytes) else node.value
                 for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))]
-    words = [word for line in [*lines, *literals] for word in [line, *re.split(r"[\s'\"=,;:()<>|&]+", line)[:200]]]
+    words = [word for line in literals for word in [line, *re.split(r"[\s'\"=,;:()<>|&]+", line)[:200]]]
     return words[:400]  # as bounded as the scan of a text's words
 
 
