@@ -11,7 +11,7 @@ import itertools
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from tests.notebook.kernel_harness import Kernel
 
@@ -31,7 +31,8 @@ class FakePage:
     seen: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
-    _ids = itertools.count(1)
+    # Each page numbers its own new cells: a count shared by every page made ids depend on the tests run before.
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False)
 
     def _send(self, msg_type: str, content: dict[str, Any]) -> None:
         self.kernel.kc.session.send(self.kernel.kc.shell_channel.socket, msg_type, content)

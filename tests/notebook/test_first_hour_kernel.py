@@ -299,7 +299,7 @@ def test_undo_of_cell_edits_keeps_ids_and_outputs_and_says_what_it_did(kernel):
         Reply([text("done")]),
     )
     _turn(kernel, "edit the cells", page=page)
-    assert [c["id"] for c in page.cells][0] == "a" and len(page.cells) == 2 and page.cells[1]["id"] != "b", page.cells
+    assert [c["id"] for c in page.cells] == ["a", "new1"]
     # The agent ran its edited cell since: its output is in the cell now.
     page.cells[0]["outputs"], page.cells[0]["execution_count"] = [{"output_type": "stream", "name": "stdout",
                                                                    "text": "the agent's run\n"}], None
