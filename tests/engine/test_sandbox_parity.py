@@ -55,7 +55,7 @@ def _rows(found: list[dict]) -> dict[tuple[str, int], dict]:
 
 def _check(found: list[dict], expected: dict[tuple[str, int], str]) -> None:
     rows = _rows(found)
-    unlisted = {key: rows[key] for key in rows.keys() - expected.keys()}
+    unlisted = {f"{name} step {step}": rows[(name, step)] for name, step in rows.keys() - expected.keys()}
     assert not unlisted, "differences not listed as a limit:\n" + json.dumps(unlisted, indent=1)[:6000]
     fixed = sorted(expected.keys() - rows.keys())
     assert not fixed, f"listed differences that no longer happen (remove them here and in docs/sandbox.md): {fixed}"

@@ -67,6 +67,9 @@ def base_flags() -> list[str]:
         "--proc", "/proc",
         # Before any bind under /tmp: a later tmpfs would hide it (bwrap mounts in argument order).
         "--tmpfs", "/tmp",
+        # The kernel's Python, where it lives under /tmp (a throwaway checkout's venv): the fresh
+        # /tmp would hide the interpreter and the tools the person installed beside it.
+        *[arg for root in landlock.python_roots() if root.startswith("/tmp/") for arg in ("--ro-bind", root, root)],
     ]  # fmt: skip
 
 
