@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["FILE_NAME", "MANAGED_SOURCES", "managed_dir", "claude_managed_dir"]
+__all__ = ["FILE_NAME", "MCP_FILE_NAME", "MANAGED_SOURCES", "managed_dir", "claude_managed_dir", "managed_mcp_files"]
 
 FILE_NAME = "managed-settings.json"
+# The MCP servers the organisation provides, beside the managed settings; while one exists it has
+# exclusive control: no other server starts.
+MCP_FILE_NAME = "managed-mcp.json"
 # The settings sources of the managed files (their rules outrank the others').
 MANAGED_SOURCES = frozenset({"managed", "claude-managed"})
 
@@ -26,3 +29,8 @@ def managed_dir() -> Path:
 def claude_managed_dir() -> Path:
     """Where Claude Code's managed file is: ``CODINGCODE_CLAUDE_MANAGED_DIR``, else ``/etc/claude-code``."""
     return Path(os.environ.get("CODINGCODE_CLAUDE_MANAGED_DIR") or "/etc/claude-code")
+
+
+def managed_mcp_files() -> list[Path]:
+    """The ``managed-mcp.json`` files that exist: Claude Code's, then ours."""
+    return [path for path in (claude_managed_dir() / MCP_FILE_NAME, managed_dir() / MCP_FILE_NAME) if path.exists()]

@@ -271,6 +271,13 @@ class Settings(_Model):
     # hostPattern/pathPattern ones); read from the managed files only (:mod:`.managed`, :mod:`.plugins.catalog`).
     strictKnownMarketplaces: list[Any] | None = None
     blockedMarketplaces: list[Any] | None = None
+    # Which MCP servers may start ({"serverName"}, {"serverCommand"}, {"serverUrl"} entries, as
+    # Claude Code reads them: :mod:`.mcp.policy`). Every file's lists add up; unset allows all,
+    # [] allows none. allowManagedMcpServersOnly is read from the managed files only, and keeps
+    # their allowlist alone (:mod:`.managed`).
+    allowedMcpServers: list[Any] | None = None
+    deniedMcpServers: list[Any] = Field(default_factory=list)
+    allowManagedMcpServersOnly: bool | None = None
     # Kept for files written before unknown keys were tolerated everywhere; never read.
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -347,6 +354,8 @@ _REASONS: dict[str, str] = {
     "enableAllProjectMcpServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
     "enabledMcpjsonServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
     "disabledMcpjsonServers": "remove the server from .mcp.json (or do not trust the project) to keep it from starting",
+    "managedMcpServers": "not read here: give every user the servers in managed-mcp.json (which allows no others)",
+    "allowAllClaudeAiMcps": "codingcode does not fetch claude.ai connectors",
     "disableAllHooks": "hooks stay on here; remove the ones you do not want",
     "outputStyle": "answers are rendered as Markdown in the cell",
     "includeCoAuthoredBy": "codingcode does not write commits itself",
