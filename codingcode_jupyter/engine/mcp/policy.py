@@ -121,6 +121,9 @@ class McpPolicy:
     allowed: tuple[McpEntry, ...] | None = None
     denied: tuple[McpEntry, ...] = ()
     managed_files: tuple[Path, ...] = ()
+    # The files that set allowedMcpServers (an empty list counts), and whether one is a managed file.
+    allowed_in: tuple[Path, ...] = ()
+    allowed_by_managed: bool = False
     # Entries that could not be read, one line each.
     notes: tuple[str, ...] = ()
 
@@ -146,11 +149,9 @@ class McpPolicy:
             if entry.kind == pinned or (entry.kind == "serverName" and pinned not in kinds):
                 if entry.matches(name, config):
                     return None
-        files = sorted({str(entry.path) for entry in self.allowed})
-        managed = any(entry.managed for entry in self.allowed)
-        whose = "refused by your organisation's policy" if managed else "refused by your settings"
+        whose = "refused by your organisation's policy" if self.allowed_by_managed else "refused by your settings"
         what = f"its {'URL' if remote else 'command'} is not" if pinned in kinds else "it is not"
-        return f"{whose}: {what} in allowedMcpServers ({', '.join(files) or 'an empty list'})"
+        return f"{whose}: {what} in allowedMcpServers ({', '.join(str(path) for path in self.allowed_in)})"
 
 
 def _whose(entry: McpEntry) -> str:
@@ -169,11 +170,15 @@ def mcp_policy(layers: Iterable[tuple[Path, str, Any]], managed_files: Iterable[
     notes: list[str] = []
     allowed: list[McpEntry] | None = None
     denied: list[McpEntry] = []
+    allowed_in: list[tuple[Path, bool]] = []
     for path, level, settings in layers:
         managed = level == "managed"
         if settings.allowedMcpServers is not None:
+            allowed_in.append((path, managed))
             allowed = (allowed or []) + _entries(settings.allowedMcpServers, path, managed, allow=True, environ=env,
                                                  notes=notes)
         denied += _entries(settings.deniedMcpServers, path, managed, allow=False, environ=env, notes=notes)
     return McpPolicy(allowed=tuple(allowed) if allowed is not None else None, denied=tuple(denied),
-                     managed_files=tuple(managed_files), notes=tuple(notes))
+                     managed_files=tuple(managed_files), notes=tuple(notes),
+                     allowed_in=tuple(path for path, _ in allowed_in),
+                     allowed_by_managed=any(managed for _, managed in allowed_in))
