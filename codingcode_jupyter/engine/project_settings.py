@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .approval.rule_syntax import Rule, RuleError, parse_rule
 from .hooks.runner import ConfiguredHook, configured_hooks
 from .managed import MANAGED_PRIORITY, LayerView, ManagedPolicy, apply_policy, model_refusal
-from .managed_paths import MCP_FILE_NAME, claude_managed_dir, managed_dir
+from .managed_paths import DROP_IN_DIR, MCP_FILE_NAME, claude_managed_dir, managed_dir
 from .plugins.catalog import Plugin, PluginSet, discover_plugins, plugin_environ
 from .settings import (
     MODE_STRICTNESS,
@@ -445,7 +445,9 @@ class ProjectSettings:
         items.extend(others)
         if trusted_by is None:
             ignored.extend(item for item in others if item.fingerprint not in fingerprints)
+        # The drop-in directories too: a fragment added or removed changes the directory.
         self._watched = (self.project / ".mcp.json", claude_managed_dir() / MCP_FILE_NAME, managed_dir() / MCP_FILE_NAME,
+                         claude_managed_dir() / DROP_IN_DIR, managed_dir() / DROP_IN_DIR,
                          *(self.project / name for item in items for name in item.files),
                          *(item.path for item in others if item.kind in ("agentMode", "toolGrant")),
                          *plugins.files, *_plugin_scripts(plugins))

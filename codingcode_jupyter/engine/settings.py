@@ -322,7 +322,7 @@ class SettingsSource:
 def settings_sources(project: Path) -> list[SettingsSource]:
     """Every settings file of ``project``, least specific first (see the module docstring)."""
     from .claude.files import claude_dir, project_claude_dir
-    from .managed_paths import FILE_NAME, claude_managed_dir, managed_dir
+    from .managed_paths import FILE_NAME, claude_managed_dir, drop_in_files, managed_dir
     from .user_dir import user_dir
 
     ours, theirs = Path(project) / ".codingcode", project_claude_dir(project)
@@ -333,9 +333,12 @@ def settings_sources(project: Path) -> list[SettingsSource]:
         SettingsSource("project", ours / "settings.json", "codingcode", "project"),
         SettingsSource("claude-local", theirs / "settings.local.json", "claude", "project"),
         SettingsSource("local", ours / "settings.local.json", "codingcode", "project"),
-        # The organisation's policy, above every other file (:mod:`.managed`).
+        # The organisation's policy, above every other file (:mod:`.managed`), each file's drop-ins after it.
         SettingsSource("claude-managed", claude_managed_dir() / FILE_NAME, "claude", "managed"),
+        *(SettingsSource(f"claude-managed.d/{path.name}", path, "claude", "managed")
+          for path in drop_in_files(claude_managed_dir())),
         SettingsSource("managed", managed_dir() / FILE_NAME, "codingcode", "managed"),
+        *(SettingsSource(f"managed.d/{path.name}", path, "codingcode", "managed") for path in drop_in_files(managed_dir())),
     ]
 
 

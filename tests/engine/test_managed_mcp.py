@@ -308,3 +308,26 @@ def test_status_lines_name_the_policy(project: Path):
     lines = ProjectSettings(project).current().policy.lines()
     assert "only its MCP allowlist applies (allowManagedMcpServersOnly)" in lines
     assert json.loads((Path(os.environ["CODINGCODE_CLAUDE_MANAGED_DIR"]) / "managed-settings.json").read_text())
+
+
+async def test_drop_in_fragments_beside_the_managed_file_apply_in_name_order(project: Path):
+    from codingcode_jupyter.engine.managed_paths import MANAGED_SOURCES
+
+    directory = Path(os.environ["CODINGCODE_CLAUDE_MANAGED_DIR"]) / "managed-settings.d"
+    write(directory / "10-mcp.json", {"deniedMcpServers": [{"serverName": "dropped"}],
+                                      "permissions": {"deny": ["Bash(curl:*)"]}, "model": "claude-sonnet-4-5"})
+    write(directory / "20-later.json", {"model": "claude-opus-4-1"})
+    write(directory / ".30-hidden.json", {"deniedMcpServers": [{"serverName": "ok"}]})  # hidden: not read
+    write(directory / "40-notes.txt", "not json: not read")
+    servers(project, {"dropped": STDIO_FAKE, "ok": STDIO_FAKE})
+    session, status = await started(project)
+    try:
+        assert status["ok"].state == "running"
+        assert status["dropped"].state == "refused" and "10-mcp.json" in status["dropped"].error
+        current = ProjectSettings(project).current()
+        assert current.merged.model == "claude-opus-4-1"  # a later fragment wins a value
+        deny = next(rule for rule in current.rules if rule.action == "deny" and "curl" in rule.text)
+        assert deny.source == "claude-managed.d/10-mcp.json" and deny.source in MANAGED_SOURCES
+        assert "managed.d/x.json" in MANAGED_SOURCES and "local" not in MANAGED_SOURCES
+    finally:
+        await session.aclose()
