@@ -513,7 +513,8 @@ class McpManager:
         return self._refusal(server.name)
 
     def _refusal(self, name: str) -> str | None:
-        if name in self._added or self.admit is None:
+        # The organisation's servers are not the project's: no trust is asked for them.
+        if name in self._added or name in self._managed_names or self.admit is None:
             return None
         return self.admit(name)
 
