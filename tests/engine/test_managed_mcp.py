@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from codingcode_jupyter.acp.kernel_side import _add_servers
+from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.doctor import doctor_report
 from codingcode_jupyter.engine.mcp.config import McpConfigError, parse_server
 from codingcode_jupyter.engine.mcp.policy import mcp_policy
 from codingcode_jupyter.engine.project_settings import ProjectSettings
 from codingcode_jupyter.engine.runtime import open_session
 from codingcode_jupyter.engine.settings import Settings
+from tests.engine.approval_helpers import call, context
 from tests.engine.mcp_real import FAKE, STDIO_FAKE, Listening, free_port
 from tests.engine.test_plugins import FAKE_SERVER, NAME, enable, write
 
@@ -329,5 +331,8 @@ async def test_drop_in_fragments_beside_the_managed_file_apply_in_name_order(pro
         deny = next(rule for rule in current.rules if rule.action == "deny" and "curl" in rule.text)
         assert deny.source == "claude-managed.d/10-mcp.json" and deny.source in MANAGED_SOURCES
         assert "managed.d/x.json" in MANAGED_SOURCES and "local" not in MANAGED_SOURCES
+        verdict = await ApprovalPipeline(project, python_hooks=[]).evaluate(
+            call("execute_command", {"command": "curl https://example.com"}), context(project, mode="bypass"))
+        assert verdict.kind == "deny" and "managed settings (managed-settings.d/10-mcp.json)" in verdict.reason
     finally:
         await session.aclose()
