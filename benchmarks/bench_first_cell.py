@@ -18,7 +18,9 @@ loading took (first step to last, ``time.perf_counter()`` in the kernel): with a
 time the first cell waits only when that is longer. A third way takes the machine's speed
 out: the harness waits for the loading to end (a cell calling ``prewarm.wait()``, as a person
 who reads for a while, then 2 s of quiet for the later steps), so its ratio is what the first
-cell itself still does more than the tenth.
+cell itself still does more than the tenth. Under Run All the baseline is what a person would
+otherwise run first: a cell calling the bare SDK in a fresh kernel (it pays the SDK's import,
+as the loading does), the tenth cell reported beside it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 
 from common import Row, spread, start_kernel
-from kernel_clock import first_message_with, run_quietly
+from kernel_clock import bare_sdk_first_cell, first_message_with, run_quietly
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, text
 
@@ -226,9 +228,16 @@ def measure(quick: bool) -> list[Row]:
                 tenths.append(tenth)
             results[label] = (firsts, tenths, loadings, sdks)
             think_of[label] = think
+        # Run All's baseline: what a person would otherwise run first, the bare SDK in a fresh kernel.
+        bare = []
+        for _ in range(repeat):
+            index += 1
+            project = Path(tmp) / f"bare{index}" / "project"
+            project.mkdir(parents=True)
+            bare.append(bare_sdk_first_cell(project, fake, {**env, "CODINGCODE_USER_DIR": str(project.parent / "user")}))
     def ratio_of(label: str) -> float:
         firsts, tenths = results[label][:2]
-        return statistics.median(firsts) / max(statistics.median(tenths), 1e-9)
+        return statistics.median(firsts) / max(statistics.median(bare if label == "Run All" else tenths), 1e-9)
 
     rows = []
     for label, (firsts, tenths, loadings, sdks) in results.items():
@@ -238,7 +247,9 @@ def measure(quick: bool) -> list[Row]:
             name=f"first %%agent cell after %load_ext ({label}): prompt sent → first text",
             ours=spread(firsts) + f"; background loading {spread(loadings, 's', 1.0)}"
                  + (f", longer than the think time in {over} of {len(loadings)} kernels" if label.endswith("think time") else ""),
-            baseline=spread(tenths) + " tenth cell, same kernel" + (", after the same pause" if think_of[label] else ""),
+            baseline=(spread(bare) + " a bare-SDK cell in a fresh kernel (it imports the SDK); the tenth cell: "
+                      + spread(tenths) if label == "Run All" else
+                      spread(tenths) + " tenth cell, same kernel" + (", after the same pause" if think_of[label] else "")),
             result=f"{ratio:.2f}x",
             target="<= 1.2x",
             met=ratio <= 1.2,

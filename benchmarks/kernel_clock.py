@@ -50,3 +50,39 @@ def run_quietly(kernel: Any, code: str, timeout: float = 120) -> None:
     reply = kernel.reply(msg_id, timeout=timeout)
     if reply["status"] != "ok":
         raise RuntimeError(f"cell failed: {reply.get('ename')}: {reply.get('evalue')} {kernel.text_output(msg_id)[-2000:]}")
+
+
+# What a person would otherwise run: the bare SDK in a cell of a fresh kernel, which imports it
+# there and then (the import is the same the loading pays), streaming one answer and printing it.
+BARE_SDK_CELL = """
+import anthropic
+__bench_client = anthropic.AsyncAnthropic()
+async with __bench_client.messages.stream(model={model!r}, max_tokens=256,
+                                          messages=[{{"role": "user", "content": "say hello"}}]) as __bench_stream:
+    async for __bench_text in __bench_stream.text_stream:
+        print(__bench_text, end="", flush=True)
+"""
+
+
+def bare_sdk_first_cell(project: Any, fake: Any, env: dict[str, str], pause: float = 0.0,
+                        model: str = "claude-test") -> float:
+    """Seconds from a bare-SDK cell's execute request to its first text, in a fresh kernel in ``project``
+    (``pause``: the person's, after the kernel answered its first cell)."""
+    from common import start_kernel
+
+    from tests.fakes.anthropic_server import Reply, text
+
+    kernel = start_kernel(project, env)
+    try:
+        run_quietly(kernel, "1 + 1")
+        time.sleep(pause)
+        marker = f"bare-sdk-{time.monotonic_ns()}"
+        fake.add(Reply([text(marker + " answered.")], chunk=64))
+        sent = time.time()
+        msg_id = kernel.execute(BARE_SDK_CELL.format(model=model))
+        seen = first_message_with(kernel, msg_id, marker)
+        if kernel.reply(msg_id, timeout=120)["status"] != "ok":
+            raise RuntimeError(kernel.text_output(msg_id)[-2000:])
+        return seen - sent
+    finally:
+        kernel.close()

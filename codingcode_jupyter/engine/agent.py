@@ -101,6 +101,11 @@ class ContextKeeper(Protocol):
         """The request to send (may be smaller than ``request``)."""
         ...
 
+    async def refusal(self, request: ModelRequest, run: "AgentRun | None" = None) -> str | None:
+        """Why a turn's request cannot be sent whole even with the conversation compacted (said to the
+        person instead of sending it), or None."""
+        ...
+
     async def on_overflow(self, request: ModelRequest, error: ModelError,
                           run: "AgentRun | None" = None) -> ModelRequest | None:
         """After the API said the prompt is too long: a smaller request to send once more, or None."""
@@ -231,6 +236,11 @@ class AgentLoop:
         text = ""
         stop_hook_active = False
         self._emit(TurnStarted(prompt=prompt if isinstance(prompt, str) else "", model=self.model.name), turn_id)
+        refused = await self._refusal(prompt)
+        if refused is not None:
+            # Before the conversation holds it: the next turn goes on from the conversation as it was.
+            self._emit(ErrorEvent(message=refused), turn_id)
+            return self._done("error", usage, steps, text, turn_id)
         conversation.append(user_blocks(prompt))
         try:
             while True:
@@ -404,23 +414,26 @@ class AgentLoop:
 
     # -- one model request ----------------------------------------------------------------
 
+    async def _refusal(self, prompt: str | list[ContentBlockParam]) -> str | None:
+        if self.context is None:
+            return None
+        return await self.context.refusal(self._bare_request([user_blocks(prompt)]), self)
+
     async def _request(self, conversation: Conversation) -> ModelRequest:
+        request = self._bare_request(with_cache_breakpoints(conversation.messages))
+        if self.context is not None:
+            request = await self.context.prepare(request, self)
+        return request
+
+    def _bare_request(self, messages: list[MessageParam]) -> ModelRequest:
         settings = self.deps.settings.current().merged
         server = server_side_tools(settings, self.model.name)
         tools = [server.get(tool.name) or tool.to_api() for tool in self.tools.offered()]
         if tools:
             tools[-1] = cached_tool(tools[-1])
         system: list[TextBlockParam] = [{"type": "text", "text": self.system, "cache_control": CACHE}] if self.system else []
-        request = ModelRequest(
-            model=self.model.name,
-            system=system,
-            messages=with_cache_breakpoints(conversation.messages),
-            tools=tools,
-            max_tokens=self.max_tokens,
-        )
-        if self.context is not None:
-            request = await self.context.prepare(request, self)
-        return request
+        return ModelRequest(model=self.model.name, system=system, messages=messages, tools=tools,
+                            max_tokens=self.max_tokens)
 
     async def _send(self, request: ModelRequest, turn_id: int) -> ModelResponse:
         """Stream one step; when the prompt is too long, let ``on_overflow`` shrink it and retry once."""

@@ -10,16 +10,25 @@ does, not what a second parser thinks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from .project_settings import ProjectSettings, SettingsLayer
+from .settings import Settings, SettingsError, SettingsSource
+
 if TYPE_CHECKING:
     from .approval.rule_syntax import Rule
-    from .project_settings import EffectiveSettings, SettingsLayer
+    from .project_settings import EffectiveSettings
     from .sandbox import CommandSandbox
 
-__all__ = ["DoctorReport", "doctor_report"]
+__all__ = ["DoctorReport", "doctor_report", "read_despite_broken", "MEANWHILE"]
+
+# What applies while a settings file is broken, said where the broken files are listed.
+MEANWHILE = ("nothing runs: each %%agent cell stops at its start with the first of these errors (a broken file may "
+             "hold deny rules, so none is skipped by accident); %agent status and %agent doctor still answer. "
+             "Fix or remove the files and the next cell runs. Below: what the other files say.")
 
 _DIALECT = {"claude": "Claude Code's format", "codingcode": "codingcode's format"}
 
@@ -28,6 +37,7 @@ _DIALECT = {"claude": "Claude Code's format", "codingcode": "codingcode's format
 class DoctorReport:
     """The sections of the report, each a list of lines."""
 
+    broken: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     policy: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
@@ -49,6 +59,8 @@ class DoctorReport:
                     (".mcp.json", self.mcp), ("Plugins (%agent plugins)", self.plugins), ("Command sandbox", self.sandbox),
                     ("Warnings", self.warnings)]
         out = []
+        if self.broken:  # that moment is what the person came for: first, every broken file and what holds meanwhile
+            sections = [("Broken settings files", self.broken), ("In force meanwhile", [MEANWHILE]), *sections]
         for title, lines in sections:
             out.append(title)
             out.extend(f"  {line}" for line in (lines or ["(none)"]))
@@ -89,6 +101,9 @@ def _rule_line(rule: "Rule", source_path: str) -> str:
 def _files(effective: "EffectiveSettings", report: DoctorReport) -> None:
     for layer in effective.layers:
         state = "read" if layer.exists else "not there"
+        if any(problem.startswith(f"{layer.path}:") for problem in report.broken):
+            report.files.append(f"{layer.source:14} {layer.path} ({_DIALECT[layer.dialect]}) broken, left out (above)")
+            continue
         what = f": {_counts(layer)}" if layer.exists else ""
         report.files.append(f"{layer.source:14} {layer.path} ({_DIALECT[layer.dialect]}) {state}{what}")
     report.ignored.extend(entry.describe() for entry in effective.ignored_settings)
@@ -194,9 +209,10 @@ def _mcp(project: Path, effective: "EffectiveSettings", report: DoctorReport) ->
 
 
 def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: Iterable["Rule"] = (),
-                  sandbox: "CommandSandbox | None" = None) -> DoctorReport:
-    """Everything the person's files configure for ``project``, and what of it applies (see the module docstring)."""
-    report = DoctorReport()
+                  sandbox: "CommandSandbox | None" = None, broken: Iterable[str] = ()) -> DoctorReport:
+    """Everything the person's files configure for ``project``, and what of it applies (see the module docstring);
+    ``broken``: the files that cannot be read (:func:`read_despite_broken`), listed first."""
+    report = DoctorReport(broken=list(broken))
     project = Path(project)
     _files(effective, report)
     report.policy.extend(effective.policy.lines())
@@ -219,3 +235,59 @@ def doctor_report(project: Path, effective: "EffectiveSettings", session_rules: 
         report.sandbox.extend(sandbox_report(sandbox).lines())
     report.warnings.extend(effective.warnings)
     return report
+
+
+@dataclass
+class _Lenient(ProjectSettings):
+    """The project's settings read as a session reads them, except that a file that cannot be read is
+    left out (as if empty) and named, instead of stopping the reading at the first one."""
+
+    broken: dict[Path, str] = field(default_factory=dict, init=False)
+
+    def _take_preloaded(self) -> bool:
+        return False  # what the background loading read is the next session's, not the doctor's
+
+    def _read(self, source: SettingsSource) -> tuple[SettingsLayer, list[str]]:
+        if source.path not in self.broken:
+            try:
+                return super()._read(source)
+            except SettingsError as error:
+                self.broken[source.path] = _located(str(error), source.path)
+        return SettingsLayer(source.source, source.path, Settings(), source.dialect, source.level), []
+
+
+def read_despite_broken(project: Path) -> tuple["EffectiveSettings", list[str]]:
+    """What the readable settings files of ``project`` say, and every broken file with why (line and column
+    where there is one): what ``%agent doctor`` shows while a file is broken."""
+    settings = _Lenient(Path(project))
+    for _ in range(16):  # each round leaves out one more file whose entries fail only once merged
+        try:
+            return settings.current(), list(settings.broken.values())
+        except SettingsError as error:
+            culprit = next((layer for layer in settings.paths() if str(error).startswith(f"{layer[1]}:")), None)
+            if culprit is None or culprit[1] in settings.broken:
+                raise
+            settings.broken[culprit[1]] = _located(str(error), culprit[1])
+            settings._current = None
+    raise SettingsError("the settings files could not be read")
+
+
+_ENTRY = re.compile(r"entry '([^']+)'")
+
+
+def _located(message: str, path: Path) -> str:
+    """``message`` with the line and column of the entry it names, when it names one and does not say them."""
+    found = _ENTRY.search(message)
+    if found is None or "(line " in message:
+        return message
+    key = found.group(1).split(".")[-1]
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return message
+    at = re.search(r'"' + re.escape(key) + r'"\s*:', text) if not key.isdigit() else None
+    if at is None:
+        return message
+    line = text.count("\n", 0, at.start()) + 1
+    column = at.start() - (text.rfind("\n", 0, at.start()) + 1) + 1
+    return message[:found.end()] + f" (line {line}, column {column})" + message[found.end():]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .own_dir import keep_out_of_git
 from .secret_files import is_env_file
 from .user_dir import checkpoints_dir
 
@@ -87,6 +88,7 @@ class ShadowRepo:
     def _ensure(self) -> None:
         if (self.git_dir / "HEAD").exists():
             return
+        keep_out_of_git(self.git_dir)
         self.git_dir.parent.mkdir(parents=True, exist_ok=True)
         self._run("init", "--quiet", "--bare", str(self.git_dir), repo=False)
         # Bare, so nothing treats it as a checkout; GIT_WORK_TREE points it at the project.

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .events import TodoItem, Usage
 from .messages import MessageParam
+from .own_dir import keep_out_of_git
 
 __all__ = [
     "sessions_dir",
@@ -168,6 +169,7 @@ class Transcript:
         self.path = path
 
     def write(self, record: TranscriptRecord) -> None:
+        keep_out_of_git(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False, default=str)
         with open(self.path, "a", encoding="utf-8") as handle:

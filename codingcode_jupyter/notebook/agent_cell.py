@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..engine.mcp.manager import McpManager
     from ..engine.messages import ContentBlockParam
     from ..engine.session import Session
+    from .text_view import RunnerView
     from .view import TextView, TurnView
 
 _POLICY_NOTICE = {
@@ -134,7 +135,9 @@ class AgentCellRunner:
             session.mcp.detach_front(view)
             _finish_names(self.shell)
             view.finish(interrupted=interrupted, failed=failure is not None)
-        if interrupted:
+        # Stop ends this turn, and the record says so in one line; the kernel's interrupt ends the run
+        # (an error, so Run All stops at this cell).
+        if interrupted and not getattr(view, "stopped_by_button", False):
             raise AgentInterrupted()
         if failure is not None:
             raise AgentFailed(failure)
@@ -193,12 +196,16 @@ class AgentCellRunner:
             raise UsageError(str(error)) from None
         return prompt if content is None else content
 
-    def make_view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView":
-        """Widgets in a kernel, text in a terminal."""
+    def make_view(self, session: "Session", approval_timeout: float | None) -> "TurnView | TextView | RunnerView":
+        """Widgets in a kernel, text in a terminal, the record alone for a runner's cell (nbconvert, papermill:
+        it would save the live widgets' state in the notebook, and nobody sees them)."""
+        from .text_view import RunnerView
         from .view import TextView, TurnView
 
         if async_cell.kernel_of(self.shell) is None:
             return TextView(session=session)
+        if async_cell.sent_by_runner(self.shell):
+            return RunnerView(session=session)
         return TurnView(
             ip=self.shell,
             session=session,
@@ -206,7 +213,6 @@ class AgentCellRunner:
             frontend_wait=self.config.frontend_wait,
             headless_timeout=self.config.headless_timeout,
             approval_timeout=approval_timeout,
-            todo=list(session.state.todo),
         )
 
 

@@ -23,7 +23,7 @@ from .agent_cell import APPROVAL_POLICIES, NO_REQUEST, AgentCellRunner
 from .config import CodingCode
 from .failures import one_line
 from .sessions import SessionRegistry
-from .subcommands import COMMANDS, Subcommands, help_text, mode_arg
+from .subcommands import Subcommands, help_text, mode_arg, nearest, unknown_subcommand
 
 __all__ = ["AgentMagics"]
 
@@ -97,7 +97,7 @@ class AgentMagics(Magics):
 
         ``{name}`` in the body becomes a description of that live variable (``{{`` escapes).
         """
-        args = parse_argstring(self.agent_cell, line)
+        args = parse_cell_line(self.agent_cell, line)
         # The engine, if %load_ext's background loading is not done yet; the cell's view takes the place
         # of the waiting line.
         line_handle = await prewarm.ready()
@@ -134,7 +134,7 @@ class AgentMagics(Magics):
             return None
         handler = self.subcommands.handler(words[0])
         if handler is None:
-            raise UsageError(f"Unknown subcommand {words[0]!r}. Try: {', '.join(COMMANDS)} (%agent help lists them)")
+            raise UsageError(unknown_subcommand(words[0]))
         await prewarm.ready(show=False)  # a subcommand's own output follows at once
         try:
             result = handler(words[1:])
@@ -156,6 +156,26 @@ class AgentMagics(Magics):
 AgentMagics.agent_cell.__doc__ = (AgentMagics.agent_cell.__doc__ or "").replace("::\n\n", "", 1)
 # `%agent?` shows the same lines as `%agent help`, from the table that dispatches the subcommands.
 AgentMagics.agent_line.__doc__ = "Inspect and steer the agent.\n\n" + help_text()
+
+
+def parse_cell_line(magic: Any, line: str) -> Any:
+    """``%%agent``'s options parsed; a word it does not know is named with the nearest option and the
+    list of them all (argparse alone says only "unrecognized arguments")."""
+    try:
+        return parse_argstring(magic, line)
+    except UsageError as error:
+        if not str(error).startswith(("unrecognized arguments", "ambiguous option")):
+            raise  # a value the option refuses says what it takes
+        options = [action for action in magic.parser._actions if action.option_strings]
+        names = [name for action in options for name in action.option_strings]
+        said = str(error)
+        unknown = [word for word in said.removeprefix("unrecognized arguments:").split() if word.startswith("-")]
+        if said.startswith("unrecognized arguments") and unknown:
+            close = nearest(unknown[0], names)
+            said = f"%%agent has no option {unknown[0]}" + (f" (did you mean {close}?)" if close else "")
+        listed = ", ".join(" ".join([action.option_strings[0], *([] if action.nargs == 0 else
+                                     [action.metavar or action.dest.upper()])]) for action in options)
+        raise UsageError(f"{said}. Its options: {listed}. %%agent? says what each does.") from None
 
 
 def split_words(line: str) -> list[str]:

@@ -36,7 +36,8 @@ event loop where turns run; ``CODINGCODE_PRECONNECT=0`` leaves it to the first t
 Some steps load what only a later moment needs (the command parser, for the first command
 judged): those come last, nobody waits for them, and they run only while no cell runs at
 all, a wanted engine or not, so that they never compete with a first ``%%agent`` cell. If a
-cell needs one first, it imports it itself.
+cell needs one first, it imports it itself. The engine's own work of that kind (a running MCP
+server's result validation) joins them through :mod:`codingcode_jupyter.engine.later`.
 """
 
 from __future__ import annotations
@@ -91,6 +92,13 @@ def _engine_warm_up(project: str | None) -> Step:
 
         declare_kernel_tools()  # before warm_up reads the project's settings (their rules may name them)
         warm_up(project)
+        loading = current()
+        if loading is not None:
+            from ..engine.later import set_taker
+
+            # What the engine would warm on a thread of its own (a server's result validation) waits for
+            # the later steps instead of slowing the loading a first cell waits for.
+            set_taker(loading.add_later)
 
     return "engine warm-up", run
 
@@ -252,13 +260,28 @@ class Prewarm:
                 self._done.set_result(None)  # never cancelled: waiters get futures of their own
             self._later = True
             try:
-                for label, step in self.later:
+                index = 0
+                while True:
+                    with self._lock:  # what add_later appends meanwhile runs too
+                        if index >= len(self.later):
+                            self.all_done = True
+                            break
+                        label, step = self.later[index]
+                    index += 1
                     self._wait_turn(wanted_or_not=True)
                     self._step(label, step)
             finally:
                 self.all_done = True
         finally:
             restore()
+
+    def add_later(self, label: str, step: Callable[[], Any]) -> bool:
+        """Run ``step`` among the later steps (while no cell runs); False when those are over."""
+        with self._lock:
+            if self.all_done:
+                return False
+            self.later.append((label, step))
+            return True
 
     def _step(self, label: str, step: Callable[[], Any]) -> None:
         began = time.perf_counter()

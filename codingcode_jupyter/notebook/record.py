@@ -86,6 +86,8 @@ class ToolItem:
     saved_rules: list[str] | None = None
     decision: dict[str, Any] | None = None
     outcome: str = ""
+    # A call reviewed where it applies (edit_notebook): each change and its answer, from the audit.
+    review: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def waited(self) -> float | None:
@@ -254,9 +256,15 @@ class TurnRecord:
         return None
 
     def _audit(self, record: dict[str, Any]) -> ToolItem | None:
+        item = self.tools.get(str(record.get("tool_use_id") or ""))
+        if record.get("event") == "review":
+            changes = [dict(change) for change in record.get("changes") or [] if isinstance(change, dict)]
+            fold_review(self.audit, record)
+            if item is not None:
+                item.review = changes
+            return item
         if "decision" not in record and "kind" not in record:
             return None
-        item = self.tools.get(str(record.get("tool_use_id") or ""))
         if record.get("event") == "outcome":
             for row in reversed(self.audit):
                 if row.get("tool_use_id") and row.get("tool_use_id") == record.get("tool_use_id"):
@@ -274,6 +282,8 @@ class TurnRecord:
         """The turn ended: what was still running or waiting did not finish; a step still in progress
         when the turn was stopped or failed is not being worked on any more (shown as pending)."""
         self.interrupted = self.interrupted or interrupted
+        if self.interrupted:
+            self.usage = self.usage.removesuffix(" · stopped")  # the record's own line says it once
         if failed and not self.todo_changed:
             self.todo = []
         if self.interrupted or failed or self.stop_reason in ("error", "interrupted"):
@@ -296,6 +306,8 @@ class TurnRecord:
         if self.interrupted:
             main += f'<div style="color:{theme.MUTED};margin-top:4px">{icon("stop")} The turn was stopped before it finished.</div>'
         side = todo_html(self.todo) + audit_html(self.audit, self.project)
+        side_html = (f'<div style="flex:0 1 14em;min-width:10em;border-left:1px solid {theme.BORDER};padding-left:8px;'
+                     f'font-size:.92em">{side}</div>') if side else ""  # a turn with no plan and no call: no panels
         footer = (f'<div class="codingcode-usage" style="color:{theme.MUTED};font-size:.9em;margin-top:4px">'
                   f"{h(self.usage)}</div>") if self.usage else ""
         return (
@@ -303,9 +315,7 @@ class TurnRecord:
             f'<div class="codingcode-record tex2jax_ignore mathjax_ignore" style="font-family:{theme.var("ui-font-family", "sans-serif")};'
             f'color:{theme.var("content-font-color1", "inherit")}">'
             f'<div style="display:flex;flex-wrap:wrap;gap:8px 16px">'
-            f'<div style="flex:3 1 28em;min-width:0">{main}</div>'
-            f'<div style="flex:1 1 14em;min-width:12em;border-left:1px solid {theme.BORDER};padding-left:8px;'
-            f'font-size:.92em">{side}</div></div>{footer}</div>'
+            f'<div style="flex:1 1 28em;min-width:0">{main}</div>{side_html}</div>{footer}</div>'
         )
 
     def text(self) -> str:
@@ -358,6 +368,44 @@ def _decision_text(item: ToolItem, project: Any) -> str:
     return said + (f"; {saved}" if saved else "")
 
 
+# What became of one reviewed change, as the record and the audit say it.
+REVIEW_ANSWERS = {"accepted": "accepted", "applied": "applied", "rejected": "rejected",
+                  "conflict": "conflict (the cell had changed since the agent read it; your text was kept)",
+                  "cancelled": "not answered"}
+
+
+def fold_review(rows: list[dict[str, Any]], record: dict[str, Any]) -> None:
+    """A review record's answers onto the decision row of its call (one row a call)."""
+    for row in reversed(rows):
+        if row.get("tool_use_id") and row.get("tool_use_id") == record.get("tool_use_id"):
+            row["review"] = [dict(change) for change in record.get("changes") or [] if isinstance(change, dict)]
+            return
+
+
+def review_lines(changes: list[dict[str, Any]]) -> list[str]:
+    """"replace cell a: accepted", one line a change."""
+    return [f"{change.get('change', '?')}: {REVIEW_ANSWERS.get(str(change.get('answer')), str(change.get('answer')))}"
+            for change in changes]
+
+
+# How many of a command's last lines show under its row without expanding it (pytest's summary, a
+# build's last error).
+TAIL_LINES = 4
+
+
+def command_tail(item: ToolItem) -> list[str]:
+    """The last lines a command printed (stdout, else stderr), as its result holds them."""
+    if item.tool != "execute_command" or item.status in ("denied", "interrupted") or "--- stdout ---" not in item.result:
+        return []
+    body = item.result.split("--- stdout ---", 1)[1]
+    stdout, _, stderr = body.partition("--- stderr ---")
+    for stream in (stdout, stderr):
+        lines = [line.rstrip() for line in stream.strip("\n").splitlines() if line.strip() and line.strip() != "(empty)"]
+        if lines:
+            return [short(line, 200) for line in lines[-TAIL_LINES:]]
+    return []
+
+
 def _result_summary(item: ToolItem, project: Any) -> str:
     """The first line of what the tool returned, as a person reads it (not a denial told to the model)."""
     if item.status in ("denied", "interrupted") or not item.result or item.diff == item.result:
@@ -381,14 +429,23 @@ def tool_row_html(item: ToolItem, project: Any = None, *, live: bool = False) ->
         + f' <span class="tool-status" style="color:{theme.MUTED}">· {h(status)}</span>'
     )
     body = f'<div style="margin:2px 0 0 1.4em"><div style="color:{theme.MUTED}">input</div>{pre(h(pretty_json(item.input)))}'
-    if item.result and item.status not in ("denied",):
+    if item.result and item.status not in ("denied",) and item.result != item.diff:  # a diff shows once, below
         result = item.result if len(item.result) <= RESULT_LIMIT else item.result[:RESULT_LIMIT] + "\n…"
         body += f'<div style="color:{theme.MUTED}">result</div>{pre(h(words.relative(result, project)))}'
     # A denial's reason is written for the model and is not shown; the row says who decided and why.
     body += "</div>"
     extra = ""
-    if summary_line:
+    if item.review:
+        marks = {"accepted": icon("check", "ok"), "applied": icon("check", "ok"), "conflict": icon("warn", "warn")}
+        extra += "".join(f'<div class="cc-review-answer cc-review-{h(str(change.get("answer")))}" '
+                         f'style="margin-left:1.4em">{marks.get(str(change.get("answer")), icon("cross", "bad"))} {h(line)}</div>'
+                         for change, line in zip(item.review, review_lines(item.review)))
+    elif summary_line:
         extra += f'<div class="cc-result" style="margin-left:1.4em;color:{theme.MUTED}">{h(summary_line)}</div>'
+    tail = command_tail(item)
+    if tail:
+        extra += (f'<pre class="cc-command-tail" style="margin:2px 0 2px 1.4em;color:{theme.MUTED};white-space:pre;'
+                  f'overflow-x:auto">{h(words.relative(chr(10).join(tail), project))}</pre>')
     if item.diff:
         extra += f'<div style="margin-left:1.4em">{diff_html(item.diff)}</div>'
     if live and item.progress and item.status == "running":
@@ -443,17 +500,20 @@ def item_text(item: Item, project: Any = None, indent: str = "") -> list[str]:
     line = f"{indent}[{item.status}] {item.tool} {key}".rstrip() + (f" — {decided}" if decided else "") + f" · {status}"
     out = [reveal(line)]
     summary = _result_summary(item, project)
-    if summary:
+    if item.review:
+        out.extend(f"{indent}    {reveal(said)}" for said in review_lines(item.review))
+    elif summary:
         out.append(f"{indent}    {reveal(summary)}")
+    out.extend(f"{indent}    | {reveal(words.relative(line, project))}" for line in command_tail(item))
     if item.diff:
         out.extend(f"{indent}    {reveal(d)}" for d in item.diff.splitlines()[:200])
     return out
 
 
 def todo_html(items: list[TodoItem]) -> str:
-    """The todo list (a heading and one row a step)."""
+    """The todo list (a heading and one row a step); nothing when there is no step."""
     if not items:
-        return f'<div class="codingcode-todo" style="{LINES}"><b>Todo</b><div style="color:{theme.MUTED}"><i>no steps yet</i></div></div>'
+        return ""
     marks = {"pending": icon("box"), "in_progress": icon("play", "info"), "completed": icon("boxcheck", "ok")}
     rows = []
     for item in items:
@@ -484,13 +544,15 @@ def audit_row_words(record: dict[str, Any], project: Any = None) -> tuple[str, s
         what += " " + short(words.relative(key, project), 60)
     if "decision" not in record and "kind" in record:
         return what, str(record.get("kind")), ""
+    if record.get("review"):
+        return what, words.decision(record), " · ".join(review_lines(record["review"]))
     return what, words.decision(record), words.outcome(str(record.get("outcome") or "")) if record.get("outcome") else ""
 
 
 def audit_html(records: list[dict[str, Any]], project: Any = None) -> str:
-    """This turn's decisions: what, who decided and why, what came of it."""
+    """This turn's decisions: what, who decided and why, what came of it; nothing when there is none."""
     if not records:
-        return f'<div class="codingcode-audit" style="{LINES}"><b>Audit</b><div style="color:{theme.MUTED}"><i>no decisions yet</i></div></div>'
+        return ""
     rows = []
     for record in records:
         what, said, came = audit_row_words(record, project)

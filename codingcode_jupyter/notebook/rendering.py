@@ -25,10 +25,14 @@ __all__ = ["render_markdown", "highlight", "diff_html", "pre", "BLOCK_STYLE", "T
 # Lines as JupyterLab's Markdown cells space them (the widget area's own line height is a
 # control height, which double-spaces text).
 TEXT_STYLE = f"line-height:{var('content-line-height', '1.6')};font-size:{var('content-font-size1', '14px')}"
+# A block as wide as its column whatever its longest line: `width:0;min-width:100%` keeps a long line
+# from widening the column (a widget's row sizes itself to its content's longest line, and the output
+# area clips what is past its edge, scrollbar included); the line scrolls sideways inside the block.
+FIT_WIDTH = "width:0;min-width:100%;box-sizing:border-box"
 BLOCK_STYLE = (
     f"background:{theme.CODE_BG};border-radius:4px;padding:6px 8px;margin:4px 0;"
     f"font-family:{theme.MONO};font-size:{var('code-font-size', '13px')};line-height:1.45;"
-    "overflow-x:auto;white-space:pre"
+    f"overflow-x:auto;white-space:pre;{FIT_WIDTH}"
 )
 _CELL_STYLE = f"border:1px solid {var('border-color1', '#bdbdbd')};padding:3px 8px"
 
@@ -206,7 +210,7 @@ def diff_html(diff: str, *, max_height: str = "28em") -> str:
         rows.append(f'<div class="cc-diff-{kind}" style="{background}color:{colour};padding:0 8px;min-height:1.45em">'
                     f"{body or ' '}</div>")
     return (
-        f'<div class="cc-diff" style="border:1px solid {theme.BORDER};border-radius:4px;margin:4px 0;'
+        f'<div class="cc-diff" style="border:1px solid {theme.BORDER};border-radius:4px;margin:4px 0;{FIT_WIDTH};'
         f'max-height:{max_height};overflow:auto;font-family:{theme.MONO};font-size:{var("code-font-size", "13px")};'
         f'line-height:1.45;white-space:pre;background:{theme.PAGE}">'
         f'<div style="display:inline-block;min-width:100%">{"".join(rows)}</div></div>'

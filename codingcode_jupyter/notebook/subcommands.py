@@ -16,7 +16,7 @@ from . import words
 from .agent_cell import AgentCellRunner
 from .sessions import SessionRegistry
 
-__all__ = ["Subcommands", "COMMANDS", "mode_arg"]
+__all__ = ["Subcommands", "COMMANDS", "mode_arg", "nearest", "unknown_subcommand"]
 
 # The one table of subcommands: dispatch (Subcommands.handler) and help (help_text) both read it; each
 # `cmd_<name>` method's docstring opens with its help line, "%agent NAME ARGS — what it does".
@@ -51,12 +51,49 @@ class Subcommands:
             raise UsageError("usage: %agent help [COMMAND]")
         if rest:
             if rest[0] not in COMMANDS:
-                raise UsageError(f"Unknown subcommand {rest[0]!r}. Try: %agent help")
+                raise UsageError(unknown_subcommand(rest[0]))
             return command_help(rest[0], full=True)
         return help_text()
 
     def cmd_status(self, rest: list[str]) -> str:
         """%agent status — session, project, model, mode, tokens, cost, sandbox, what was read"""
+        from ..engine.settings import SettingsError
+
+        try:
+            self._session_unless_broken()
+            return self._status()
+        except SettingsError:
+            return self._status_broken()
+
+    def _session_unless_broken(self) -> Any:
+        """The notebook's session; SettingsError when it cannot open because a settings file is broken
+        (opening says that as a UsageError, as a cell does)."""
+        from ..engine.doctor import read_despite_broken
+        from ..engine.settings import SettingsError
+
+        try:
+            return self.registry.current_session()
+        except UsageError:
+            _, broken = read_despite_broken(self.registry.current or self.registry.project())
+            if broken:
+                raise SettingsError(broken[0]) from None
+            raise
+
+    def _status_broken(self) -> str:
+        """Status while a settings file is broken: every broken file and what holds meanwhile."""
+        from ..engine.doctor import read_despite_broken
+
+        project = self.registry.current or self.registry.project()
+        _, broken = read_despite_broken(project)
+        session = self.registry.sessions.get(project)
+        rows = [*([("session", session.id)] if session is not None else []),
+                ("project", words.home_short(project)),
+                *[("broken", words.relative(problem, project, "the project")) for problem in broken],
+                ("meanwhile", "nothing runs: each %%agent cell stops at its start until the file"
+                 f"{'s are' if len(broken) != 1 else ' is'} fixed or removed (%agent doctor: the full report)")]
+        return columns(rows)
+
+    def _status(self) -> str:
         from ..engine.context.session_window import context_status
         from ..engine.models import resolve_model_name
         from ..engine.models.providers import describe_provider
@@ -119,19 +156,25 @@ class Subcommands:
 
         What was read from which file (ours and Claude Code's), what was ignored and why, what is in force.
         """
-        from ..engine.doctor import doctor_report
+        from ..engine.doctor import doctor_report, read_despite_broken
         from ..engine.settings import SettingsError
 
         if rest:
             raise UsageError("usage: %agent doctor")
-        session = self.registry.current_session()
+        project = self.registry.current or self.registry.project()
+        broken: list[str] = []
         try:
+            session = self._session_unless_broken()
             effective = session.settings.current()
-        except SettingsError as error:
-            raise UsageError(str(error)) from None
-        report = doctor_report(session.project, effective, session.pipeline.session_rules,
-                               sandbox=session.sandbox()).render()
-        return wrapped(words.relative(report, session.project, "the project"))
+            rules, sandbox = list(session.pipeline.session_rules), session.sandbox()
+            project = session.project
+        except SettingsError:
+            # That moment is the doctor's: every broken file, what holds meanwhile, and what the others say.
+            effective, broken = read_despite_broken(project)
+            opened = self.registry.sessions.get(project)
+            rules, sandbox = (list(opened.pipeline.session_rules) if opened is not None else []), None
+        report = doctor_report(project, effective, rules, sandbox=sandbox, broken=broken).render()
+        return wrapped(words.relative(report, project, "the project"))
 
     async def cmd_compact(self, rest: list[str]) -> str:
         """%agent compact — summarise older turns now to free context
@@ -260,7 +303,7 @@ class Subcommands:
         for record in records:
             what, said, came = audit_row_words(record, project)
             rows.append([str(record.get("ts", ""))[:19].replace("T", " "), what, said.replace("`", ""), came])
-        return table(rows, wrap={1: 40, 2: 48})
+        return table(rows, wrap={1: 40, 2: 48, 3: 60})
 
     def cmd_tools(self, rest: list[str]) -> str:
         """%agent tools — the tools the agent sees"""
@@ -520,16 +563,18 @@ class Subcommands:
         variables = names.plan(plan.checkpoint.session_id, plan.checkpoint.turn_id)
         if variables is not None or names.available:
             plan.limits = [limit for limit in plan.limits if limit != KERNEL_VARIABLES]
-        shown = words.relative(plan.render(), project) + ("\n\n" + variables.render() if variables is not None else "")
-        display({"text/plain": shown, "text/html": plan_html(plan, project, variables)}, raw=True)
         cells = turn_edits(store, plan.checkpoint.session_id, plan.checkpoint.turn_id)
+        files = [words.relative(item.path, project) for item in plan.files if item.action != "unchanged"]
+        if files or variables is not None or cells is None:  # a turn that changed cells alone is not "0 files"
+            shown = words.relative(plan.render(), project) + ("\n\n" + variables.render() if variables is not None else "")
+            display({"text/plain": shown, "text/html": plan_html(plan, project, variables)}, raw=True)
         if cells is not None:
-            display(Pretty("Notebook cells the turn changed: " + "; ".join(cells.described)))
+            display(Pretty(f"Undo {plan.checkpoint.label}: the notebook cells it changed: " + "; ".join(cells.described)))
+        what = _restoring(files, cells, variables=variables)
         if "--dry-run" in flags:
-            return "Dry run: nothing was changed. `%agent undo` asks, then restores these files, variables and cells."
+            return f"Dry run: nothing was changed. `%agent undo` asks, then restores {what}."
         if "--yes" not in flags:
-            what = "these files and variables" if variables is not None else "these files"
-            answer = await ask_restore(self.shell, f"Restore {what} as they were before the turn?",
+            answer = await ask_restore(self.shell, f"Restore {what} as before the turn?",
                                        frontend_wait=self.runner.config.frontend_wait)
             if answer == "no":
                 return "Nothing was restored."
@@ -550,25 +595,25 @@ class Subcommands:
             store.undo(plan, force="--force" in flags, allow_outside="--outside" in flags, names=put_back)
         except CheckpointError as error:
             raise UsageError(words.relative(str(error), project)) from None
-        changed = sum(1 for item in plan.files if item.action != "unchanged")
         back = [item["name"] for item in restored if item["action"] == "restore"]
         removed = [item["name"] for item in restored if item["action"] == "remove"]
         lost = [item["name"] for item in restored if item["action"] == "not_restorable"]
+        in_words = (f"variables restored: {', '.join(back) or 'none'}; removed: {', '.join(removed) or 'none'}"
+                    + (f"; not restorable: {', '.join(lost)}" if lost else "")) if restored else ""
         if session is not None and session.id == plan.checkpoint.session_id:
-            files = ", ".join(item.path for item in plan.files if item.action != "unchanged") or "none"
-            note = (f"(Note: the user undid your file changes of turn {plan.checkpoint.turn_id}; these files are back "
-                    f"as they were before it: {files}. Read them again before changing them.")
+            note = f"(Note: the user undid your changes of turn {plan.checkpoint.turn_id}."
+            if files or cells is not None:
+                note = note[:-1] + (f"; these are back as they were before it: {_restoring(files, cells, names=True)}. "
+                                    "Read them again before changing them.")
             if restored:
                 note += (f" The notebook's variables are back too: restored {', '.join(back) or 'none'}; removed "
                          f"{', '.join(removed) or 'none'}" + (f"; not restorable: {', '.join(lost)}" if lost else "") + ".")
             self.runner.undo_notes.setdefault(session.id, []).append(note + ")")
-        undone = f"Undid {plan.checkpoint.label}: {changed} file(s) restored"
-        if restored:
-            undone += (f"; variables restored: {', '.join(back) or 'none'}; removed: {', '.join(removed) or 'none'}"
-                       + (f"; not restorable: {', '.join(lost)}" if lost else ""))
-        undone += "; recorded in the audit log."
+        undone = f"Undid {plan.checkpoint.label}"
+        done = [*([f"restored {_restoring(files, None)}"] if files else []), *([in_words] if restored else [])]
+        undone += (": " + "; ".join(done) + "; recorded in the audit log.") if done else "."
         if cells is not None:
-            undone += " " + undo_cell_edits(self.shell, store, cells)
+            undone += " " + await undo_cell_edits(self.shell, store, cells)
         return undone
 
     def _notebook_session(self, project: Any, store: Any) -> str | None:
@@ -597,12 +642,46 @@ class Subcommands:
         return login(self.shell, keyring="--keyring" in rest)
 
 
+def _restoring(files: list[str], cells: Any, *, names: bool = False, variables: Any = None) -> str:
+    """What an undo restores, in words: "app.py", "3 files and 2 notebook cells", "2 notebook cells",
+    "app.py and 2 variables"."""
+    parts = []
+    if files:
+        parts.append(", ".join(files) if names or len(files) == 1 else f"{len(files)} files")
+    changed = len(variables.names) if variables is not None else 0
+    if changed:
+        parts.append(f"{changed} variable{'s' if changed != 1 else ''}")
+    count = len(cells.inverse) if cells is not None else 0
+    if count:
+        parts.append("notebook cells " + ", ".join(cells.described) if names
+                     else f"{count} notebook cell{'s' if count != 1 else ''}")
+    return " and ".join(parts) or "nothing"
+
+
 def _nothing_here(notebook: str, project: Any) -> Exception:
     from ..engine.checkpoints import CheckpointError
 
     return CheckpointError(f"Nothing to undo from this notebook ({words.relative(notebook, project)}): no session started "
                            "here changed a file that is not undone yet. Other notebooks' sessions are left alone; "
                            "%agent sessions lists them, and %agent resume ID, then %agent undo, undoes one.")
+
+
+def nearest(word: str, names: "list[str] | tuple[str, ...]") -> str | None:
+    """The name ``word`` was most likely meant to be (a typo, a prefix), None when none is close."""
+    import difflib
+
+    prefixed = [name for name in names if len(word.strip("-")) >= 2 and name.lstrip("-").startswith(word.lstrip("-"))]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_subcommand(word: str) -> str:
+    """What `%agent WORD` says when WORD is no subcommand: the nearest one, and where they are all listed."""
+    close = nearest(word, COMMANDS)
+    hint = f" Did you mean %agent {close}?" if close else ""
+    return f"%agent has no subcommand {word!r}.{hint} The subcommands: {', '.join(COMMANDS)} (%agent help says what each does)."
 
 
 def _help_line(name: str) -> tuple[str, str, str]:
@@ -637,13 +716,20 @@ def help_text() -> str:
 
 
 def merge_outcomes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Decision records with their outcome folded in (one row a call); other records as they are."""
+    """Decision records with their outcome (and a review's answers) folded in (one row a call); other
+    records as they are."""
+    from .record import fold_review
+
     out: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
     for record in records:
         call = str(record.get("tool_use_id") or "")
         if record.get("event") == "outcome" and call in by_call:
             by_call[call]["outcome"] = record.get("outcome", "")
+            continue
+        if record.get("event") == "review":
+            if call in by_call:
+                fold_review([by_call[call]], record)  # each change and its answer, on the call's row
             continue
         row = dict(record)
         out.append(row)

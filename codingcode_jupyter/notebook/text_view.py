@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..engine.mcp.elicitation import ElicitationRequest, ElicitationResponse
     from ..engine.trust.items import TrustItem
 
-__all__ = ["TextView", "ask_by_text", "ask_unconfined_by_text", "parse_text_answer", "text_question", "PROMPT"]
+__all__ = ["TextView", "RunnerView", "ask_by_text", "ask_unconfined_by_text", "parse_text_answer", "text_question", "PROMPT"]
 
 _TEXT_ANSWERS: dict[str, Answer] = {
     "y": "allow", "yes": "allow", "allow": "allow",
@@ -287,3 +287,65 @@ def _console(out: Any) -> Any:
     terminal = bool(getattr(out, "isatty", lambda: False)())
     return Console(file=out, force_terminal=terminal, highlight=False, soft_wrap=False,
                    width=None if terminal else 100)
+
+
+class RunnerView:
+    """The engine's front for a cell a runner sent (nbconvert, papermill): no widgets, since nobody sees
+    them and the runner would save every one's state in the notebook; the turn's static record takes the
+    place of a one-line notice when it ends. Nobody can answer: a question is refused as nobody's answer
+    (the pipeline records it as a timeout), a trust or no-sandbox question keeps the safer choice, and
+    an MCP server's request for input is declined."""
+
+    RUNNING = "The agent is working (a runner such as nbconvert sent this cell: its record follows when the turn ends)."
+
+    def __init__(self, *, session: Any = None) -> None:
+        self.session = session
+        self.project = getattr(session, "project", None)
+        self.record = TurnRecord(project=self.project, session=session)
+        self.handle: Any = None
+        self.on_stop: Any = None
+        self.stopped_by_button = False
+        self.trust_unanswered: str | None = None
+
+    def display(self, reuse: Any = None) -> None:
+        from IPython.display import display
+
+        shown = {"text/plain": self.RUNNING}
+        if reuse is not None:
+            reuse.update(shown, raw=True)
+            self.handle = reuse
+        else:
+            self.handle = display(shown, raw=True, display_id=True)
+
+    def __call__(self, event: BaseModel) -> None:
+        self.record.apply(event)
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        from .record import NoteItem
+
+        agent = request.agent or "main"
+        self.record.section(agent).append(NoteItem(agent, "notice", (
+            "Nobody was there to answer (a runner such as nbconvert or papermill sent this cell: no widget view, "
+            f"no stdin), so {request.refused or request.tool + ' was not run'}. Run the notebook where someone can "
+            "answer, or let a rule or --approval-policy decide.")))
+        raise asyncio.TimeoutError  # nobody's answer, recorded by the pipeline as a timeout
+
+    async def ask_trust(self, items: list[TrustItem], project: Path) -> TrustAnswer | None:
+        self.trust_unanswered = "a runner sent this cell and nobody could be asked"
+        return None
+
+    async def ask_unconfined(self, request: UnconfinedRequest) -> UnconfinedAnswer | None:
+        return None
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResponse:
+        from ..engine.events import Notice as _Notice
+        from ..engine.mcp.elicitation import ElicitationResponse
+
+        self(_Notice(agent=request.agent or "main",
+                     text=f"Declined {request.server}'s request for input: a runner sent this cell and nobody sees forms."))
+        return ElicitationResponse.decline("runner")
+
+    def finish(self, *, interrupted: bool = False, failed: bool = False) -> None:
+        self.record.finish(interrupted=interrupted, failed=failed)
+        if self.handle is not None:
+            self.handle.update({"text/html": self.record.html(), "text/plain": self.record.text()}, raw=True)

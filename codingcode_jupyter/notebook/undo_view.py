@@ -149,6 +149,8 @@ async def ask_restore(shell: Any, question: str, *, frontend_wait: float) -> Con
 
     if async_cell.kernel_of(shell) is None:  # terminal IPython
         return _ask_by_text(question) if async_cell.stdin_allowed(shell) else "nobody"
+    if async_cell.sent_by_runner(shell):  # nbconvert, papermill: no buttons (the runner would save their state)
+        return "nobody"
     loop = asyncio.get_running_loop()
     asked = _Question(loop, question)
     handle = display(asked.box, display_id=True)

@@ -144,18 +144,21 @@ class TurnView:
         self.runner = async_cell.sent_by_runner(ip)
         self.loop = asyncio.get_event_loop()
         self.record = TurnRecord(project=self.project, session=session, todo=todo)
-        self.main = widgets.VBox(layout=widgets.Layout(flex="3 1 0%", min_width="0"))
+        self.main = widgets.VBox(layout=widgets.Layout(flex="1 1 0%", min_width="0"))
         self.todo = TodoWidget(self.record.todo)
         self.audit = AuditWidget(self.project)
         self.footer = widgets.HTML()
+        # The todo and the audit beside the answer, narrow; shown once one of them has something.
         self.side = widgets.VBox(
             [self.todo, self.audit],
-            layout=widgets.Layout(flex="1 1 0%", min_width="14em", padding="0 0 0 8px",
+            layout=widgets.Layout(flex="0 1 14em", min_width="10em", padding="0 0 0 8px",
                                   border_left=f"1px solid {theme.BORDER}"),
         )
+        self._show_panels()
         self.thinking = widgets.HTML()
         self.thinking.add_class("codingcode-thinking")
-        self.stop_button = widgets.Button(description=STOP_LABEL, button_style="warning", tooltip="End this turn now, as an interrupt would",
+        self.stop_button = widgets.Button(description=STOP_LABEL, button_style="warning",
+                                          tooltip="End this turn now (the kernel's interrupt also stops the cells after it)",
                                           layout=widgets.Layout(width="auto"))
         self.stop_button.add_class("codingcode-stop")
         self.stop_button.on_click(lambda _b: self._stop_clicked())
@@ -323,11 +326,13 @@ class TurnView:
             self._answered(event)
         elif isinstance(event, AuditRecorded):
             self.audit.show(self.record.audit)
+            self._show_panels()
             if isinstance(item, ToolItem) and item.tool_use_id in self.lines:
                 self.lines[item.tool_use_id].render()
         elif isinstance(event, TodoUpdated):
             if agent == "main":
                 self.todo.show(self.record.todo)
+                self._show_panels()
         elif isinstance(event, McpLoginRequired):
             section = self._section(agent)
             section.close_segment()
@@ -340,6 +345,12 @@ class TurnView:
         elif isinstance(event, TurnDone):
             if agent == "main":
                 self.footer.value = f'<div class="codingcode-usage" style="color:{theme.MUTED}">{h(self.record.usage)}</div>'
+
+    def _show_panels(self) -> None:
+        """Each side panel only when it has something to show; the side column only when one does."""
+        for panel, shown in ((self.todo, bool(self.record.todo)), (self.audit, bool(self.record.audit))):
+            panel.layout.display = None if shown else "none"
+        self.side.layout.display = None if self.record.todo or self.record.audit else "none"
 
     def add(self, agent: str, widget: widgets.Widget) -> None:
         """Put ``widget`` at the end of ``agent``'s output (for handlers of other event types)."""

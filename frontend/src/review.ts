@@ -27,7 +27,15 @@ export interface Change {
   to_index?: number;
   /** insert without an anchor: the index it lands at (undoing a deletion); none: at the end. */
   index?: number;
+  /** insert (undoing a deletion): the cell's own id, so the agent's next edit by id still finds it. */
+  id?: string;
+  /** insert, replace (undoing one): the outputs and execution count the cell had, restored with it. */
+  outputs?: Json[];
+  execution_count?: number | null;
+  metadata?: Json;
 }
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface ChangeResult {
   change: string;
@@ -36,9 +44,14 @@ export interface ChangeResult {
   index?: number;
   /** What was there before (replace, delete), so the kernel can undo. */
   before?: string;
+  /** replace, delete: the whole cell before (its id, outputs, execution count, metadata), for undo. */
+  before_cell?: Json;
   cell_type?: string;
   note?: string;
 }
+
+/** The note a conflict shows on its cell, and tells the agent. */
+export const CONFLICT_NOTE = 'the cell changed since the agent read it (the person edited it); read the notebook again';
 
 function sourceOf(notebook: Notebook, index: number): string {
   return notebook.model!.cells.get(index).sharedModel.getSource();
@@ -56,7 +69,7 @@ function locate(notebook: Notebook, change: Change): number | ChangeResult {
         answer: 'conflict',
         cell_id: change.cell_id ?? undefined,
         index,
-        note: 'the cell changed since the agent read it (the person edited it); read the notebook again'
+        note: CONFLICT_NOTE
       };
     }
   }
@@ -79,7 +92,19 @@ function insertIndex(notebook: Notebook, change: Change, lastAt: Map<string, str
 
 function insertCell(notebook: Notebook, change: Change, index: number): string {
   const shared = notebook.model!.sharedModel;
-  shared.insertCell(index, { cell_type: change.cell_type ?? 'code', source: change.source ?? '' });
+  const cell: Json = { cell_type: change.cell_type ?? 'code', source: change.source ?? '' };
+  // Undoing a deletion puts the cell back as it was: its id (unless another cell has it now), outputs, count.
+  if (change.id && findIndex(notebook, change.id) < 0) {
+    cell.id = change.id;
+  }
+  if (change.metadata) {
+    cell.metadata = change.metadata;
+  }
+  if (cell.cell_type === 'code') {
+    cell.outputs = change.outputs ?? [];
+    cell.execution_count = change.execution_count ?? null;
+  }
+  shared.insertCell(index, cell);
   return notebook.model!.cells.get(index).id;
 }
 
@@ -103,15 +128,30 @@ export function applyChange(notebook: Notebook, change: Change, lastAt = new Map
   }
   const cell = notebook.model!.cells.get(index);
   const before = cell.sharedModel.getSource();
+  const beforeCell = cell.sharedModel.toJSON();
   if (change.kind === 'replace') {
     cell.sharedModel.setSource(change.source ?? '');
+    if (change.outputs !== undefined && cell.type === 'code') {
+      // Undoing an edit: the outputs the cell had before it, not those of the agent's run since.
+      const code = cell.sharedModel as Json;
+      code.setOutputs(change.outputs);
+      code.execution_count = change.execution_count ?? null;
+    }
   } else if (change.kind === 'delete') {
     shared.deleteCell(index);
   } else {
     const last = notebook.model!.cells.length - 1;
     shared.moveCell(index, Math.max(0, Math.min(last, change.to_index ?? index)));
   }
-  return { change: change.change, answer: 'applied', cell_id: cell.id, index, before, cell_type: cell.type };
+  return {
+    change: change.change,
+    answer: 'applied',
+    cell_id: cell.id,
+    index,
+    before,
+    before_cell: beforeCell,
+    cell_type: cell.type
+  };
 }
 
 function button(label: string, kind: string, onClick: () => void): HTMLButtonElement {
@@ -138,8 +178,21 @@ interface Pending {
   /** insert: the id of the proposed cell now in the document. */
   insertedId?: string;
   bar?: HTMLElement;
+  accept?: HTMLButtonElement;
+  /** replace: the diff shown, redrawn as the person types in the cell. */
+  diff?: HTMLElement;
+  /** replace, delete: what the bar says when the cell no longer holds what the agent read. */
+  conflict?: HTMLElement;
+  /** Stops following the cell's typing. */
+  unwatch?: () => void;
   result?: ChangeResult;
 }
+
+const CONFLICT_LIVE =
+  'You changed this cell since the agent read it: accepting would overwrite your typing, so Accept is off. ' +
+  'Reject keeps your text (the agent is told and reads the cell again).';
+const CONFLICT_SETTLED =
+  'Not applied: this cell changed since the agent read it. Your text is kept; the agent was told and reads it again.';
 
 /** One request's proposals on the page, until each is answered. */
 export class ReviewSession {
@@ -221,18 +274,57 @@ export class ReviewSession {
       bar.appendChild(text('span', 'cc-review-label', label));
       bar.appendChild(button('Accept', 'accept', () => this.answer(item, true)));
       bar.appendChild(button('Reject', 'reject', () => this.answer(item, false)));
-      if (change.kind === 'replace') {
-        const index = findIndex(this.panel.content, change.cell_id ?? '');
-        const before = index >= 0 ? sourceOf(this.panel.content, index) : '';
-        bar.appendChild(renderDiff(before, change.source ?? ''));
+      item.accept = bar.querySelector('.cc-review-accept') as HTMLButtonElement;
+      if (change.kind === 'replace' || change.kind === 'delete') {
+        item.conflict = text('div', 'cc-review-conflict-note', CONFLICT_LIVE);
+        bar.appendChild(item.conflict);
+        this.watch(item);
       }
       item.bar = bar;
+      this.refresh(item);
       if (node) {
         node.classList.add(`cc-proposed-${change.kind}`);
         node.insertBefore(bar, node.firstChild);
       } else {
         this.banner.appendChild(bar);
       }
+    }
+  }
+
+  /** Follow the person's typing in the cell a replacement or deletion names: the diff and the conflict stay true. */
+  private watch(item: Pending): void {
+    const index = findIndex(this.panel.content, item.change.cell_id ?? '');
+    if (index < 0) {
+      return;
+    }
+    const shared = this.panel.content.model!.cells.get(index).sharedModel;
+    const changed = () => this.refresh(item);
+    shared.changed.connect(changed);
+    item.unwatch = () => shared.changed.disconnect(changed);
+  }
+
+  private refresh(item: Pending): void {
+    const change = item.change;
+    if (item.result || !item.bar) {
+      return;
+    }
+    const index = findIndex(this.panel.content, change.cell_id ?? '');
+    const current = index >= 0 ? sourceOf(this.panel.content, index) : '';
+    if (change.kind === 'replace') {
+      const diff = renderDiff(current, change.source ?? '');
+      if (item.diff) {
+        item.diff.replaceWith(diff);
+      } else {
+        item.bar.appendChild(diff);
+      }
+      item.diff = diff;
+    }
+    const expected = change.expected_source;
+    const conflict = expected !== undefined && expected !== null && current !== expected;
+    item.bar.classList.toggle('cc-review-conflict', conflict);
+    if (item.accept) {
+      item.accept.disabled = conflict;
+      item.accept.title = conflict ? CONFLICT_LIVE : '';
     }
   }
 
@@ -264,9 +356,13 @@ export class ReviewSession {
 
   private settle(item: Pending, result: ChangeResult): void {
     item.result = result;
+    item.unwatch?.();
     item.bar?.remove();
     const node = this.cellNode(item.insertedId ?? item.change.cell_id);
     node?.classList.remove(`cc-proposed-${item.change.kind}`);
+    if (result.answer === 'conflict' && node) {
+      showConflict(node);
+    }
     this.emit(result);
     this.finishIfDone();
   }
@@ -294,6 +390,16 @@ export class ReviewSession {
       this.resolve(this.pending.map(item => item.result!));
     }
   }
+}
+
+/** What stays on a cell whose proposal was answered with a conflict, until the person closes it. */
+function showConflict(node: HTMLElement): void {
+  node.querySelector(':scope > .cc-review-conflict-settled')?.remove();
+  const note = document.createElement('div');
+  note.className = 'cc-review-conflict-settled';
+  note.appendChild(text('span', 'cc-review-label', CONFLICT_SETTLED));
+  note.appendChild(button('OK', 'dismiss', () => note.remove()));
+  node.insertBefore(note, node.firstChild);
 }
 
 function renderDiff(before: string, after: string): HTMLElement {

@@ -408,7 +408,9 @@ def test_stop_ends_a_turn_waiting_for_the_model_and_one_running_a_command(lab, t
         _run_cells(page, lab, 2)
         expect(page.get_by_text("thinking…").first).to_be_visible(timeout=60_000)
         page.get_by_role("button", name="Stop", exact=True).click()
-        expect(page.get_by_text("Interrupted.", exact=True)).to_have_count(1, timeout=15_000)
+        stopped = page.get_by_text("The turn was stopped before it finished.", exact=True)
+        expect(stopped).to_have_count(1, timeout=15_000)
+        expect(page.get_by_text("Interrupted.", exact=True)).to_have_count(0)  # one line for a Stop, no error output
         expect(page.get_by_text("much too late")).to_have_count(0)
 
         lab["api"].script.clear()
@@ -418,7 +420,8 @@ def test_stop_ends_a_turn_waiting_for_the_model_and_one_running_a_command(lab, t
         wait_until(started.exists, 60, "the command to start", interval=0.2)
         expect(page.locator(".codingcode-tool >> text=running").first).to_be_visible(timeout=10_000)
         page.get_by_role("button", name="Stop", exact=True).click()
-        expect(page.get_by_text("Interrupted.", exact=True)).to_have_count(2, timeout=15_000)
+        expect(stopped).to_have_count(2, timeout=15_000)
+        expect(page.get_by_text("Interrupted.", exact=True)).to_have_count(0)
     outcomes = [json.loads(line) for line in (project / ".codingcode" / "audit.jsonl").read_text().splitlines()]
     assert any(r.get("event") == "outcome" and r.get("outcome") == "interrupted" for r in outcomes)
 

@@ -329,3 +329,41 @@ async def test_a_prepare_hook_never_touches_another_conversation(tmp_path):
                                                  {"role": "assistant", "content": [{"type": "text", "text": "b"}]}])
     assert (await compactor.prepare(other)).messages == other.messages
     assert len(ours.messages[0]["content"][0]["text"]) == 200_000
+
+
+async def test_a_long_request_that_fits_alone_is_sent_whole_and_the_conversation_before_it_summarised(
+        fake_api, tmp_path, monkeypatch):
+    # Issue 46, item 1: the last stage clipped every long text, the person's request included.
+    monkeypatch.setenv("CODINGCODE_CONTEXT_WINDOW", str(WINDOW))
+    fake_api.add(Reply([tool_use("read_file", {"path": "a.py"})]), Reply([text("A read.")]),
+                 Reply([tool_use("read_file", {"path": "b.py"})]), Reply([text("B read.")]))
+    session = new_session(tmp_path, [big_read_tool(9_000)])
+    await session.run_turn("read a.py")
+    await session.run_turn("read b.py")
+    line = "row 123, amount 45.60, note: refunded after the second call\n"
+    pasted = (line * (60_000 // len(line) + 1))[:60_000]  # about 15,000 tokens: over the goal, under the budget
+    fake_api.add(Reply([text("SUMMARY: a.py and b.py were read.")]), Reply([text("Looked at the rows.")]))
+    events = Recorder()
+    done = await session.run_turn("what stands out in these rows?\n" + pasted, events)
+    assert done.stop_reason == "end_turn", [e.message for e in events.of("error")]
+    assert is_summary_request(fake_api.requests[-2])
+    sent = fake_api.requests[-1]["messages"]
+    assert SUMMARY_HEADER in json.dumps(sent[0])
+    assert any(pasted in b.get("text", "") for m in sent for b in m["content"] if isinstance(b, dict))
+    assert not any("clipped" in e.text for e in events.of("notice")), [e.text for e in events.of("notice")]
+
+
+async def test_a_request_too_long_alone_is_refused_before_anything_is_sent(fake_api, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODINGCODE_CONTEXT_WINDOW", str(WINDOW))
+    fake_api.add(Reply([text("Hello.")]))
+    session = new_session(tmp_path, [big_read_tool()])
+    await session.run_turn("hi")
+    before = list(session.conversation.messages)
+    events = Recorder()
+    done = await session.run_turn("summarise this: " + "word " * 20_000, events)
+    assert done.stop_reason == "error" and len(fake_api.requests) == 1
+    message = events.of("error")[0].message
+    assert "too long for the model's context window, so nothing was sent" in message
+    assert "100,016 characters" in message and "takes 20,452 tokens" in message, message
+    assert session.conversation.messages == before
+    assert sum(1 for r in session.transcript.records() if r["type"] == "message") == 2

@@ -103,3 +103,40 @@ async def test_always_allow_on_an_outside_read_offers_a_path_rule(project, outsi
     result = await _evaluate(project, "read_file", {"path": str(outside / "notes.txt")})
     offered = [rule for choice in result.allow_choices for rule in choice]
     assert any(rule.startswith("read_file(") and str(outside) in rule for rule in offered), offered
+
+
+def _code_tool(ipython: bool = False):
+    from pydantic import BaseModel
+
+    from codingcode_jupyter.engine.tools.access import ToolAccess
+    from codingcode_jupyter.engine.tools.base import ToolDefinition
+
+    class Args(BaseModel):
+        code: str
+
+    async def run(args, ctx):  # pragma: no cover - never run, only judged
+        return ""
+
+    # As run_python and run_cells are declared: code that can reach whatever it names.
+    return ToolDefinition(name="run_code_here", description="Run code.", parameters=Args, execute=run,
+                          access=ToolAccess(code="code", opaque=True, ipython=ipython))
+
+
+@pytest.mark.parametrize("ipython", [False, True])
+def test_a_division_in_code_is_not_a_path_and_a_written_path_still_is(project, ipython):
+    """`total / len(rows)` divides (issue 46: the card said "It reads outside the project"); a path
+    written in the code, a string literal or a shell line, is still read as one (the control)."""
+    from codingcode_jupyter.engine.approval.subject import build_subject
+
+    tool = _code_tool(ipython)
+    divided = build_subject(tool, {"code": "mean_amount = total / len(rows)\nhalf = total // 2"}, project)
+    assert [ref.raw for ref in divided.paths] == [], [ref.raw for ref in divided.paths]
+    for code in ("name = '/etc/hostname'\nprint(len(name))", "x = 1 / 2\np = b'/etc/hostname'"):
+        written = build_subject(tool, {"code": code}, project)
+        assert "/etc/hostname" in [ref.raw for ref in written.paths], (code, [ref.raw for ref in written.paths])
+    if ipython:
+        shell = build_subject(tool, {"code": "x = 1 / 2\n!cat /etc/hostname"}, project)
+        assert "/etc/hostname" in [ref.raw for ref in shell.paths], [ref.raw for ref in shell.paths]
+    # Code that does not parse is read word by word, as before.
+    broken = build_subject(tool, {"code": "x = (1 / 2"}, project)
+    assert "/" in [ref.raw for ref in broken.paths]

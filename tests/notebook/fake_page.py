@@ -8,9 +8,10 @@ requests. Proposals under review are answered by the test (``answers``), as a pe
 from __future__ import annotations
 
 import itertools
+import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from tests.notebook.kernel_harness import Kernel
 
@@ -30,7 +31,8 @@ class FakePage:
     seen: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
-    _ids = itertools.count(1)
+    # Each page numbers its own new cells: a count shared by every page made ids depend on the tests run before.
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False)
 
     def _send(self, msg_type: str, content: dict[str, Any]) -> None:
         self.kernel.kc.session.send(self.kernel.kc.shell_channel.socket, msg_type, content)
@@ -88,8 +90,10 @@ class FakePage:
             at = len(self.cells) if index < 0 else index + (0 if change.get("position") == "before" else 1)
             if change.get("cell_id") is None and change.get("index") is not None:
                 at = change["index"]
-            new = {"id": f"new{next(self._ids)}", "cell_type": change.get("cell_type", "code"),
-                   "source": change.get("source", ""), "outputs": [], "execution_count": None}
+            taken = change.get("id") and self._index(change["id"]) >= 0
+            new = {"id": change.get("id") if change.get("id") and not taken else f"new{next(self._ids)}",
+                   "cell_type": change.get("cell_type", "code"), "source": change.get("source", ""),
+                   "outputs": list(change.get("outputs") or []), "execution_count": change.get("execution_count")}
             self.cells.insert(at, new)
             return {"change": change["change"], "answer": answer, "cell_id": new["id"], "index": at}
         index = self._index(change.get("cell_id"))
@@ -98,15 +102,17 @@ class FakePage:
         cell = self.cells[index]
         if change.get("expected_source") is not None and cell["source"] != change["expected_source"]:
             return {"change": change["change"], "answer": "conflict", "note": "the cell changed since the agent read it"}
-        before = cell["source"]
+        before, before_cell = cell["source"], json.loads(json.dumps(cell))
         if kind == "replace":
             cell["source"] = change["source"]
+            if "outputs" in change:
+                cell["outputs"], cell["execution_count"] = list(change["outputs"]), change.get("execution_count")
         elif kind == "delete":
             self.cells.pop(index)
         elif kind == "move":
             self.cells.insert(change["to_index"], self.cells.pop(index))
         return {"change": change["change"], "answer": answer, "cell_id": cell["id"], "index": index,
-                "before": before, "cell_type": cell["cell_type"]}
+                "before": before, "before_cell": before_cell, "cell_type": cell["cell_type"]}
 
     def _review(self, request: dict[str, Any]) -> None:
         if not all(change["change"] in self.answers for change in request["changes"]):

@@ -206,7 +206,7 @@ def test_status_audit_and_bad_input_magics(kernel):
     assert kernel.reply(empty)["status"] == "error"
     unknown = kernel.execute("%agent frobnicate")
     assert kernel.reply(unknown)["status"] == "error"
-    assert "Unknown subcommand" in kernel.text_output(unknown)
+    assert "has no subcommand 'frobnicate'" in kernel.text_output(unknown)
 
 
 def test_run_all_keeps_order_while_a_card_waits(kernel):

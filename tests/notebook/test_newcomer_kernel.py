@@ -336,7 +336,7 @@ def test_undo_shows_a_coloured_diff_and_asks_before_restoring(kernel):
     assert kernel.reply(asked)["status"] == "ok", kernel.text_output(asked)
     assert not (kernel.project / "app.py").exists()  # the turn created it
     saved = _saved_text(kernel, asked)
-    assert "Restore these files" in saved and "Restore: yes" in saved and "restored" in saved
+    assert "Restore app.py as before the turn?" in saved and "Restore: yes" in saved and "restored" in saved
     assert "widget-view" not in json.dumps(_outputs(kernel, asked)), "the question stays as text, not dead buttons"
 
 
@@ -561,7 +561,7 @@ def _decisions_in(project) -> list[dict]:
 _DEMO_SESSIONS = {
     "what files are in this project?": ("look around and explain a file", ["search_files", "read_file"], [],
                                         "The project has 2 Python files"),
-    "add a docstring to main": ("edit a file", ["search_files", "read_file", "write_file", "execute_command"],
+    "add a docstring to main": ("write a new file and run it", ["search_files", "read_file", "write_file", "execute_command"],
                                 ["Allow", "Allow"], "Done. I wrote"),
     "run the tests": ("run the tests", ["search_files", "execute_command"], ["Allow"], "python3 -m pytest -q"),
     "what is the meaning of life?": ("a question a script cannot answer", [], [], "A script cannot answer that"),

@@ -1,4 +1,4 @@
-"""The cell as a document, in a real kernel: the static record, Stop, one "Interrupted.",
+"""The cell as a document, in a real kernel: the static record, Stop, one "Interrupted." after an interrupt,
 policies, projects, login, subcommands that display wherever they stand."""
 
 from __future__ import annotations
@@ -75,10 +75,10 @@ def test_stop_ends_a_turn_waiting_for_the_model(kernel):
     start = time.monotonic()
     kernel.click(stop)
     reply = kernel.reply(msg_id, timeout=20)
-    assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted"
+    assert reply["status"] == "ok"  # Stop ends the turn; the kernel's interrupt (below) ends the run
     assert time.monotonic() - start < 3  # well before the model would have answered
     saved = _saved_text(kernel, msg_id)
-    assert saved.count("Interrupted.") == 1 and "too late" not in saved
+    assert "Interrupted." not in saved and "stopped before it finished" in saved and "too late" not in saved
     kernel.fake.script.clear()
     kernel.fake.add(Reply([text("Next turn.")]))
     second = kernel.execute("%%agent\nAgain")
@@ -95,7 +95,7 @@ def test_stop_ends_a_running_command_and_the_audit_says_so(kernel):
                     10, "the running row")
     kernel.click(_button(kernel, "Stop"))
     reply = kernel.reply(msg_id, timeout=20)
-    assert reply["status"] == "error" and reply["ename"] == "AgentInterrupted"
+    assert reply["status"] == "ok"
     outcomes = [r for r in _audit(kernel) if r.get("event") == "outcome" and r.get("tool_use_id") == "toolu_sleep"]
     assert outcomes and outcomes[-1]["outcome"] == "interrupted"
     assert "interrupted" in _saved_text(kernel, msg_id)

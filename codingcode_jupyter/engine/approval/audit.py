@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..own_dir import keep_out_of_git
 from .audit_records import AuditRecord, parse_record
 
 __all__ = ["AuditLog", "audit_path", "clip_input"]
@@ -54,6 +55,7 @@ class AuditLog:
         """Write one record durably (flush + fsync) and return it as written."""
         written = record.written(now())
         line = json.dumps(written, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+        keep_out_of_git(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

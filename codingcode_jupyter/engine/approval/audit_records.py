@@ -13,7 +13,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["AuditRecord", "DecisionRecord", "OutcomeRecord", "NetworkRecord", "TrustRecord", "TrustRecordItem",
+__all__ = ["AuditRecord", "DecisionRecord", "OutcomeRecord", "ReviewRecord", "NetworkRecord", "TrustRecord", "TrustRecordItem",
            "UndoRecord", "PreviewRecord", "OtherAuditRecord", "UnreadableLine", "WrittenRecord", "parse_record"]
 
 
@@ -68,6 +68,15 @@ class OutcomeRecord(_CallRecord):
     decision: str = ""
     outcome: str = ""
     duration_ms: float = 0.0
+
+
+class ReviewRecord(_CallRecord):
+    """What came of each change of a call the person reviewed where it applies (edit_notebook's cells):
+    ``changes`` holds one ``{"change": what, "answer": accepted | rejected | conflict | cancelled | applied}``
+    (and a ``note``) per change, in order."""
+
+    event: Literal["review"] = "review"
+    changes: list[dict[str, Any]] = []
 
 
 class NetworkRecord(AuditRecord):
@@ -140,9 +149,9 @@ class UnreadableLine(AuditRecord):
     line: str = ""
 
 
-WrittenRecord = Union[DecisionRecord, OutcomeRecord, NetworkRecord, TrustRecord, UndoRecord, PreviewRecord]
+WrittenRecord = Union[DecisionRecord, OutcomeRecord, ReviewRecord, NetworkRecord, TrustRecord, UndoRecord, PreviewRecord]
 _BY_EVENT: dict[str, type[AuditRecord]] = {
-    "decision": DecisionRecord, "outcome": OutcomeRecord, "network": NetworkRecord, "trust": TrustRecord,
+    "decision": DecisionRecord, "outcome": OutcomeRecord, "review": ReviewRecord, "network": NetworkRecord, "trust": TrustRecord,
     "undo": UndoRecord, "preview": PreviewRecord, "unreadable": UnreadableLine,
 }
 

@@ -9,6 +9,7 @@ argument is not judged on it; an opaque tool is judged on every path any argumen
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from urllib.parse import unquote, urlparse
 
 from ..tools.access import ToolAccess
 from .command_paths import command_paths
+from .ipython_syntax import read_cell
 from .path_refs import Access, PathRef, resolve_all
 from .paths import canonical
 from .python_code import PythonReading, analyse_python
@@ -110,15 +112,33 @@ def _opaque_paths(subject: Subject, raw_input: dict[str, Any], seen: set[str]) -
                     seen.add(text)
                     subject.paths.extend(resolve_all(subject.project, text, str(subject.project), "unknown",
                                                      f"{subject.tool} {key}"))
+    code = _code_text(subject.access, raw_input) or ""
     for text in _walk_strings(raw_input):
         if "://" in text and len(text) < 100_000:
             text = _without_urls(text)
         words = [text] + (re.split(r"[\s'\"=,;:()<>|&]+", text)[:200] if len(text) < 100_000 else [])
+        if text and text in code:
+            words = _code_words(text, subject.access.ipython)
         for word in words:
             if word not in seen and _path_like(word):
                 seen.add(word)
                 subject.paths.extend(resolve_all(subject.project, word, str(subject.project), "unknown",
                                                  f"{subject.tool} argument"))
+
+
+def _code_words(text: str, ipython: bool) -> list[str]:
+    """What of the code an opaque tool runs the scan of its words reads: the code's string literals
+    (where a path is written: in `total / len(rows)` the `/` divides) and its shell lines, whole;
+    the text's words when it cannot be parsed."""
+    python = read_cell(text).python if ipython else text  # a shell line is a call whose arguments are its text
+    try:
+        tree = ast.parse(python)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [text, *re.split(r"[\s'\"=,;:()<>|&]+", text)[:200]]
+    literals = [node.value.decode("utf-8", "replace") if isinstance(node.value, bytes) else node.value
+                for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))]
+    words = [word for line in literals for word in [line, *re.split(r"[\s'\"=,;:()<>|&]+", line)[:200]]]
+    return words[:400]  # as bounded as the scan of a text's words
 
 
 def _command(subject: Subject, access: ToolAccess, raw_input: dict[str, Any]) -> None:

@@ -9,7 +9,10 @@ conversation in stages, each only as far as needed:
    arguments of their tool calls likewise;
 2. the model summarises the older turns (a separate request without tools) and
    ``[summary] + recent turns`` is sent instead;
-3. as a last resort, any remaining oversized text is clipped to head and tail.
+3. as a last resort, any remaining oversized tool result is clipped to head and tail.
+
+The person's own words are never cut: a request too long for the window on its own is refused
+before anything is sent (:meth:`Compactor.refusal`), with its size and the limit.
 
 The stages themselves are pure functions (:mod:`.transforms`); this module holds the policy:
 when to compact, how far, and the summary request. The transcript keeps every message in
@@ -99,7 +102,7 @@ class CompactionReport(BaseModel):
         if self.summarised_messages:
             parts.append(f"{self.summarised_messages} older messages summarised")
         if self.clipped_to:
-            parts.append(f"long texts clipped to {self.clipped_to:,} characters")
+            parts.append(f"long tool results clipped to {self.clipped_to:,} characters")
         what = ", ".join(parts) or "nothing left to compact"
         text = f"Context compacted ({self.reason}): {what}; about {self.before_tokens:,} → {self.after_tokens:,} tokens."
         if self.summary_failed:
@@ -199,6 +202,34 @@ class Compactor:
         return int(exact)
 
     # -- the hooks the loop calls ------------------------------------------------------------
+
+    async def refusal(self, request: ModelRequest, run: "AgentRun | None" = None) -> str | None:
+        """Why ``request`` (the system prompt, the tools and the new request alone) cannot be sent whole, or None.
+
+        Compaction can summarise the earlier conversation to make room, but not shorten what the
+        person just wrote: cutting it would answer a request nobody made.
+        """
+        budget, _ = self.budget(request.model, request.max_tokens)
+        # The summary of the earlier conversation goes beside it.
+        limit = budget - self.summary_tokens
+        tokens = self.estimate(request)
+        if tokens <= limit:
+            return None
+        try:
+            exact = await self._model(request.model, run).count_tokens(request)
+        except Exception:  # a counter that fails leaves the estimate standing
+            exact = None
+        tokens = int(exact) if exact else tokens
+        if tokens <= limit:
+            return None
+        chars = sum(len(b.get("text", "")) for m in request.messages if m["role"] == "user"
+                    for b in blocks(m) if b["type"] == "text")
+        about = "" if exact else "about "
+        return (f"This request is too long for the model's context window, so nothing was sent: it is {about}"
+                f"{tokens:,} tokens ({chars:,} characters) with the instructions and tools, and {request.model} takes "
+                f"{limit:,} tokens in one request ({self.window(request.model):,} in its window, less room for the "
+                "answer and a summary of the conversation). The conversation is as it was. Send a shorter request, "
+                "or save the text to a file and ask about it: the agent reads files in parts.")
 
     def _bound(self, request: ModelRequest) -> bool:
         # A prepare hook shared by mistake with another conversation (a sub-agent's) must not touch ours.

@@ -180,6 +180,7 @@ def _clipped_part(part: ResultPartParam, limit: int) -> ResultPartParam:
 
 
 def clip_all(messages: list[MessageParam], limit: int) -> list[MessageParam]:
+    """Tool results and call arguments cut to ``limit`` characters; what the person wrote is left whole."""
     out = []
     for message in messages:
         clipped: list[ContentBlockParam] = []
@@ -188,8 +189,6 @@ def clip_all(messages: list[MessageParam], limit: int) -> list[MessageParam]:
                 block = {**block, "content": [_clipped_part(c, limit) for c in result_parts(block)]}
             elif block["type"] == "tool_result" and isinstance(block.get("content"), str):
                 block = {**block, "content": clip(result_text(block), limit)}
-            elif block["type"] == "text" and message["role"] == "user":
-                block = {**block, "text": clip(block["text"], limit)}
             elif block["type"] == "tool_use":
                 block = {**block, "input": shorten_args(block.get("input") or {}, limit)}
             clipped.append(block)
@@ -286,14 +285,9 @@ def latest_prompt(messages: list[MessageParam]) -> tuple[int, str] | None:
 
 
 def long_texts(messages: list[MessageParam]) -> list[str]:
-    out = []
-    for message in messages:
-        for block in blocks(message):
-            if block["type"] == "tool_result":
-                out.append(result_text(block))
-            elif block["type"] == "text" and message["role"] == "user" and not block.get("text", "").startswith(SUMMARY_HEADER):
-                out.append(block.get("text", ""))
-    return out
+    """The texts the last stage may clip: tool results. The person's own words are never clipped: a request
+    too long to send whole is refused before it is sent (:meth:`.compactor.Compactor.refusal`)."""
+    return [result_text(block) for message in messages for block in blocks(message) if block["type"] == "tool_result"]
 
 
 def clip_limit(lengths: list[int], excess: int) -> int | None:

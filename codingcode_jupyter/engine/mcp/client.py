@@ -38,6 +38,7 @@ from pydantic import FileUrl
 
 from ..deadline import within
 from ..events import McpProgress
+from ..own_dir import keep_out_of_git
 from .call_clocks import CallClocks
 from .common import McpCallError
 from .config import HttpServerConfig, SseServerConfig, StdioServerConfig
@@ -303,6 +304,7 @@ class ServerConnection:
 
     def _open(self, stack: AsyncExitStack, generation: int) -> Any:
         if self.log_path is not None and isinstance(self.config, StdioServerConfig):
+            keep_out_of_git(self.log_path)
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             errlog = stack.enter_context(open(self.log_path, "a", encoding="utf-8", errors="replace"))
         else:

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from ..deadline import within
 from ..events import McpLog, McpLoginRequired, McpServerChanged, McpWaiting, Notice
+from ..later import defer
 from ..tools.base import ToolDefinition
 from .common import McpCallError, default_token_dir
 from .config import (
@@ -146,7 +147,7 @@ class McpManager:
         self._wait_problem_told = False
         self._changed: asyncio.Event | None = None
         self._loading: asyncio.Future[None] | None = None
-        self._validation: asyncio.Future[Any] | None = None
+        self._validation_asked = False
         self._front: Front | None = None
         self._pending: list[Notice] = []
         # What the model was last told about each server ("starting", "running", "failed").
@@ -371,11 +372,13 @@ class McpManager:
     def _warm_validation(self) -> None:
         # The SDK checks a structured result with jsonschema, imported at the first such result:
         # 1 to 2 s of CPU (it builds its URI parsers) that would freeze that call's cell. Loaded
-        # ahead on a worker thread once a running server has a tool with an output schema.
-        if _VALIDATION in sys.modules or self._validation is not None:
+        # ahead once a running server has a tool with an output schema, but as later work: on a
+        # thread beside the kernel's loading it took the interpreter from the SDK's import, and a
+        # first cell 2 s after %load_ext waited 2 to 3 times as long for it.
+        if _VALIDATION in sys.modules or self._validation_asked:
             return
-        self._validation = asyncio.ensure_future(asyncio.to_thread(import_module, _VALIDATION))
-        self._validation.add_done_callback(lambda done: done.cancelled() or done.exception())
+        self._validation_asked = True
+        defer("jsonschema", lambda: import_module(_VALIDATION))
 
     async def _load_then_start(self) -> None:
         try:

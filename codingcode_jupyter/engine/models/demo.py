@@ -1,7 +1,7 @@
 """The offline demo model: a short, deterministic coding session on the user's real project.
 
 It does not understand free text: a few words of the request pick one of a few scripted
-sessions (look around and explain a file, edit a file, run the tests; anything else is a
+sessions (look around and explain a file, write a new file and run it, run the tests; anything else is a
 question it says it cannot answer), and it says so first. Each plays through the same loop,
 tools and approval pipeline as Claude would, and each step is decided from what the turn
 holds so far, so a denial or an error changes what it does next, as a real model's would.
@@ -212,7 +212,8 @@ _Step = tuple[str, "tuple[str, dict[str, Any]] | None"]
 
 # The scripts and the words that pick them, in this order (the first that matches); anything else is
 # a question the demo cannot answer.
-SCRIPTS = {"test": "run the tests", "edit": "edit a file", "look": "look around and explain a file",
+# Each says what the script does: the "edit" one writes a file of its own, it never changes yours.
+SCRIPTS = {"test": "run the tests", "edit": "write a new file and run it", "look": "look around and explain a file",
            "unknown": "a question a script cannot answer"}
 _WORDS = {
     "test": re.compile(r"\b(run|execute|pytest)\b.*\btests?\b|\bpytest\b|\btests? (pass|fail)", re.I | re.S),
@@ -221,7 +222,7 @@ _WORDS = {
                        r"class(es)?|what does)\b|\.py\b", re.I),
 }
 _CANNOT = ("A script cannot answer that. Ask it to *look around* (\"what files are in this project?\", \"explain "
-           "cli.py\"), to *edit a file* (\"add a docstring to main\") or to *run the tests*, and it plays that session "
+           "cli.py\"), to *write a new file and run it* (\"add a summary script\") or to *run the tests*, and it plays that session "
            "through the real tools, asking you before each change. `%agent login` sets an API key to work with Claude for real.")
 _LAST = "\n\nEvery decision is in the audit (`%agent audit`). This was the scripted demo: `%agent login` to work with Claude for real."
 
@@ -239,12 +240,12 @@ def _todo(plan: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
 
 
 def _listed(calls: list[_Call]) -> list[str]:
-    """The files the turn's search found (the lines after its heading)."""
+    """The files the turn's search found (the lines after its heading), all of them: the answer counts
+    what the search said it found (a file the demo wrote earlier included)."""
     found = next((c for c in calls if c.name == "search_files"), None)
     if not found or found.is_error:
         return []
-    return [line.strip() for line in found.text.splitlines()[1:]
-            if line.strip() and not line.startswith(("(", " ")) and not line.strip().endswith(DEMO_FILE)]
+    return [line.strip() for line in found.text.splitlines()[1:] if line.strip() and not line.startswith(("(", " "))]
 
 
 def _named_file(prompt: str, calls: list[_Call]) -> str | None:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from ...engine.deadline import within
 from .. import async_cell
 
-__all__ = ["PING_TARGET", "TARGET", "LiveChannel", "NotebookUnavailable", "Page", "PageError", "channel_for", "ping_pages"]
+__all__ = ["PING_TARGET", "TARGET", "LiveChannel", "NotebookUnavailable", "Page", "PageError", "channel_for"]
 
 TARGET = "codingcode.notebook"
 PING_TARGET = "codingcode.notebook.ping"
@@ -76,8 +76,6 @@ class LiveChannel:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._absent_until = 0.0
         self._registered = False
-        # Actions waiting for a page's hello (see ping_pages): each runs once, on the first match.
-        self._on_hello: list[tuple[Callable[[Page], bool], Callable[[Page], None]]] = []
 
     # -- pages ---------------------------------------------------------------------------
 
@@ -112,9 +110,6 @@ class LiveChannel:
             self.pages[page.client] = page
             self._absent_until = 0.0
             self._settle(self._hello, None)
-            for waiting in [item for item in self._on_hello if item[0](page)]:
-                self._on_hello.remove(waiting)
-                waiting[1](page)
         elif kind == "reply" and isinstance(data.get("id"), str):
             future = self._replies.get(data["id"])
             if data.get("ok"):
@@ -148,14 +143,16 @@ class LiveChannel:
 
         self._loop.call_soon_threadsafe(settle)
 
-    def page(self) -> Page | None:
-        """The page requests go to: the focused one, else the one heard from last."""
-        if not self.pages:
+    def page(self, wanted: Callable[[Page], bool] | None = None) -> Page | None:
+        """The page requests go to: the focused one, else the one heard from last (of those ``wanted``)."""
+        pages = [page for page in self.pages.values() if wanted is None or wanted(page)]
+        if not pages:
             return None
-        return max(self.pages.values(), key=lambda page: (page.focused, page.seen))
+        return max(pages, key=lambda page: (page.focused, page.seen))
 
-    async def connect(self, wait: float = HELLO_WAIT) -> Page:
-        """A page to talk to, asking the pages to say hello first; NotebookUnavailable if none does."""
+    async def connect(self, wait: float = HELLO_WAIT, wanted: Callable[[Page], bool] | None = None) -> Page:
+        """A page to talk to (one ``wanted``, when given), asking the pages to say hello first;
+        NotebookUnavailable if none does."""
         self._loop = asyncio.get_running_loop()
         if not self.register():
             raise NotebookUnavailable("there is no Jupyter kernel here (a terminal IPython?)")
@@ -174,20 +171,24 @@ class LiveChannel:
         for client, page in known.items():
             if self.pages.get(client) is page:
                 self.pages.pop(client, None)
-        chosen = self.page()
-        if chosen is None:
+        chosen = self.page(wanted)
+        if chosen is None and not self.pages:
             self._absent_until = time.monotonic() + ABSENT_FOR
             raise NotebookUnavailable(_ABSENT)
+        if chosen is None:
+            raise NotebookUnavailable("no page of that notebook answered (it is not open here)")
         return chosen
 
     # -- requests ------------------------------------------------------------------------
 
     async def request(
         self, op: str, *, wait: float | None = REPLY_WAIT,
-        on_answer: Callable[[dict[str, Any]], None] | None = None, **fields: Any,
+        on_answer: Callable[[dict[str, Any]], None] | None = None, to: Callable[[Page], bool] | None = None,
+        **fields: Any,
     ) -> Any:
-        """Send ``op`` to the chosen page and return its result (PageError, NotebookUnavailable)."""
-        page = await self.connect()
+        """Send ``op`` to the chosen page (one ``to`` accepts, when given) and return its result (PageError,
+        NotebookUnavailable)."""
+        page = await self.connect(wanted=to)
         request_id = f"r{next(self._ids)}"
         assert self._loop is not None
         future: asyncio.Future[Any] = self._loop.create_future()
@@ -251,19 +252,6 @@ def _ping(shell: Any) -> None:
     except Exception:
         # No comm machinery (a kernel without ipykernel's comms): no page can answer.
         pass
-
-
-def ping_pages(shell: Any, channel: LiveChannel, wanted: Callable[[Page], bool], action: Callable[[Page], None]) -> bool:
-    """Ask the pages to say hello and run ``action`` with the first ``wanted`` one that does.
-
-    For code that cannot wait (an ordinary cell on ipykernel 6): the hellos are handled after
-    the cell ends. False where there is no kernel to ask.
-    """
-    if not channel.register():
-        return False
-    channel._on_hello.append((wanted, action))
-    _ping(shell)
-    return True
 
 
 _CHANNELS: "weakref.WeakKeyDictionary[Any, LiveChannel]" = weakref.WeakKeyDictionary()

@@ -16,6 +16,7 @@ kernel restart too.
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from ...engine.atomic import atomic_write
 from ...engine.checkpoints import CheckpointError, CheckpointStore
 from ...engine.tools.base import ToolContext, ToolError
-from .channel import LiveChannel, NotebookUnavailable, Page, PageError, channel_for, ping_pages
+from .channel import LiveChannel, NotebookUnavailable, Page, PageError, channel_for
 
 __all__ = ["CellChange", "EditNotebookArgs", "CellEdits", "edit_notebook", "edit_notebook_preview", "undo_cell_edits"]
 
@@ -154,16 +155,38 @@ def last_read(channel: LiveChannel) -> dict[str, str]:
     return channel.last_read
 
 
+# Outputs longer than this (in JSON) are not kept for undo: undoing clears the cell's outputs instead
+# (the agent's run since is never what the cell showed before).
+MAX_KEPT_OUTPUTS = 1_000_000
+
+
+def _as_it_was(result: dict[str, Any]) -> dict[str, Any]:
+    """The outputs and execution count a cell had before a change, to put back with it on undo
+    (nothing when the page did not send them: an older extension)."""
+    cell = result.get("before_cell")
+    if not isinstance(cell, dict) or cell.get("cell_type", "code") != "code":
+        return {}
+    outputs = cell.get("outputs") if isinstance(cell.get("outputs"), list) else []
+    if len(json.dumps(outputs)) > MAX_KEPT_OUTPUTS:
+        return {"outputs": [], "execution_count": None}
+    return {"outputs": outputs, "execution_count": cell.get("execution_count")}
+
+
 def _inverse(change: dict[str, Any], result: dict[str, Any]) -> dict[str, Any] | None:
     kind = change["kind"]
     if kind == "replace":
         return {"kind": "replace", "cell_id": result.get("cell_id"), "source": result.get("before", ""),
-                "expected_source": change.get("source")}
+                "expected_source": change.get("source"), **_as_it_was(result)}
     if kind == "insert":
         return {"kind": "delete", "cell_id": result.get("cell_id"), "expected_source": change.get("source")}
     if kind == "delete":
+        found = result.get("before_cell")
+        cell: dict[str, Any] = found if isinstance(found, dict) else {}
+        # The cell comes back as it was: its own id (the agent's next edit names it), outputs, metadata.
         return {"kind": "insert", "cell_id": None, "index": result.get("index"), "source": result.get("before", ""),
-                "cell_type": result.get("cell_type", "code")}
+                "cell_type": result.get("cell_type", "code"), "id": cell.get("id") or result.get("cell_id"),
+                **({"metadata": cell["metadata"]} if isinstance(cell.get("metadata"), dict) else {}),
+                **_as_it_was(result)}
     if kind == "move":
         return {"kind": "move", "cell_id": result.get("cell_id"), "to_index": result.get("index")}
     return None
@@ -206,69 +229,119 @@ async def edit_notebook(shell: Any, args: EditNotebookArgs, ctx: ToolContext, *,
     except PageError as error:
         raise ToolError(f"The notebook page could not apply the changes: {error}") from None
     results = {result.get("change"): result for result in reply.get("results", [])}
-    described: list[str] = []
-    inverses: list[dict[str, Any]] = []
-    lines = []
+    outcome = _outcome(args, wire, results, read)
+    if outcome.inverses:
+        _record(ctx, str(live.get("path") or ""), outcome.described, outcome.inverses)
+    _audit_answers(ctx, outcome.answers)
+    how = "reviewed on the cells" if review else "applied (allowed without review)"
+    return f"Notebook changes {how}:\n" + "\n".join(outcome.lines)
+
+
+class _Outcome(BaseModel):
+    """What came of each change: the lines told to the model, the answers for the record and the audit,
+    and what undo needs of the accepted ones."""
+
+    lines: list[str] = Field(default_factory=list)
+    answers: list[dict[str, Any]] = Field(default_factory=list)
+    described: list[str] = Field(default_factory=list)
+    inverses: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def _what(change: CellChange) -> str:
+    if change.action == "insert":
+        anchor = f" {change.position} cell {change.cell_id}" if change.cell_id else " at the end"
+        return f"insert a new {change.cell_type} cell{anchor}"
+    return f"{change.action} cell {change.cell_id}"
+
+
+def _outcome(args: EditNotebookArgs, wire: list[dict[str, Any]], results: dict[Any, dict[str, Any]],
+             read: dict[str, str]) -> _Outcome:
+    outcome = _Outcome()
     for change, sent in zip(args.changes, wire):
         result = results.get(sent["change"], {"answer": "cancelled"})
-        answer = result.get("answer", "cancelled")
-        if change.action == "insert":
-            anchor = f" {change.position} cell {change.cell_id}" if change.cell_id else " at the end"
-            what = f"insert a new {change.cell_type} cell{anchor}"
-        else:
-            what = f"{change.action} cell {change.cell_id}"
+        answer = str(result.get("answer", "cancelled"))
+        what = _what(change)
+        note = str(result.get("note") or "")
+        outcome.answers.append({"change": what, "answer": answer, **({"note": note} if note else {})})
         if answer == "conflict":
-            lines.append(f"- {what}: not done, {result.get('note', 'the cell changed')}")
+            outcome.lines.append(f"- {what}: not done, {note or 'the cell changed'}")
             continue
         if answer in ("applied", "accepted"):
             inverse = _inverse(sent, result)
             if inverse is not None:
-                inverses.append(inverse)
-                described.append(what)
+                outcome.inverses.append(inverse)
+                outcome.described.append(what)
             if change.action == "insert" and result.get("cell_id"):
                 what += f" (its id: {result['cell_id']})"
+                outcome.answers[-1]["cell_id"] = result["cell_id"]
             if change.cell_id and change.action == "replace":
                 read[change.cell_id] = change.source or ""
-        lines.append(f"- {what}: {_ANSWERS.get(answer, answer)}")
-    if inverses:
-        _record(ctx, str(live.get("path") or ""), described, inverses)
-    how = "reviewed on the cells" if review else "applied (allowed without review)"
-    return f"Notebook changes {how}:\n" + "\n".join(lines)
+        outcome.lines.append(f"- {what}: {_ANSWERS.get(answer, answer)}")
+    return outcome
 
 
-def undo_cell_edits(shell: Any, store: CheckpointStore, edits: CellEdits) -> str:
-    """Ask the notebook's page to put ``edits`` back (newest first); returns what was asked.
+def _audit_answers(ctx: ToolContext, answers: list[dict[str, Any]]) -> None:
+    """Each change and its answer in the audit log and the cell's audit panel (the decision said only
+    that the call went to the person's review)."""
+    from ...engine.approval.audit import AuditLog
+    from ...engine.approval.audit_records import ReviewRecord
+    from ...engine.events import AuditRecorded
 
-    ``%agent undo`` runs in an ordinary cell, which cannot wait for the page's answer on every
-    ipykernel: the request is sent and the page applies it as it arrives. After a kernel restart
-    no page has said hello to this kernel yet: the pages are asked to, and the request goes to
-    the page of ``edits.notebook`` when it answers (just after this cell ends).
+    typed = ReviewRecord(session_id=ctx.session_id, turn_id=ctx.turn_id, tool_use_id=ctx.tool_use_id, agent=ctx.agent,
+                         tool="edit_notebook", changes=answers)
+    try:
+        record = AuditLog(ctx.project_path).append(typed)
+    except OSError:
+        record = typed.written(None)  # the cell still shows them
+    ctx.emit(AuditRecorded(session_id=ctx.session_id, turn_id=ctx.turn_id, agent=ctx.agent, record=record))
+
+
+# How long `%agent undo` waits for the notebook's page to put the cells back.
+UNDO_WAIT = 15.0
+
+
+def _undone_words(inverse: dict[str, Any]) -> str:
+    """What putting one change back did, as the person reads it."""
+    kind, cell = inverse.get("kind"), inverse.get("cell_id") or inverse.get("id")
+    if kind == "replace":
+        return f"cell {cell}: its source" + (" and outputs" if "outputs" in inverse else "") + " as before"
+    if kind == "delete":
+        return f"the cell the agent added ({cell}) removed"
+    if kind == "insert":
+        return f"cell {cell} put back at position {int(inverse.get('index') or 0) + 1}"
+    return f"cell {cell} moved back to position {int(inverse.get('to_index') or 0) + 1}"
+
+
+async def undo_cell_edits(shell: Any, store: CheckpointStore, edits: CellEdits) -> str:
+    """Put ``edits`` back (newest first) through the page of the notebook they were made in, and say
+    what the page did: each cell restored (its id, source and outputs as they were), or why not.
+
+    After a kernel restart no page has said hello to this kernel yet: connecting asks them to.
     """
     channel = channel_for(shell)
-    changes = [{"change": f"u{number}", **inverse} for number, inverse in enumerate(reversed(edits.inverse), 1)]
-    cells = "; ".join(reversed(edits.described))
-
-    def send(page: Page) -> None:
-        page.comm.send({"type": "request", "id": f"undo-{edits.turn_id}", "to": page.client, "op": "propose",
-                        "changes": changes, "review": False})
-
+    inverses = list(reversed(edits.inverse))
+    changes = [{"change": f"u{number}", **inverse} for number, inverse in enumerate(inverses, 1)]
+    where = edits.notebook or "the notebook"
+    try:
+        reply = await channel.request("propose", changes=changes, review=False, wait=UNDO_WAIT,
+                                      to=lambda page: _shows(page, edits.notebook))
+    except NotebookUnavailable as error:
+        return f"The notebook cells were not restored: {where} did not answer ({error}). Open it and run %agent undo again."
+    except PageError as error:
+        return f"The notebook cells were not restored: the page of {where} could not ({error})."
     edits.undone = True
     _save(store, edits)
-    page = _page_of(channel, edits.notebook)
-    if page is not None:
-        send(page)
-        return f"Asked the notebook page to undo the cell edits: {cells}."
-    if not ping_pages(shell, channel, lambda page: _shows(page, edits.notebook), send):
-        return "There is no notebook page here (a terminal?): the cell edits cannot be undone from here."
-    where = edits.notebook or "the notebook"
-    return (f"Asked the page of {where} to undo the cell edits when it answers: {cells}. "
-            f"If {where} is not open, they stay as they are.")
+    answers = {result.get("change"): result for result in reply.get("results", [])}
+    done: list[str] = []
+    kept: list[str] = []
+    for change, inverse in zip(changes, inverses):
+        result = answers.get(change["change"], {})
+        (done if result.get("answer") == "applied" else kept).append(_undone_words(inverse))
+    said = f"Restored {len(done)} cell{'s' if len(done) != 1 else ''} in {where}: {'; '.join(done)}." if done else ""
+    if kept:
+        said += (" " if said else "") + (f"Not restored (changed since the turn, so left as they are): {'; '.join(kept)}.")
+    return said
 
 
 def _shows(page: Page, notebook: str) -> bool:
     return not notebook or page.path == notebook
-
-
-def _page_of(channel: LiveChannel, notebook: str) -> Page | None:
-    pages = [page for page in channel.pages.values() if _shows(page, notebook)]
-    return max(pages, key=lambda page: (page.focused, page.seen)) if pages else None
