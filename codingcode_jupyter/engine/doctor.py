@@ -176,16 +176,32 @@ def _instructions(project: Path, report: DoctorReport) -> None:
 
 
 def _mcp(project: Path, effective: "EffectiveSettings", report: DoctorReport) -> None:
-    from .mcp.config import McpConfigError, read_mcp_config
+    from .mcp.config import McpConfigError, read_mcp_config, read_mcp_file
 
+    untrusted = effective.untrusted_servers
+    policy = effective.mcp_policy
+    report.mcp.extend(policy.notes)
+    for path in policy.managed_files:
+        try:
+            managed = read_mcp_file(path, project)
+        except McpConfigError as error:
+            report.mcp.append(str(error))
+            continue
+        for name, server in managed.servers.items():
+            why = policy.refusal(name, server, from_managed_file=True, uses_variables=name in managed.uses_variables)
+            report.mcp.append(f"{name} ({getattr(server, 'type', 'stdio')}, {path})"
+                              + (f" — not started: {why}" if why else ": provided by your organisation"))
     try:
         config = read_mcp_config(project)
     except McpConfigError as error:
         report.mcp.append(str(error))
         return
-    untrusted = effective.untrusted_servers
     for name, server in config.servers.items():
         kind = getattr(server, "type", "stdio")
+        why = policy.refusal(name, server)
+        if why:
+            report.mcp.append(f"{name} ({kind}) — not started: {why}")
+            continue
         held = " — does not start until you trust the project" if name in untrusted else ""
         report.mcp.append(f"{name} ({kind}): its tools are {name}:TOOL here, mcp__{name}__TOOL in rules and hooks{held}")
     report.mcp.extend(config.errors.values())

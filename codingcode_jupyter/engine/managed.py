@@ -21,6 +21,9 @@ their values win (the model, the mode, ``env``, the sandbox's switches), and bey
   ``deniedModels`` adds to the refused ones;
 - ``env`` is set in the kernel's own environment too (the provider, telemetry), and wins over
   every other file's for commands and hooks;
+- ``allowedMcpServers``/``deniedMcpServers`` add up with every other file's, as Claude Code's do
+  (:mod:`.mcp.policy` applies them); ``allowManagedMcpServersOnly`` leaves the other files'
+  allowlists out; a ``managed-mcp.json`` beside a managed file is the only source of servers;
 - ``apiKeyHelper`` and the ``allowManaged*`` switches are read from them (and ``apiKeyHelper``
   from the person's own files), never from a project's.
 
@@ -35,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .managed_paths import MANAGED_SOURCES
+from .managed_paths import MANAGED_SOURCES, managed_mcp_files
 from .settings import IgnoredSetting, Settings
 
 if TYPE_CHECKING:
@@ -67,6 +70,10 @@ class ManagedPolicy:
     files: tuple[Path, ...] = ()
     rules_only: bool = False
     hooks_only: bool = False
+    # allowManagedMcpServersOnly: only their allowedMcpServers applies.
+    mcp_only: bool = False
+    # The managed-mcp.json files: their servers are the only ones that start.
+    mcp_files: tuple[Path, ...] = ()
     # The loosest mode a turn may have (the managed ``permissions.defaultMode``), and its file.
     mode_ceiling: "PermissionMode | None" = None
     mode_file: str = ""
@@ -80,19 +87,24 @@ class ManagedPolicy:
 
     @property
     def active(self) -> bool:
-        return bool(self.files)
+        return bool(self.files or self.mcp_files)
 
     def lines(self) -> list[str]:
         """What is in force, one line each (``%agent status``, ``%agent doctor``)."""
-        if not self.files:
+        if not self.active:
             return []
-        out = [f"{_POLICY}: {', '.join(str(path) for path in self.files)}"]
+        out = [f"{_POLICY}: {', '.join(str(path) for path in (*self.files, *self.mcp_files))}"]
         if self.rules:
             out.append(f"{self.rules} rule(s); their deny and ask rules outrank every other file's and the session's")
         if self.rules_only:
             out.append("only its permission rules apply (allowManagedPermissionRulesOnly); no rule is saved from a card")
         if self.hooks_only:
             out.append("only its hooks run (allowManagedHooksOnly)")
+        if self.mcp_files:
+            out.append(f"only the MCP servers of {', '.join(str(path) for path in self.mcp_files)} start "
+                       "(it has exclusive control; %agent mcp add is refused)")
+        if self.mcp_only:
+            out.append("only its MCP allowlist applies (allowManagedMcpServersOnly)")
         if self.mode_ceiling:
             out.append(f"no mode looser than {self.mode_ceiling} (permissions.defaultMode in {self.mode_file})")
         if self.env:
@@ -120,7 +132,8 @@ def _get(data: Any, path: tuple[str, ...]) -> Any:
 
 _LISTS_THAT_ADD = {("permissions", "allow"), ("permissions", "deny"), ("permissions", "ask"),
                    ("permissions", "additionalDirectories"), ("deniedModels",), ("availableModels",),
-                   ("sandbox", "filesystem", "denyRead"), ("sandbox", "filesystem", "denyWrite")}
+                   ("sandbox", "filesystem", "denyRead"), ("sandbox", "filesystem", "denyWrite"),
+                   ("allowedMcpServers",), ("deniedMcpServers",)}
 
 
 def _overridden_values(managed: list[LayerView], others: list[LayerView]) -> list[IgnoredSetting]:
@@ -139,7 +152,7 @@ def _overridden_values(managed: list[LayerView], others: list[LayerView]) -> lis
 
 
 def _strip(layer: LayerView, reasons: list[IgnoredSetting], misplaced: list[IgnoredSetting], *, rules: bool,
-           hooks: bool, lists: set[tuple[str, ...]]) -> Settings:
+           hooks: bool, lists: set[tuple[str, ...]], mcp: bool = False) -> Settings:
     """``layer``'s settings without what the policy leaves out of it, each key left out recorded.
 
     Worked on the file's own keys (``exclude_unset``), so a key taken out is unset, not a value
@@ -153,8 +166,11 @@ def _strip(layer: LayerView, reasons: list[IgnoredSetting], misplaced: list[Igno
     if hooks:
         dropped.append((("hooks",), f"{_POLICY} run only their own hooks (allowManagedHooksOnly)"))
     dropped += [(("sandbox", *path), f"{_POLICY} set this list; another file cannot add to it") for path in lists]
+    if mcp:
+        dropped.append((("allowedMcpServers",), f"{_POLICY} allow only their own MCP allowlist "
+                                                "(allowManagedMcpServersOnly)"))
     anyway += [((key,), "read from managed settings only")
-               for key in ("allowManagedPermissionRulesOnly", "allowManagedHooksOnly")]
+               for key in ("allowManagedPermissionRulesOnly", "allowManagedHooksOnly", "allowManagedMcpServersOnly")]
     # An empty list here is the policy's "no marketplace at all", so it is a value, not an absence.
     anyway += [((key,), "read from managed settings only (the organisation's restriction on marketplaces)")
                for key in ("strictKnownMarketplaces", "blockedMarketplaces")]
@@ -166,7 +182,9 @@ def _strip(layer: LayerView, reasons: list[IgnoredSetting], misplaced: list[Igno
             [(path, why, misplaced) for path, why in anyway]:
         parent = _get(data, path[:-1]) if len(path) > 1 else data
         value = parent.get(path[-1]) if isinstance(parent, dict) else None
-        if value is not None and (value not in ([], {}) or path[-1].endswith("Marketplaces")):
+        # An empty allowlist is "no server" (a value), left out under allowManagedMcpServersOnly too.
+        if value is not None and (value not in ([], {}) or path[-1].endswith("Marketplaces")
+                                  or path[-1] == "allowedMcpServers"):
             into.append(IgnoredSetting(layer.path, ".".join(path), why))
             del parent[path[-1]]
             changed = True
@@ -179,6 +197,7 @@ def apply_policy(layers: list[LayerView]) -> tuple[list[Settings], ManagedPolicy
     others = [layer for layer in layers if layer.level != "managed"]
     rules_only = any(layer.settings.allowManagedPermissionRulesOnly for layer in managed)
     hooks_only = any(layer.settings.allowManagedHooksOnly for layer in managed)
+    mcp_only = any(layer.settings.allowManagedMcpServersOnly for layer in managed)
     lists = {path for layer in managed for path in _WIDENING_LISTS
              if _get(layer.settings.sandbox.model_dump(exclude_unset=True), path)}
     overrides = _overridden_values(managed, others)
@@ -188,7 +207,8 @@ def apply_policy(layers: list[LayerView]) -> tuple[list[Settings], ManagedPolicy
         if layer.level == "managed":
             out.append(layer.settings)
         else:
-            out.append(_strip(layer, overrides, misplaced, rules=rules_only, hooks=hooks_only, lists=lists))
+            out.append(_strip(layer, overrides, misplaced, rules=rules_only, hooks=hooks_only, lists=lists,
+                              mcp=mcp_only))
     ceiling, mode_file = None, ""
     for layer in managed:
         mode = layer.settings.permissions.defaultMode or layer.settings.defaultMode
@@ -200,7 +220,8 @@ def apply_policy(layers: list[LayerView]) -> tuple[list[Settings], ManagedPolicy
     rules = sum(len(getattr(layer.settings.permissions, action)) for layer in managed
                 for action in ("allow", "deny", "ask"))
     return out, ManagedPolicy(files=tuple(layer.path for layer in managed), rules_only=rules_only,
-                              hooks_only=hooks_only, mode_ceiling=ceiling, mode_file=mode_file, env=env,
+                              hooks_only=hooks_only, mcp_only=mcp_only, mcp_files=tuple(managed_mcp_files()),
+                              mode_ceiling=ceiling, mode_file=mode_file, env=env,
                               rules=rules, overrides=tuple(overrides), misplaced=tuple(misplaced))
 
 

@@ -11,11 +11,27 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["FILE_NAME", "MANAGED_SOURCES", "managed_dir", "claude_managed_dir"]
+__all__ = ["FILE_NAME", "MCP_FILE_NAME", "DROP_IN_DIR", "MANAGED_SOURCES", "managed_dir", "claude_managed_dir",
+           "managed_mcp_files", "drop_in_files"]
 
 FILE_NAME = "managed-settings.json"
-# The settings sources of the managed files (their rules outrank the others').
-MANAGED_SOURCES = frozenset({"managed", "claude-managed"})
+# The MCP servers the organisation provides, beside the managed settings; while one exists it has
+# exclusive control: no other server starts.
+MCP_FILE_NAME = "managed-mcp.json"
+# Beside the managed file: fragments (*.json, read in name order after it, as Claude Code reads them) that
+# teams of an organisation deploy separately. Each is a managed layer of its own, "claude-managed.d/NAME".
+DROP_IN_DIR = "managed-settings.d"
+
+
+class _ManagedSources(frozenset[str]):
+    """The settings sources of the managed files (their rules outrank the others'), drop-ins included."""
+
+    def __contains__(self, source: object) -> bool:
+        return isinstance(source, str) and (frozenset.__contains__(self, source)
+                                            or frozenset.__contains__(self, source.partition(".d/")[0]))
+
+
+MANAGED_SOURCES = _ManagedSources({"managed", "claude-managed"})
 
 
 def managed_dir() -> Path:
@@ -26,3 +42,18 @@ def managed_dir() -> Path:
 def claude_managed_dir() -> Path:
     """Where Claude Code's managed file is: ``CODINGCODE_CLAUDE_MANAGED_DIR``, else ``/etc/claude-code``."""
     return Path(os.environ.get("CODINGCODE_CLAUDE_MANAGED_DIR") or "/etc/claude-code")
+
+
+def managed_mcp_files() -> list[Path]:
+    """The ``managed-mcp.json`` files that exist: Claude Code's, then ours."""
+    return [path for path in (claude_managed_dir() / MCP_FILE_NAME, managed_dir() / MCP_FILE_NAME) if path.exists()]
+
+
+def drop_in_files(directory: Path) -> list[Path]:
+    """The drop-in fragments of a managed directory in the order they apply (hidden files left out)."""
+    try:
+        found = [path for path in (directory / DROP_IN_DIR).iterdir()
+                 if path.suffix == ".json" and not path.name.startswith(".") and path.is_file()]
+    except OSError:
+        return []
+    return sorted(found, key=lambda path: path.name)

@@ -35,12 +35,14 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .approval.rule_syntax import Rule, RuleError, parse_rule
 from .hooks.runner import ConfiguredHook, configured_hooks
 from .managed import MANAGED_PRIORITY, LayerView, ManagedPolicy, apply_policy, model_refusal
+from .managed_paths import DROP_IN_DIR, MCP_FILE_NAME, claude_managed_dir, managed_dir
 from .plugins.catalog import Plugin, PluginSet, discover_plugins, plugin_environ
 from .settings import (
     MODE_STRICTNESS,
@@ -68,6 +70,9 @@ from .trust.items import (
     tool_grant_items,
 )
 from .trust.store import TrustStore, listed_in, trusted_by_environment
+
+if TYPE_CHECKING:
+    from .mcp.policy import McpPolicy
 
 __all__ = ["SettingsLayer", "EffectiveSettings", "ProjectSettings", "merge_settings", "directory_root", "preload",
            "active_plugins"]
@@ -201,6 +206,13 @@ class EffectiveSettings:
         """The file a rule's source names, for messages (``.codingcode/settings.local.json``)."""
         layer = self.layer(source)
         return str(layer.path) if layer is not None else source
+
+    @cached_property
+    def mcp_policy(self) -> McpPolicy:
+        """Which MCP servers may start (allowedMcpServers, deniedMcpServers, managed-mcp.json)."""
+        from .mcp.policy import mcp_policy
+
+        return mcp_policy(((layer.path, layer.level, layer.settings) for layer in self.layers), self.policy.mcp_files)
 
     @property
     def untrusted_servers(self) -> frozenset[str]:
@@ -433,7 +445,10 @@ class ProjectSettings:
         items.extend(others)
         if trusted_by is None:
             ignored.extend(item for item in others if item.fingerprint not in fingerprints)
-        self._watched = (self.project / ".mcp.json", *(self.project / name for item in items for name in item.files),
+        # The drop-in directories too: a fragment added or removed changes the directory.
+        self._watched = (self.project / ".mcp.json", claude_managed_dir() / MCP_FILE_NAME, managed_dir() / MCP_FILE_NAME,
+                         claude_managed_dir() / DROP_IN_DIR, managed_dir() / DROP_IN_DIR,
+                         *(self.project / name for item in items for name in item.files),
                          *(item.path for item in others if item.kind in ("agentMode", "toolGrant")),
                          *plugins.files, *_plugin_scripts(plugins))
         return resolve(tuple(layers), warnings=warnings, items=tuple(items), ignored=tuple(ignored),

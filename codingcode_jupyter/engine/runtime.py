@@ -145,7 +145,8 @@ def _session_deps(project: Path, settings: ProjectSettings, registry: ToolRegist
                        checkpoints=CheckpointStore(project))
     deps.mcp = McpManager(project, log_dir=project / ".codingcode" / "logs", sandbox=deps.sandbox,
                           admit=_server_admission(settings), env=lambda: dict(settings.current().merged.env),
-                          wait=_startup_wait(settings), plugin_servers=_plugin_servers(settings))
+                          wait=_startup_wait(settings), plugin_servers=_plugin_servers(settings),
+                          policy=lambda: settings.current().mcp_policy)
     deps.secrets = KnownSecrets(deps.project, settings_env=lambda: settings.current().merged.env)
     deps.secrets.add_token_dir(deps.mcp.token_dir)
     return deps
@@ -292,6 +293,8 @@ def open_session(
     session.shown_warnings.update(effective.warnings)
     session.pending_notices.extend(_ignored_summary(effective))
     session.pending_notices.extend(_skill_notices(project))
+    # Told at once: a server the organisation refuses would otherwise just be missing.
+    session.pending_notices.extend([*effective.mcp_policy.notes, *deps.mcp.refused()])
     session.on_first_answer.append(session.snapshot_soon)
     telemetry.session_started(session.id)
     return session

@@ -271,6 +271,13 @@ class Settings(_Model):
     # hostPattern/pathPattern ones); read from the managed files only (:mod:`.managed`, :mod:`.plugins.catalog`).
     strictKnownMarketplaces: list[Any] | None = None
     blockedMarketplaces: list[Any] | None = None
+    # Which MCP servers may start ({"serverName"}, {"serverCommand"}, {"serverUrl"} entries, as
+    # Claude Code reads them: :mod:`.mcp.policy`). Every file's lists add up; unset allows all,
+    # [] allows none. allowManagedMcpServersOnly is read from the managed files only, and keeps
+    # their allowlist alone (:mod:`.managed`).
+    allowedMcpServers: list[Any] | None = None
+    deniedMcpServers: list[Any] = Field(default_factory=list)
+    allowManagedMcpServersOnly: bool | None = None
     # Kept for files written before unknown keys were tolerated everywhere; never read.
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -315,7 +322,7 @@ class SettingsSource:
 def settings_sources(project: Path) -> list[SettingsSource]:
     """Every settings file of ``project``, least specific first (see the module docstring)."""
     from .claude.files import claude_dir, project_claude_dir
-    from .managed_paths import FILE_NAME, claude_managed_dir, managed_dir
+    from .managed_paths import FILE_NAME, claude_managed_dir, drop_in_files, managed_dir
     from .user_dir import user_dir
 
     ours, theirs = Path(project) / ".codingcode", project_claude_dir(project)
@@ -326,9 +333,12 @@ def settings_sources(project: Path) -> list[SettingsSource]:
         SettingsSource("project", ours / "settings.json", "codingcode", "project"),
         SettingsSource("claude-local", theirs / "settings.local.json", "claude", "project"),
         SettingsSource("local", ours / "settings.local.json", "codingcode", "project"),
-        # The organisation's policy, above every other file (:mod:`.managed`).
+        # The organisation's policy, above every other file (:mod:`.managed`), each file's drop-ins after it.
         SettingsSource("claude-managed", claude_managed_dir() / FILE_NAME, "claude", "managed"),
+        *(SettingsSource(f"claude-managed.d/{path.name}", path, "claude", "managed")
+          for path in drop_in_files(claude_managed_dir())),
         SettingsSource("managed", managed_dir() / FILE_NAME, "codingcode", "managed"),
+        *(SettingsSource(f"managed.d/{path.name}", path, "codingcode", "managed") for path in drop_in_files(managed_dir())),
     ]
 
 
@@ -347,6 +357,8 @@ _REASONS: dict[str, str] = {
     "enableAllProjectMcpServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
     "enabledMcpjsonServers": "a project's .mcp.json servers start once you trust the project (%agent trust)",
     "disabledMcpjsonServers": "remove the server from .mcp.json (or do not trust the project) to keep it from starting",
+    "managedMcpServers": "not read here: give every user the servers in managed-mcp.json (which allows no others)",
+    "allowAllClaudeAiMcps": "codingcode does not fetch claude.ai connectors",
     "disableAllHooks": "hooks stay on here; remove the ones you do not want",
     "outputStyle": "answers are rendered as Markdown in the cell",
     "includeCoAuthoredBy": "codingcode does not write commits itself",

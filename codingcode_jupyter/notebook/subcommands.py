@@ -134,8 +134,9 @@ class Subcommands:
              or "none (AGENTS.md, CLAUDE.md)"),
         ]
         servers = session.mcp.status()
-        if servers:
-            rows.append(("mcp", ", ".join(f"{s.name} ({s.state})" for s in servers)))
+        if any(s.state != "refused" for s in servers):
+            rows.append(("mcp", ", ".join(f"{s.name} ({s.state})" for s in servers if s.state != "refused")))
+        rows += [("mcp", f"{s.name} not started: {s.error}") for s in servers if s.state == "refused"]
         if effective.trusted_by is not None:
             rows.append(("trust", f"trusted as a whole ({effective.trusted_by})"))
         elif effective.ignored:

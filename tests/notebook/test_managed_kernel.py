@@ -59,3 +59,22 @@ def test_the_policy_shows_holds_the_mode_and_offers_no_always(tmp_path, policy):
         k.reply(cell, 60)
         assert "availableModels" in k.text_output(cell)
         assert all(request["model"] != "claude-opus-4-5" for request in k.fake.requests)
+
+
+def test_a_server_the_policy_refuses_is_said_in_one_line_where_the_person_looks(tmp_path):
+    fake = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py")
+    policy = Path(os.environ["CODINGCODE_CLAUDE_MANAGED_DIR"]) / "managed-settings.json"
+    policy.write_text(json.dumps({"deniedMcpServers": [{"serverName": "blocked"}, {"serverName": "added"}]}))
+    with agent_kernel(sys.executable, tmp_path) as k:
+        server = {"command": sys.executable, "args": [fake, "stdio"]}
+        (k.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"blocked": server, "ok": server}}))
+        refused = "not started: refused by your organisation's policy (deniedMcpServers in"
+        listing = k.ok("%agent mcp")["output"]
+        assert f"blocked {refused}" in listing and "ok [stdio]" in listing, listing
+        assert [line for line in listing.splitlines() if "blocked" in line] == [
+            f"blocked {refused} {policy}: serverName blocked)"]
+        status = k.ok("%agent status")["output"]
+        assert f"blocked {refused}" in status and "ok (" in status, status
+        added = k.execute(f"%agent mcp add added {sys.executable} {fake} stdio")
+        k.reply(added, 60)
+        assert "cannot add MCP server 'added': refused by your organisation's policy" in k.text_output(added)

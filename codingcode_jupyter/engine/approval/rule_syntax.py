@@ -21,7 +21,7 @@ from ..claude.names import CLAUDE_TOOLS, PatternKind, is_mcp_form, known_tool_na
 from ..domains import validate_domain_patterns
 
 __all__ = ["Rule", "RuleError", "parse_rule", "escape_pattern", "Action", "SOURCE_PRIORITY", "check_tool_name",
-           "SOURCE_FILES", "Style"]
+           "SOURCE_FILES", "Style", "source_file"]
 
 Action = Literal["allow", "deny", "ask"]
 SOURCE_PRIORITY = {"builtin": 1000, "session": 100, "local": 100, "project": 100}
@@ -33,6 +33,14 @@ SOURCE_FILES = {"project": ".codingcode/settings.json", "local": ".codingcode/se
                 "claude-local": ".claude/settings.local.json", "claude-user": "~/.claude/settings.json",
                 "managed": "your organisation's managed settings",
                 "claude-managed": "your organisation's managed settings (Claude Code's file)"}
+
+
+def source_file(source: str) -> str:
+    """Where a rule of ``source`` lives, for the reason a decision gives (a managed drop-in by its name)."""
+    base, _, fragment = source.partition(".d/")
+    if fragment and base in ("managed", "claude-managed"):
+        return f"your organisation's managed settings (managed-settings.d/{fragment})"
+    return SOURCE_FILES.get(source, source)
 
 
 class RuleError(ValueError):

@@ -48,7 +48,7 @@ from ..path_globs import path_regex
 from ..tools.access import BUILTIN_ACCESS
 from .paths import relative_to_project
 from .program_traits import COMMAND_WRAPPERS as _SUBCOMMAND_WRAPPERS
-from .rule_syntax import SOURCE_FILES, Action, Rule, escape_pattern
+from .rule_syntax import Action, Rule, escape_pattern, source_file
 from .shell_words import quote_word
 from .spellings import deny_spellings
 from .subject import Subject
@@ -280,7 +280,7 @@ def judge(subject: Subject, rules: Iterable[Rule], *, trust_unresolved: bool = F
     if not candidates:
         return None
     priority, _, rule, what = max(candidates, key=lambda c: (c[0], c[1]))
-    source = SOURCE_FILES.get(rule.source, rule.source)
+    source = source_file(rule.source)
     verbs = {"deny": "denies", "ask": "asks before", "allow": "allows"}
     reason = f"rule `{rule.text}` ({source}) {verbs[rule.action]} `{' '.join(str(what).split())[:160]}`"
     return RuleVerdict(rule.action, rule, reason)
@@ -377,7 +377,7 @@ def nearest_allow(subject: Subject, rules: Iterable[Rule]) -> str | None:
     if not allows:
         return None
     def where(rule: Rule) -> str:
-        return SOURCE_FILES.get(rule.source, rule.source)
+        return source_file(rule.source)
 
     parsed = subject.command
     if parsed is None:

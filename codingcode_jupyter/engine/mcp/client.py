@@ -67,7 +67,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-ConnectionState = Literal["stopped", "starting", "running", "failed", "needs_login", "untrusted"]
+ConnectionState = Literal["stopped", "starting", "running", "failed", "needs_login", "untrusted", "refused"]
 # The SDK's own per-request clock would keep running while a person answers the server's
 # question; calls are timed here instead (see CallClocks), so the SDK's is set out of reach.
 _NO_SDK_TIMEOUT = 7 * 24 * 3600.0
@@ -197,6 +197,14 @@ class ServerConnection:
         self._spawn()
 
     def _spawn(self) -> None:
+        refused = self._host.policy_refusal(self)
+        if refused is not None:
+            # The policy is asked at every start: one it refuses since the session began does not come back.
+            self.state, self.error = "refused", refused
+            self._ready = asyncio.Event()
+            self._ready.set()
+            self._host.server_changed(self, "state")
+            return
         refusal = self._host.refusal(self)
         if refusal is not None:
             # Never started: nothing of the server runs until the person trusts it.
@@ -536,6 +544,8 @@ class ServerConnection:
     # -- calls -------------------------------------------------------------------------
 
     async def _ensure_running(self) -> Client:
+        if self.state == "refused" and self._host.policy_refusal(self) is not None:
+            raise McpCallError(f"MCP server {self.name!r} is not started: {self.error}")
         if self.state == "untrusted" and self._host.refusal(self) is not None:
             raise McpCallError(f"MCP server {self.name!r} is not started: {self.error}")
         if self.state == "needs_login":
@@ -660,6 +670,10 @@ class ConnectionHost(Protocol):
         """Variables the project's settings set for its servers (their own ``env`` wins)."""
         ...
 
+    def policy_refusal(self, server: ServerConnection) -> str | None:
+        """Why the MCP policy (allowedMcpServers, deniedMcpServers, managed-mcp.json) refuses it, or None."""
+        ...
+
 
 class LoneHost:
     """The host of a connection made on its own (tests, scripts): nobody to ask."""
@@ -683,6 +697,9 @@ class LoneHost:
         pass
 
     def refusal(self, server: ServerConnection) -> str | None:
+        return None
+
+    def policy_refusal(self, server: ServerConnection) -> str | None:
         return None
 
     def project_env(self) -> dict[str, str]:

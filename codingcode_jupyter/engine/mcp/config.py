@@ -50,6 +50,7 @@ __all__ = [
     "safe_server_name",
     "McpConfig",
     "read_mcp_config",
+    "read_mcp_file",
     "expansion_environ",
 ]
 
@@ -261,11 +262,18 @@ class McpConfig:
         self.notes: list[str] = []
         # Safe name -> the name as written, for the servers that were renamed.
         self.renamed: dict[str, str] = {}
+        # The servers whose entry names a variable (``${VAR}``): what they run depends on the environment.
+        self.uses_variables: set[str] = set()
 
 
 def read_mcp_config(project: Path, *, environ: Mapping[str, str] | None = None) -> McpConfig:
     """Every server of ``<project>/.mcp.json`` (see :class:`McpConfig`); an unreadable file raises."""
-    path = Path(project) / CONFIG_FILE
+    return read_mcp_file(Path(project) / CONFIG_FILE, project, environ=environ)
+
+
+def read_mcp_file(path: Path, project: Path, *, environ: Mapping[str, str] | None = None) -> McpConfig:
+    """Every server of a file in ``.mcp.json``'s format (``managed-mcp.json`` too), variables expanded
+    as in ``project``; an unreadable file raises."""
     config = McpConfig()
     if not path.exists():
         return config
@@ -289,6 +297,8 @@ def read_mcp_config(project: Path, *, environ: Mapping[str, str] | None = None) 
             config.renamed[name] = str(written)
             config.notes.append(f"{path}: server {written!r} is called {name!r} here (tool names cannot hold "
                                 "what its name holds); rules and hooks name it mcp__" + name + "__TOOL")
+        if variables_named(raw):
+            config.uses_variables.add(name)
         try:
             config.servers[name] = parse_server(name, raw, environ=variables, source=str(path), notes=config.notes)
         except McpConfigError as error:

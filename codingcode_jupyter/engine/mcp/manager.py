@@ -42,10 +42,12 @@ from .config import (
     expansion_environ,
     load_mcp_config_partial,
     parse_server,
+    read_mcp_file,
 )
 from .elicitation import ElicitationRequest, ElicitationResponse, Elicitor
 from .naming import assign_wire_names, display_name
 from .origin import CallOrigin
+from .policy import McpPolicy
 from .prompts import PromptError, check_arguments, parse_invocation, prompt_content
 from .resources import LIST_TOOL, READ_TOOL, resource_tools
 from .sampling import Sampler, SamplingRequest, SamplingResult, TurnSampler
@@ -98,6 +100,7 @@ class McpManager:
         env: Callable[[], dict[str, str]] | None = None,
         wait: Callable[[], StartupWait] | None = None,
         plugin_servers: Callable[[], list[PluginServerEntry]] | None = None,
+        policy: Callable[[], McpPolicy] | None = None,
     ) -> None:
         self.project = Path(project)
         self.sandbox = sandbox
@@ -107,6 +110,13 @@ class McpManager:
         # The servers of the plugins that apply: (name, entry, file, the plugin's variables); read with .mcp.json.
         self._plugin_servers = plugin_servers
         self._plugin_names: set[str] = set()
+        # Which servers the organisation's policy (or the person's deny list) lets start, as it is now.
+        self._policy = policy
+        # The servers the policy refuses (never connections: nothing of them runs), each with why.
+        self._refused: dict[str, str] = {}
+        # The servers of managed-mcp.json, and those of them whose entry names a variable.
+        self._managed_names: set[str] = set()
+        self._managed_variables: set[str] = set()
         self._stopping: set[asyncio.Task[Any]] = set()
         # How long a turn waits for servers still starting (the settings', see .startup).
         self._wait = wait or (lambda: startup_wait(None, {}, os.environ))
@@ -183,6 +193,65 @@ class McpManager:
                 self._plugin_names.add(name)
             except McpConfigError as error:
                 self._config_errors[name] = str(error)
+        self._apply_policy()
+
+    def _policy_now(self) -> McpPolicy | str:
+        """The policy in force, or why it cannot be known (then no server starts: it might be refused)."""
+        if self._policy is None:
+            return McpPolicy()
+        try:
+            return self._policy()
+        except ValueError as error:
+            return f"not started: the settings cannot be read ({error})"
+
+    def _apply_policy(self) -> None:
+        """Leave out of ``_configs`` the servers the policy refuses (kept in ``_refused`` with why); with a
+        managed-mcp.json, its servers replace every other."""
+        policy = self._policy_now()
+        self._refused = {}
+        self._managed_names, self._managed_variables = set(), set()
+        if isinstance(policy, str):
+            self._refused = dict.fromkeys(self._configs, policy)
+            self._configs, self._plugin_names = {}, set()
+            return
+        if policy.exclusive:
+            others, self._configs = self._configs, {}
+            self._config_errors.clear()
+            for path in policy.managed_files:  # Claude Code's first: ours wins a name both use
+                try:
+                    managed = read_mcp_file(path, self.project)
+                except McpConfigError as error:
+                    self._config_errors[str(path)] = str(error)
+                    continue
+                self._configs.update(managed.servers)
+                self._config_errors.update({f"{path}: {name}": error for name, error in managed.errors.items()})
+                self._managed_names |= set(managed.servers)
+                self._managed_variables |= managed.uses_variables
+            self._refused = {name: policy.refusal(name, config) or "" for name, config in others.items()
+                             if name not in self._configs}
+        for name, config in list(self._configs.items()):
+            why = policy.refusal(name, config, from_managed_file=name in self._managed_names,
+                                 uses_variables=name in self._managed_variables)
+            if why is not None:
+                self._refused[name] = why
+                del self._configs[name]
+        self._plugin_names &= set(self._configs)
+
+    def policy_refusal(self, server: ServerConnection) -> str | None:
+        """Why the policy, as it is now, refuses ``server`` (at each start and restart), or None."""
+        return self._policy_refusal(server.name, server.config)
+
+    def _policy_refusal(self, name: str, config: AnyConfig) -> str | None:
+        policy = self._policy_now()
+        if isinstance(policy, str):
+            return policy
+        return policy.refusal(name, config, from_managed_file=name in self._managed_names,
+                              uses_variables=name in self._managed_variables)
+
+    def refused(self) -> list[str]:
+        """One line per server the policy refuses (``%agent mcp``, the session's first notices)."""
+        self._configured()
+        return [f"MCP server {name} is not started: {why}" for name, why in sorted(self._refused.items())]
 
     def refresh_plugins(self) -> None:
         """Read the plugins' servers again (a plugin enabled, disabled or trusted mid-session): new ones are
@@ -291,7 +360,7 @@ class McpManager:
     def _start_connections(self) -> None:
         self._ensure_config()
         for server in self._servers.values():
-            if server.state in ("stopped", "untrusted"):  # a failed one is restarted by a call or %agent mcp restart
+            if server.state in ("stopped", "untrusted", "refused"):  # a failed one is restarted by a call or %agent mcp restart
                 server.start_background()
 
     async def _client_loaded(self) -> None:
@@ -401,6 +470,9 @@ class McpManager:
         """Add (or replace) a server for this session and start it; McpConfigError if the entry is invalid."""
         parsed = config if isinstance(config, BaseModel) else parse_server(name, config, source="%agent mcp add")
         self._ensure_config()
+        why = self._policy_refusal(name, parsed)
+        if why is not None:
+            raise McpConfigError(f"cannot add MCP server {name!r}: {why}")
         if name in self._servers:
             await self.remove(name)
         self._added.add(name)
@@ -444,7 +516,8 @@ class McpManager:
         return self._refusal(server.name)
 
     def _refusal(self, name: str) -> str | None:
-        if name in self._added or self.admit is None:
+        # The organisation's servers are not the project's: no trust is asked for them.
+        if name in self._added or name in self._managed_names or self.admit is None:
             return None
         return self.admit(name)
 
@@ -607,6 +680,9 @@ class McpManager:
         statuses = [self._status(self._servers[name]) for name in sorted(self._servers)]
         for source, error in sorted(self._config_errors.items()):
             statuses.append(ServerStatus(source, "config", "failed", error, 0, None))
+        for name, why in sorted(self._refused.items()):
+            if name not in self._servers:
+                statuses.append(ServerStatus(name, "policy", "refused", why, 0, None))
         return statuses
 
     def describe(self) -> str:

@@ -42,6 +42,8 @@ class ServerStatus:
 
 def describe_status(status: ServerStatus, project: Path) -> str:
     """The lines of one server in ``%agent mcp``."""
+    if status.state == "refused":
+        return f"{status.name} not started: {status.error}"
     head = f"{status.name} [{status.transport}] {status.state.replace('_', ' ')}"
     if status.starting_for is not None:
         head += f" ({status.starting_for:.0f} s)"
