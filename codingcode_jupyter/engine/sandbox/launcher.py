@@ -18,9 +18,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-__all__ = ["PASSED_ENV", "SECCOMP_FD", "PROXY_FD", "LAUNCHER_SOURCE", "launcher_argv", "env_name_problems"]
+__all__ = [
+    "PASSED_ENV", "SECCOMP_FD", "PROXY_FD", "LAUNCHER_SOURCE", "launcher_argv", "env_name_problems", "filtered_env",
+]  # fmt: skip
 
 PASSED_ENV = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
@@ -78,3 +80,11 @@ def launcher_argv(seccomp: bytes, extra_env: Iterable[str] = (), proxy_socket: s
         os.path.realpath(sys.executable), "-I", "-S", "-c", LAUNCHER_SOURCE,
         seccomp.hex(), names, prefixes, str(SECCOMP_FD), proxy_socket or "", str(PROXY_FD),
     ]  # fmt: skip
+
+
+def filtered_env(env: Mapping[str, str], extra_env: Iterable[str] = ()) -> dict[str, str]:
+    """What :data:`LAUNCHER_SOURCE` keeps of ``env``, for a caller that starts bwrap itself."""
+    entries = [*PASSED_ENV, *extra_env]
+    names = {entry for entry in entries if not entry.endswith("*")}
+    prefixes = tuple(entry[:-1] for entry in entries if entry.endswith("*") and entry != "*")
+    return {key: value for key, value in env.items() if key in names or (prefixes and key.startswith(prefixes))}

@@ -73,6 +73,9 @@ class ProjectScan:
         self.read_denied: list[re.Pattern[str]] = []
         self.write_denied: list[re.Pattern[str]] = []
         self.write_denied_found: list[Path] = []
+        # Moves whenever a directory is listed again or leaves the walk: a plan built from the walk
+        # (the sandbox's mounts or Landlock rules) holds while it stays where it was.
+        self.generation = 0
 
     def _allowed(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -115,6 +118,7 @@ class ProjectScan:
             stack.extend(cached.subdirs)
         for gone in set(self._cache) - live:
             del self._cache[gone]
+            self.generation += 1
         self.host_found = host
         self.write_denied_found = write_denied
         return found + self._other_names(listed if learn else None, hits, set(found))
@@ -207,7 +211,9 @@ class ProjectScan:
                     if is_dir:
                         subdirs.append(entry.path)
         except OSError:
+            self.generation += 1
             return None
         cached = _DirCache(stamp, env_files, subdirs, host_files, env_inodes, inode_hits, read_denied, write_denied)
         self._cache[directory] = cached
+        self.generation += 1
         return cached
