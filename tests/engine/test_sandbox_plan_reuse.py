@@ -107,3 +107,17 @@ async def test_bwrap_spawn_filters_the_environment_and_closes_its_descriptors(
         assert "Seccomp:\t2" in result.out or "seccomp=Seccomp: 2" in result.out
     finally:
         await sandbox.aclose()
+
+
+async def test_git_config_rewritten_in_place_builds_the_plan_again(box: CommandSandbox, project: Path) -> None:
+    # core.hooksPath names what git runs; writing the file in place leaves its directory's stamp alone.
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    config = project / ".git" / "config"
+    config.write_text("[core]\n\tbare = false\n")
+    assert (await run(box, "true")).returncode == 0
+    first = _plan(box)
+    with open(config, "a", encoding="utf-8") as handle:
+        handle.write("\thooksPath = .githooks\n")
+    assert (await run(box, "true")).returncode == 0
+    assert _plan(box) is not first
