@@ -2,11 +2,13 @@
 
 bwrap's own process is PID 1 inside the sandbox, and its environment is readable there as
 ``/proc/1/environ``; whatever environment the caller hands bwrap is handed to every command
-too. So bwrap is not started directly: :data:`LAUNCHER_SOURCE` runs first (on the host, with
-the caller's environment), keeps only the allowlisted variables, puts the seccomp program on
-a pipe at :data:`SECCOMP_FD` (bwrap reads it with ``--seccomp``), connects to the network
-proxy at :data:`PROXY_FD` when there is one, closes every other inherited descriptor and
-execs bwrap in place, so the caller still waits on, and kills, the same process.
+too. execute_command starts bwrap itself with :func:`filtered_env` and the descriptors passed
+(``CommandSandbox.spawn_for``). A caller that can only hand over an argv (a stdio MCP server's
+client) gets :data:`LAUNCHER_SOURCE` in front instead: it runs first (on the host, with the
+caller's environment), keeps only the allowlisted variables, puts the seccomp program on a pipe
+at :data:`SECCOMP_FD` (bwrap reads it with ``--seccomp``), connects to the network proxy at
+:data:`PROXY_FD` when there is one, closes every other inherited descriptor and execs bwrap in
+place, so the caller still waits on, and kills, the same process.
 
 The allowlist is :data:`PASSED_ENV` plus ``sandbox.env`` (and, for an MCP server, the names
 of its ``env`` entry): exact names, or prefixes written ``NAME*``. Values always come from the environment the caller passes, which is how
