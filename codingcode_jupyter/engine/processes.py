@@ -19,7 +19,7 @@ from typing import Callable, Mapping, Sequence
 
 from .deadline import within
 
-__all__ = ["OutputBuffer", "ProcessResult", "run_process", "MAX_STREAM_CHARS"]
+__all__ = ["OutputBuffer", "ProcessResult", "Spawn", "run_process", "MAX_STREAM_CHARS"]
 
 MAX_STREAM_CHARS = 30_000
 # After the child exits, how long to wait for descendants that still hold its output pipes.
@@ -67,6 +67,25 @@ class OutputBuffer:
         if self.cut:
             return f"{head}\n[... {self.cut} characters cut ...]\n{tail}"
         return head + tail
+
+
+@dataclass
+class Spawn:
+    """How to start one process: its argv, its whole environment (None: the caller's) and the
+    descriptors it inherits at their own numbers. The caller owns those descriptors and closes
+    them (:meth:`close`) once the process started, or when it could not start."""
+
+    argv: list[str]
+    env: dict[str, str] | None = None
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        fds, self.pass_fds = self.pass_fds, ()
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 @dataclass
@@ -155,11 +174,14 @@ async def run_process(
     stdin: bytes | None = None,
     on_output: Callable[[str], None] | None = None,
     limit: int = MAX_STREAM_CHARS,
+    pass_fds: Sequence[int] = (),
+    on_start: Callable[[], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in its own process group; OSError when it cannot start.
 
-    ``stdin`` None gives the child a closed input. ``on_output`` receives complete lines of
-    either stream as they arrive. On timeout the group is killed and ``timed_out`` set; on
+    ``stdin`` None gives the child a closed input; ``pass_fds`` are inherited at their numbers and
+    ``on_start`` is called once the child exists (the caller closes its copies of them there).
+    ``on_output`` receives complete lines of either stream as they arrive. On timeout the group is killed and ``timed_out`` set; on
     cancellation the group is killed and CancelledError goes on up.
     """
     proc = await asyncio.create_subprocess_exec(
@@ -170,7 +192,10 @@ async def run_process(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
+    if on_start is not None:
+        on_start()
     pgid = proc.pid  # start_new_session makes the child its group leader
     result = ProcessResult(None, OutputBuffer(limit), OutputBuffer(limit))
     assert proc.stdout is not None and proc.stderr is not None

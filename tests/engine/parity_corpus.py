@@ -154,7 +154,13 @@ async def _one(sandbox: CommandSandbox | None, command: str, project: Path, env:
         return done.returncode, done.stdout.render(), done.stderr.render()
     with sandbox.command():
         watch = sandbox.watch_host()
-        done = await run_process(sandbox.argv_for(command, project, watch=watch), cwd=project, env=env, timeout=180)
+        # As execute_command starts it (bwrap without the launcher, its descriptors passed).
+        spawn = sandbox.spawn_for(command, project, env, watch=watch)
+        try:
+            done = await run_process(spawn.argv, cwd=project, env=spawn.env, timeout=180, pass_fds=spawn.pass_fds,
+                                     on_start=spawn.close)
+        finally:
+            spawn.close()
         notes = await settle_host_files(watch, command, None)
     return done.returncode, done.stdout.render(), done.stderr.render() + "".join(f"\n[note] {n}" for n in notes)
 

@@ -53,13 +53,20 @@ async def run(sb: CommandSandbox, command: str, cwd: Path | None = None, timeout
 
 
 async def _run(sb: CommandSandbox, command: str, cwd: Path | None, timeout: float, watch) -> Run:
-    proc = await asyncio.create_subprocess_exec(
-        *sb.argv_for(command, cwd or sb.project, watch=watch),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    # As execute_command starts it: bwrap without the launcher, its descriptors passed.
+    spawn = sb.spawn_for(command, cwd or sb.project, None, watch=watch)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *spawn.argv,
+            env=spawn.env,
+            pass_fds=spawn.pass_fds,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    finally:
+        spawn.close()
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:

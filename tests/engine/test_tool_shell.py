@@ -11,6 +11,7 @@ import pytest
 
 from codingcode_jupyter.engine import processes
 from codingcode_jupyter.engine.events import ToolProgress
+from codingcode_jupyter.engine.processes import Spawn
 from codingcode_jupyter.engine.tools.shell import OutputBuffer, execute_command_tool
 from tests.engine.helpers import make_deps
 from tests.polling import eventually
@@ -119,8 +120,8 @@ async def test_sandbox_seam_used_when_active(ctx):
             FakeSandbox.commands += 1
             return contextlib.nullcontext()
 
-        def argv_for(self, command, cwd):
-            return ["bash", "-c", f"echo SANDBOXED in {cwd}: {command}"]
+        def spawn_for(self, command, cwd, env, watch=None):
+            return Spawn(["bash", "-c", f"echo SANDBOXED in {cwd}: {command}"], env)
 
         def watch_host(self):  # the real one lists the host-executed files to compare after the command
             return None

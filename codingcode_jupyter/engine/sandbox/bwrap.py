@@ -57,10 +57,11 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Mapping
 
 from ..domains import validate_domain_patterns
 from ..host_paths import HOST_PATHS, host_executed, sandbox_targets
+from ..processes import Spawn
 from ..secret_files import HOME_SECRETS
 from ..settings import SandboxSettings
 from ..user_dir import legacy_checkpoints_dir, user_dir
@@ -69,7 +70,7 @@ from .backends import BACKEND_NAMES, Backend, base_flags, choose_backend, no_fil
 from .deny_paths import split_deny
 from .home import NO_CREDENTIALS, PRODUCT_DIR, HomeView, allow_read_problems, home_view
 from .host_watch import HostWatch, is_agent_venv_entry
-from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, launcher_argv
+from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, filtered_env, launcher_argv
 from .project_scan import ProjectScan
 from .seccomp import sandbox_filter
 from .watched import git_host_parts
@@ -131,6 +132,49 @@ BWRAP_LIMITS = COMMON_LIMITS
 
 def _system_secrets() -> set[Path]:
     return {Path(os.path.realpath(match)) for pattern in SYSTEM_SECRETS for match in glob.glob(pattern)}
+
+
+def _stamp(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
+
+def _glob_base(pattern: str) -> str:
+    """The directory a glob pattern lists (the pattern itself when it has no wildcard)."""
+    for index, char in enumerate(pattern):
+        if char in "*?[":
+            return os.path.dirname(pattern[:index])
+    return pattern
+
+
+def _pipe_holding(data: bytes) -> int:
+    """The read end of a pipe that holds ``data`` and is closed for writing (bwrap reads to its end)."""
+    read, write = os.pipe()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write, view) :]
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    return read
+
+
+def _proxy_channel(socket_path: str) -> int:
+    import socket
+
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        channel.connect(socket_path)
+    except OSError as error:
+        channel.close()
+        raise OSError(f"the sandbox's network proxy is not answering: {error}") from None
+    return channel.detach()
 
 
 class SandboxUnavailable(RuntimeError):
@@ -270,6 +314,9 @@ class CommandSandbox:
         self._scan.extra_hidden = [path for path in self.deny_read if _within(path, self.project)]
         self._home_view: HomeView | None = None
         self._private: Path | None = None
+        # The last plan of each kind (bwrap's mounts, Landlock's rules) with what it was built from.
+        self._plans: dict[str, tuple[tuple[object, ...], Any]] = {}
+        self._outside: list[str] | None = None
         self._deny_write_fixed: list[tuple[Path, Literal["dir", "file"]]] = []
         for raw in settings.filesystem.denyWrite:
             write = split_deny([raw], self.project)
@@ -373,6 +420,39 @@ class CommandSandbox:
         finally:
             self._compared = False
 
+    def spawn_for(self, command: str, cwd: Path, env: Mapping[str, str] | None, *,
+                  watch: HostWatch | None = None) -> Spawn:
+        """How execute_command starts ``command``: as :meth:`argv_for` with ``watch``, but bubblewrap
+        is started directly, without the Python launcher in front (its interpreter start was most of
+        a command's start-up): the environment already filtered, the seccomp program on a pipe and
+        the proxy channel passed as descriptors. The caller closes them once the process started.
+        Landlock's launcher is the command's confinement and subreaper, so it stays."""
+        if self.backend != "bwrap":
+            return Spawn(self.argv_for(command, cwd, watch=watch), dict(env) if env is not None else None)
+        argv = ["sh", "-c", _LINGER, "sh", command]
+        self._compared = watch is not None
+        self._walked = watch.env_files if watch is not None else self._scan.env_files()
+        try:
+            bwrap = self._bwrap_or_refuse()
+            program, extra_env, real_cwd = self._checked(argv, cwd, (), sandbox_filter())
+            proxy = self._ensure_proxy() if self.allowed_domains else None
+            spawn = Spawn([], filtered_env(os.environ if env is None else env, extra_env))
+            try:
+                seccomp_fd = _pipe_holding(program)
+                spawn.pass_fds = (seccomp_fd,)
+                proxy_fd = None
+                if proxy is not None:
+                    proxy_fd = _proxy_channel(str(proxy.socket_path))
+                    spawn.pass_fds = (seccomp_fd, proxy_fd)
+                spawn.argv = self._bwrap_argv(bwrap, argv, real_cwd, seccomp_fd, proxy_fd)
+            except BaseException:
+                spawn.close()
+                raise
+            return spawn
+        finally:
+            self._walked = None
+            self._compared = False
+
     def wrap(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
         """Any argv confined the same way (for stdio MCP servers that opt in).
 
@@ -394,25 +474,42 @@ class CommandSandbox:
         finally:
             self._walked = None
 
+    def _bwrap_or_refuse(self) -> str:
+        if not self.active or self.backend != "bwrap" or self.bwrap is None:
+            raise SandboxUnavailable(
+                self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
+            )
+        return self.bwrap
+
     def _wrap_walked(self, argv: list[str], cwd: Path, *, pass_env: Iterable[str] = ()) -> list[str]:
-        if not self.active or (self.backend == "bwrap" and self.bwrap is None):
-            raise SandboxUnavailable(
-                self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
-            )
-        if self.backend == "landlock":
+        if self.active and self.backend == "landlock":
             return self._landlock_wrap(argv, cwd, pass_env)
-        bwrap = self.bwrap
-        if bwrap is None:
-            raise SandboxUnavailable(
-                self.unavailable_reason or "the sandbox is disabled in settings; the command would run unconfined"
-            )
+        bwrap = self._bwrap_or_refuse()
         program, extra_env, cwd = self._checked(argv, cwd, pass_env, sandbox_filter())
         proxy = self._ensure_proxy() if self.allowed_domains else None
-        args = [
+        return [
             *launcher_argv(program, extra_env, str(proxy.socket_path) if proxy else None),
-            bwrap, *base_flags(), "--seccomp", str(SECCOMP_FD),
+            *self._bwrap_argv(bwrap, argv, cwd, SECCOMP_FD, PROXY_FD if proxy else None),
         ]  # fmt: skip
-        args += self._home_args()
+
+    def _bwrap_argv(self, bwrap: str, argv: list[str], cwd: Path, seccomp_fd: int, proxy_fd: int | None) -> list[str]:
+        """bwrap's own argv: the filter read from ``seccomp_fd``, the plan, the command (through the
+        forwarder of the proxy channel at ``proxy_fd`` when there is an allowlist)."""
+        args = [bwrap, *base_flags(), "--seccomp", str(seccomp_fd), *self._reused("bwrap", self._bwrap_plan)]
+        args += ["--chdir", str(cwd)]
+        if proxy_fd is None:
+            return [*args, "--", *argv]
+        url = f"http://127.0.0.1:{PROXY_PORT}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+            args += ["--setenv", name, url]
+        from .proxy import FORWARDER_SOURCE
+
+        forwarder = os.path.realpath(sys.executable)
+        return [*args, "--", forwarder, "-I", "-S", "-c", FORWARDER_SOURCE, str(PROXY_PORT), str(proxy_fd), *argv]
+
+    def _bwrap_plan(self) -> list[str]:
+        """The mounts and settings of a command that do not depend on the command or its directory."""
+        args = self._home_args()
         # Shallow first, so an allowWrite path inside the project is not hidden by the project's bind.
         for root in sorted(self.writable_roots, key=lambda p: len(p.parts)):
             args += ["--bind", str(root), str(root)]
@@ -423,16 +520,60 @@ class CommandSandbox:
             args += ["--remount-ro", str(self.home)]
         for name, value in self._credential_env(inside=_INSIDE_PRIVATE).items():
             args += ["--setenv", name, value]
-        args += ["--chdir", str(cwd)]
-        if proxy is None:
-            return [*args, "--", *argv]
-        url = f"http://127.0.0.1:{PROXY_PORT}"
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
-            args += ["--setenv", name, url]
-        from .proxy import FORWARDER_SOURCE
+        return args
 
-        forwarder = os.path.realpath(sys.executable)
-        return [*args, "--", forwarder, "-I", "-S", "-c", FORWARDER_SOURCE, str(PROXY_PORT), str(PROXY_FD), *argv]
+    # ----- plan reuse ------------------------------------------------------------------------------
+
+    def _reused(self, kind: str, build: Callable[[], Any]) -> Any:
+        """``build()``'s plan, or the last one of ``kind`` while nothing it was built from changed: the
+        walk (no directory of the project listed again: ProjectScan.generation), what it found, the
+        policy switches, and the directories and files outside the project it reads (stamped)."""
+        key = self._plan_key()
+        last = self._plans.get(kind)
+        if last is not None and last[0] == key:
+            return last[1]
+        made = len(self._placeholders)
+        plan = build()
+        if len(self._placeholders) == made:
+            # A placeholder made now changes the project: the next walk lists it again anyway.
+            self._plans[kind] = (key, plan)
+        return plan
+
+    def _plan_key(self) -> tuple[object, ...]:
+        scan = self._scan
+        git_files = [path / name for path in scan.host_found if path.name == ".git" for name in ("config", "commondir")]
+        return (
+            self.backend, self._compared, frozenset(self.agent_venvs), scan.generation,
+            tuple(self._env_files()), tuple(scan.host_found), tuple(scan.write_denied_found),
+            str(self.private_dir()),
+            _empty_directory(), _empty_file(), _accounts_file(), os.environ.get("PYTHONSTARTUP"),
+            tuple(_stamp(path) for path in self._outside_paths()),
+            tuple(_stamp(str(path)) for path in [*scan.host_found, *git_files]),
+        )  # fmt: skip
+
+    def _outside_paths(self) -> list[str]:
+        """What a plan reads outside the walked project, with every directory above it: the secrets
+        masked or hidden, the home allowlist, the host-executed home rows, /etc's secrets, writable
+        roots and deny rules elsewhere. A name added, removed or renamed in any of them moves its
+        directory's mtime and ctime, which :func:`_stamp` reads; so does a file's content for itself."""
+        if self._outside is None:
+            seeds: list[Path] = [self.home / rel for rel in HOME_SECRETS]
+            seeds += [self.home / PRODUCT_DIR, Path("/etc"), Path("/etc/passwd"), *_runtime_directories(self.home)]
+            seeds += [Path(os.path.dirname(pattern)) for pattern in SYSTEM_SECRETS]
+            seeds += [self.home / _glob_base(row.pattern) for row in HOST_PATHS if row.root == "home"]
+            seeds += [*self.deny_read, *(path for path, _kind in self._deny_write_fixed), *self.writable_roots[1:]]
+            seeds += [*self.home_view().visible, legacy_checkpoints_dir(self.project), Path(user_dir())]
+            found: dict[str, None] = {}
+            for seed in seeds:
+                for path in {seed, Path(os.path.realpath(seed))}:
+                    if _within(path, self.project):
+                        continue  # the walk's own
+                    found.setdefault(str(path))
+                    for parent in path.parents:
+                        if not _within(parent, self.project):
+                            found.setdefault(str(parent))
+            self._outside = list(found)
+        return self._outside
 
     def _checked(self, argv: list[str], cwd: Path, pass_env: Iterable[str],
                  program: bytes | None) -> tuple[bytes, list[str], Path]:
@@ -673,7 +814,12 @@ class CommandSandbox:
             self._walked = None
 
     def landlock_plan(self) -> "landlock.Plan":
-        """The Landlock rules from the same tables as bubblewrap's mounts (see sandbox/landlock.py)."""
+        """The Landlock rules from the same tables as bubblewrap's mounts (see sandbox/landlock.py),
+        reused while nothing they were built from changed (see :meth:`_reused`)."""
+        plan: landlock.Plan = self._reused("landlock", self._landlock_plan)
+        return landlock.Plan(rules=list(plan.rules), env_set=dict(plan.env_set), proxy_socket=plan.proxy_socket)
+
+    def _landlock_plan(self) -> "landlock.Plan":
         plan = landlock.Plan()
         private = self.private_dir()
         hidden = {Path(os.path.realpath(target)) for target, _how in self._mask_targets()}

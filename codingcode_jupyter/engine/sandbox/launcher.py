@@ -2,11 +2,13 @@
 
 bwrap's own process is PID 1 inside the sandbox, and its environment is readable there as
 ``/proc/1/environ``; whatever environment the caller hands bwrap is handed to every command
-too. So bwrap is not started directly: :data:`LAUNCHER_SOURCE` runs first (on the host, with
-the caller's environment), keeps only the allowlisted variables, puts the seccomp program on
-a pipe at :data:`SECCOMP_FD` (bwrap reads it with ``--seccomp``), connects to the network
-proxy at :data:`PROXY_FD` when there is one, closes every other inherited descriptor and
-execs bwrap in place, so the caller still waits on, and kills, the same process.
+too. execute_command starts bwrap itself with :func:`filtered_env` and the descriptors passed
+(``CommandSandbox.spawn_for``). A caller that can only hand over an argv (a stdio MCP server's
+client) gets :data:`LAUNCHER_SOURCE` in front instead: it runs first (on the host, with the
+caller's environment), keeps only the allowlisted variables, puts the seccomp program on a pipe
+at :data:`SECCOMP_FD` (bwrap reads it with ``--seccomp``), connects to the network proxy at
+:data:`PROXY_FD` when there is one, closes every other inherited descriptor and execs bwrap in
+place, so the caller still waits on, and kills, the same process.
 
 The allowlist is :data:`PASSED_ENV` plus ``sandbox.env`` (and, for an MCP server, the names
 of its ``env`` entry): exact names, or prefixes written ``NAME*``. Values always come from the environment the caller passes, which is how
@@ -18,9 +20,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-__all__ = ["PASSED_ENV", "SECCOMP_FD", "PROXY_FD", "LAUNCHER_SOURCE", "launcher_argv", "env_name_problems"]
+__all__ = [
+    "PASSED_ENV", "SECCOMP_FD", "PROXY_FD", "LAUNCHER_SOURCE", "launcher_argv", "env_name_problems", "filtered_env",
+]  # fmt: skip
 
 PASSED_ENV = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
@@ -78,3 +82,11 @@ def launcher_argv(seccomp: bytes, extra_env: Iterable[str] = (), proxy_socket: s
         os.path.realpath(sys.executable), "-I", "-S", "-c", LAUNCHER_SOURCE,
         seccomp.hex(), names, prefixes, str(SECCOMP_FD), proxy_socket or "", str(PROXY_FD),
     ]  # fmt: skip
+
+
+def filtered_env(env: Mapping[str, str], extra_env: Iterable[str] = ()) -> dict[str, str]:
+    """What :data:`LAUNCHER_SOURCE` keeps of ``env``, for a caller that starts bwrap itself."""
+    entries = [*PASSED_ENV, *extra_env]
+    names = {entry for entry in entries if not entry.endswith("*")}
+    prefixes = tuple(entry[:-1] for entry in entries if entry.endswith("*") and entry != "*")
+    return {key: value for key, value in env.items() if key in names or (prefixes and key.startswith(prefixes))}

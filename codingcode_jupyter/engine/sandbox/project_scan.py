@@ -47,6 +47,16 @@ class _DirCache:
     write_denied: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Walk:
+    stamps: list[tuple[str, tuple[int, int, int]]]
+    found: list[Path]
+    listed: dict[Path, int]
+    hits: list[str]
+    host: list[Path]
+    write_denied: list[Path]
+
+
 def _covers(patterns: list[re.Pattern[str]], path: str, is_dir: bool) -> bool:
     """A pattern covers a path, or (a directory) everything in it: then the directory goes whole."""
     return any(p.fullmatch(path) or (is_dir and p.fullmatch(path + "/\0")) for p in patterns)
@@ -73,6 +83,11 @@ class ProjectScan:
         self.read_denied: list[re.Pattern[str]] = []
         self.write_denied: list[re.Pattern[str]] = []
         self.write_denied_found: list[Path] = []
+        # Moves whenever a directory is listed again or leaves the walk: a plan built from the walk
+        # (the sandbox's mounts or Landlock rules) holds while it stays where it was.
+        self.generation = 0
+        # The last complete walk, with every directory's stamp: while none moved it is the answer.
+        self._last: _Walk | None = None
 
     def _allowed(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -88,6 +103,13 @@ class ProjectScan:
         ``learn`` False (the walk right after a command): a dotenv file found now is hidden by its
         name, but its inode is not remembered. The command wrote it, or linked to it a file it wrote
         and could read all along; what was a secret before the command was learnt before it."""
+        last = self._last
+        if last is not None and self._unchanged(last.stamps):
+            # No directory changed since the last walk: the same result without listing or gathering.
+            self.host_found = list(last.host)
+            self.write_denied_found = list(last.write_denied)
+            return last.found + self._other_names(dict(last.listed) if learn else None, last.hits, set(last.found))
+        self._last = None
         found: list[Path] = []
         host: list[Path] = []
         listed: dict[Path, int] = {}
@@ -95,12 +117,16 @@ class ProjectScan:
         write_denied: list[Path] = []
         stack = [str(self.project)]
         live: set[str] = set()
+        stamps: list[tuple[str, tuple[int, int, int]]] = []
+        complete = True
         while stack:
             directory = stack.pop()
             live.add(directory)
             cached = self._listing(directory)
             if cached is None:
+                complete = False
                 continue
+            stamps.append((directory, cached.stamp))
             host.extend(Path(path) for path in cached.host_files)
             hits.extend(cached.inode_hits)
             write_denied.extend(Path(path) for path in cached.write_denied)
@@ -115,9 +141,24 @@ class ProjectScan:
             stack.extend(cached.subdirs)
         for gone in set(self._cache) - live:
             del self._cache[gone]
+            self.generation += 1
         self.host_found = host
         self.write_denied_found = write_denied
+        if complete:
+            self._last = _Walk(stamps, list(found), dict(listed), list(hits), list(host), list(write_denied))
         return found + self._other_names(listed if learn else None, hits, set(found))
+
+    @staticmethod
+    def _unchanged(stamps: list[tuple[str, tuple[int, int, int]]]) -> bool:
+        stat = os.stat
+        for directory, stamp in stamps:
+            try:
+                st = stat(directory)
+            except OSError:
+                return False
+            if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns) != stamp:
+                return False
+        return True
 
     def _other_names(self, listed: dict[Path, int] | None, hits: list[str], named: set[Path]) -> list[Path]:
         """The names of known secrets' inodes that are not dotenv names (a rename, a hard link);
@@ -207,7 +248,9 @@ class ProjectScan:
                     if is_dir:
                         subdirs.append(entry.path)
         except OSError:
+            self.generation += 1
             return None
         cached = _DirCache(stamp, env_files, subdirs, host_files, env_inodes, inode_hits, read_denied, write_denied)
         self._cache[directory] = cached
+        self.generation += 1
         return cached

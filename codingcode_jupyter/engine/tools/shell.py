@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from .. import telemetry
 from ..approval.host_files import settle_host_files
-from ..processes import OutputBuffer, run_process
+from ..processes import OutputBuffer, Spawn, run_process
 from .access import BUILTIN_ACCESS
 from .base import ToolContext, ToolDefinition, ToolError, ToolResult
 from .files import resolve_arg
@@ -53,12 +53,13 @@ def _workdir(args: ExecuteCommandArgs, ctx: ToolContext) -> Path:
     return workdir
 
 
-def _argv(command: str, workdir: Path, sandbox: Any, watch: Any = None) -> list[str]:
+def _spawn(command: str, workdir: Path, sandbox: Any, env: dict[str, str], watch: Any = None) -> Spawn:
     if sandbox is not None and sandbox.active:
-        if watch is not None:  # the watch's walk of the project serves for the masks too
-            return list(sandbox.argv_for(command, workdir, watch=watch))
-        return list(sandbox.argv_for(command, workdir))
-    return ["bash", "-c", command]
+        # The watch's walk of the project serves for the masks too; bwrap starts without a launcher.
+        spawn = sandbox.spawn_for(command, workdir, env, watch=watch)
+        assert isinstance(spawn, Spawn)
+        return spawn
+    return Spawn(["bash", "-c", command], env)
 
 
 def command_env(settings_env: dict[str, str]) -> dict[str, str]:
@@ -107,8 +108,12 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
         watch = confined.watch_host() if confined is not None else None
         try:
             telemetry.command_run(confined is not None)
-            run = await run_process(_argv(args.command, workdir, sandbox, watch), cwd=workdir, env=env, timeout=timeout_ms / 1000,
-                                    on_output=ctx.progress)
+            spawn = _spawn(args.command, workdir, sandbox, env, watch)
+            try:
+                run = await run_process(spawn.argv, cwd=workdir, env=spawn.env, timeout=timeout_ms / 1000,
+                                        on_output=ctx.progress, pass_fds=spawn.pass_fds, on_start=spawn.close)
+            finally:
+                spawn.close()  # the descriptors bwrap inherited: its own copies are what it reads
         except OSError as error:
             raise ToolError(f"Could not start the command: {error}") from None
         except asyncio.CancelledError:
