@@ -9,6 +9,7 @@ elsewhere).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 __all__ = ["FILE_NAME", "MCP_FILE_NAME", "DROP_IN_DIR", "MANAGED_SOURCES", "managed_dir", "claude_managed_dir",
@@ -34,14 +35,22 @@ class _ManagedSources(frozenset[str]):
 MANAGED_SOURCES = _ManagedSources({"managed", "claude-managed"})
 
 
+# The system-wide directories by platform, where an administrator (or a device manager) puts the
+# policy and a person cannot write: Claude Code's are where Claude Code looks for its own file.
+_OURS = {"darwin": "/Library/Application Support/codingcode", "win32": r"C:\ProgramData\codingcode"}
+_CLAUDE = {"darwin": "/Library/Application Support/ClaudeCode", "win32": r"C:\Program Files\ClaudeCode"}
+
+
 def managed_dir() -> Path:
-    """Where our managed file is: ``CODINGCODE_MANAGED_DIR``, else ``/etc/codingcode``."""
-    return Path(os.environ.get("CODINGCODE_MANAGED_DIR") or "/etc/codingcode")
+    """Where our managed file is: ``CODINGCODE_MANAGED_DIR``, else ``/etc/codingcode`` (Linux;
+    ``/Library/Application Support/codingcode`` on macOS, ``C:\\ProgramData\\codingcode`` on Windows)."""
+    return Path(os.environ.get("CODINGCODE_MANAGED_DIR") or _OURS.get(sys.platform, "/etc/codingcode"))
 
 
 def claude_managed_dir() -> Path:
-    """Where Claude Code's managed file is: ``CODINGCODE_CLAUDE_MANAGED_DIR``, else ``/etc/claude-code``."""
-    return Path(os.environ.get("CODINGCODE_CLAUDE_MANAGED_DIR") or "/etc/claude-code")
+    """Where Claude Code's managed file is: ``CODINGCODE_CLAUDE_MANAGED_DIR``, else ``/etc/claude-code``
+    (Linux; ``/Library/Application Support/ClaudeCode`` on macOS, ``C:\\Program Files\\ClaudeCode`` on Windows)."""
+    return Path(os.environ.get("CODINGCODE_CLAUDE_MANAGED_DIR") or _CLAUDE.get(sys.platform, "/etc/claude-code"))
 
 
 def managed_mcp_files() -> list[Path]:

@@ -214,3 +214,18 @@ def test_a_broken_managed_file_is_an_error_not_an_empty_policy(project: Path):
     path.write_text("{not json")
     with pytest.raises(SettingsError, match="managed-settings.json"):
         ProjectSettings(project).current()
+
+
+@pytest.mark.parametrize(("platform", "ours", "claude"), [
+    ("linux", "/etc/codingcode", "/etc/claude-code"),
+    ("darwin", "/Library/Application Support/codingcode", "/Library/Application Support/ClaudeCode"),
+    ("win32", r"C:\ProgramData\codingcode", r"C:\Program Files\ClaudeCode"),
+])
+def test_the_managed_files_are_where_each_platform_keeps_them(monkeypatch: pytest.MonkeyPatch, platform: str,
+                                                              ours: str, claude: str):
+    from codingcode_jupyter.engine import managed_paths
+
+    monkeypatch.delenv("CODINGCODE_MANAGED_DIR", raising=False)
+    monkeypatch.delenv("CODINGCODE_CLAUDE_MANAGED_DIR", raising=False)
+    monkeypatch.setattr(managed_paths.sys, "platform", platform)
+    assert (str(managed_paths.managed_dir()), str(managed_paths.claude_managed_dir())) == (ours, claude)
