@@ -157,7 +157,7 @@ def test_undo_after_kernel_restart_restores_files_and_audits(kernel):
     kernel.fake.add(Reply([text("Understood.")]))
     kernel.ok("%%agent\nWhat now?")
     sent = json.dumps(kernel.fake.requests[-1]["messages"][-1]["content"])
-    assert "the user undid your file changes" in sent and "x.txt" in sent and "What now?" in sent
+    assert "the user undid your changes" in sent and "x.txt" in sent and "What now?" in sent
 
 
 def test_interrupt_stops_run_python_and_the_kernel_goes_on(kernel):
