@@ -59,7 +59,11 @@ async def run_users(tmp_path: Path, users: list[str], turns: int, *, turn_timeou
                 (user_dir / "settings.json").write_text(json.dumps(LOOSER))
             await asyncio.gather(*(hub.start_server(user) for user in users))
             kernels = [UserKernel(hub, user) for user in users]
-            await asyncio.gather(*(kernel.start() for kernel in kernels))
+            # One kernel after another: each server picks its kernel's ports by binding and releasing them,
+            # and ten servers doing so at once can hand two kernels one port ("Address already in use",
+            # Jupyter's race, not ours). The turns still all run at once.
+            for kernel in kernels:
+                await kernel.start()
             outputs = await asyncio.gather(*(_one_user(kernel, turns, turn_timeout) for kernel in kernels))
             return {"hub": hub, "outputs": dict(zip(users, outputs)), "requests": len(fake.requests)}
         finally:
