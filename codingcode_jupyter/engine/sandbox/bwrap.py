@@ -552,10 +552,13 @@ class CommandSandbox:
         )  # fmt: skip
 
     def _outside_paths(self) -> list[str]:
-        """What a plan reads outside the walked project, with every directory above it: the secrets
+        """What a plan reads outside the walked project, with the directory each is in: the secrets
         masked or hidden, the home allowlist, the host-executed home rows, /etc's secrets, writable
         roots and deny rules elsewhere. A name added, removed or renamed in any of them moves its
-        directory's mtime and ctime, which :func:`_stamp` reads; so does a file's content for itself."""
+        directory's mtime and ctime, which :func:`_stamp` reads; so does a file's content for itself.
+        The directories higher up are left out: each stamp is taken by path and holds the inode, so
+        an ancestor replaced or renamed shows as a changed (or vanished) parent, while /tmp's and
+        /var/tmp's constant churn above a home or a writable root would rebuild every plan."""
         if self._outside is None:
             seeds: list[Path] = [self.home / rel for rel in HOME_SECRETS]
             seeds += [self.home / PRODUCT_DIR, Path("/etc"), Path("/etc/passwd"), *_runtime_directories(self.home)]
@@ -569,9 +572,8 @@ class CommandSandbox:
                     if _within(path, self.project):
                         continue  # the walk's own
                     found.setdefault(str(path))
-                    for parent in path.parents:
-                        if not _within(parent, self.project):
-                            found.setdefault(str(parent))
+                    if not _within(path.parent, self.project):
+                        found.setdefault(str(path.parent))
             self._outside = list(found)
         return self._outside
 
