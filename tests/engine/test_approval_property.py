@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
@@ -45,6 +46,7 @@ def _wrap(prefix: str, command: str) -> str:
     mode=st.sampled_from(["default", "acceptEdits", "plan", "bypass"]),
     hook_allows=st.booleans(),
 )
+@pytest.mark.slow
 def test_builtin_deny_cannot_be_outranked(tmp_path_factory, case, wrapper, rules, priority, mode, hook_allows):
     project = tmp_path_factory.getbasetemp() / "property-project"
     project.mkdir(exist_ok=True)

@@ -135,6 +135,7 @@ def test_a_sample_of_gtfobins_reads_of_account_files_are_denied_not_asked(gtfobi
     check_reads_of_account_files_are_denied(gtfobins_sample_verdicts)
 
 
+@pytest.mark.slow
 async def test_every_handmade_attack_gets_its_decision(target):
     project, home = target
     wrong = []

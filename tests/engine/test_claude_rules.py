@@ -320,6 +320,7 @@ def test_the_card_names_the_nearest_rule_and_why_it_did_not_match(project, rule,
     assert nearest_allow(subject, [parse_rule("Bash(make:*)", "allow")]) is None
 
 
+@pytest.mark.slow
 async def test_a_bad_value_written_while_the_session_is_open_is_told_at_the_next_turn(fake_api, project):
     """Nothing a person writes is silently ignored: a value left out of a file edited mid-session is a
     notice at the next turn (once), as it would be at a session's first."""

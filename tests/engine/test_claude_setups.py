@@ -84,6 +84,7 @@ def test_a_fenced_bang_block_runs_as_one_script_before_the_request():
     assert "```!" not in rendered and "abc123 first" in rendered and " README.md | 2 +-" in rendered
 
 
+@pytest.mark.slow
 async def test_a_skills_bang_blocks_run_through_the_approval_pipeline_when_typed(fake_api, tmp_path: Path):
     from codingcode_jupyter.engine.runtime import open_session
     from codingcode_jupyter.engine.session import TurnOptions

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from codingcode_jupyter.__main__ import main
 
 from .approval_helpers import make_project
@@ -51,6 +53,7 @@ def test_bad_input_is_a_clear_message(tmp_path, capsys):
     assert code == 0 and "warning" in err and "settings.json" in err and "permissions.allow.0" in err
 
 
+@pytest.mark.slow
 def test_module_entry_point_imports_nothing_from_jupyter(tmp_path):
     project = make_project(tmp_path)
     script = (

@@ -463,6 +463,7 @@ def make_loop(tmp_path: Path, registry: ToolRegistry, approver=None) -> tuple[Ag
     return loop, events
 
 
+@pytest.mark.slow
 async def test_a_tool_registered_mid_turn_is_offered_from_the_next_request(fake_api, tmp_path, registry):
     calls = []
 
@@ -618,6 +619,7 @@ async def test_custom_tools_pass_the_approval_pipeline(fake_api, tmp_path, regis
     assert '"word_count"' in audit and '"peek"' in audit
 
 
+@pytest.mark.slow
 async def test_a_blocking_sync_tool_does_not_hold_up_an_approval(fake_api, tmp_path, registry):
     """Two read-only calls run together: the answer for one arrives while the other blocks."""
     from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline

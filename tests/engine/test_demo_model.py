@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from codingcode_jupyter.engine.models.demo import DEMO_FILE
 from codingcode_jupyter.engine.session import Session
 from codingcode_jupyter.engine.tools.builtin import builtin_tools
@@ -22,6 +24,7 @@ def _project(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 async def test_demo_session_completes_on_a_real_project(tmp_path):
     project = _project(tmp_path)
     session = Session(deps=make_deps(project), tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
@@ -49,12 +52,14 @@ async def test_demo_adapts_to_a_denied_edit(tmp_path):
     assert [i.status for i in session.state.todo] == ["completed", "pending", "pending"]
 
 
+@pytest.mark.slow
 async def test_demo_on_an_empty_project(tmp_path):
     session = Session(deps=make_deps(tmp_path), tools=StaticTools(builtin_tools()), approver=AllowAll(), model_name="demo")
     done = await session.run_turn("write a summary script")
     assert done.stop_reason == "end_turn" and (tmp_path / DEMO_FILE).exists()
 
 
+@pytest.mark.slow
 async def test_the_demo_picks_a_script_by_the_request_and_says_it_is_one(tmp_path):
     project = _project(tmp_path)
     (project / "test_cli.py").write_text("def test_ok():\n    assert True\n")

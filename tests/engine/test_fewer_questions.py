@@ -139,6 +139,7 @@ async def test_sandbox_auto_allow_when_on(project):
     assert await kind("cat .env", inside) == "ask"        # what the judge flags still gets a card
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 async def test_auto_allowed_commands_run_confined_and_are_audited(fake_api, project):
     from codingcode_jupyter.engine.runtime import open_session

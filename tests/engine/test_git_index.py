@@ -279,6 +279,7 @@ async def test_a_verbose_status_prints_the_staged_diff(committed: Path, command:
         == "allow"  # control: names only
 
 
+@pytest.mark.slow
 async def test_a_repository_too_large_to_walk_is_judged_from_its_index(repo: Path) -> None:
     """Over 20,000 entries a walk of the disk stops and asks; a git read is judged from the index."""
     import os

@@ -111,6 +111,7 @@ FIRST_ANSWER = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_a_configured_mcp_server_loads_the_mcp_client_off_the_event_loop_as_the_session_opens(tmp_path: Path):
     # The counterpart of the empty-project check: it would pass vacuously if nothing could load the client.
     project = tmp_path / "project"
@@ -124,6 +125,7 @@ def test_a_configured_mcp_server_loads_the_mcp_client_off_the_event_loop_as_the_
     assert state == {"at_open": False, "on_main_thread": [False]}
 
 
+@pytest.mark.slow
 def test_a_network_allowlist_loads_the_sandbox_proxy_with_the_first_command(tmp_path: Path):
     project = tmp_path / "project"
     (project / ".codingcode").mkdir(parents=True)
@@ -152,6 +154,7 @@ def test_a_network_allowlist_loads_the_sandbox_proxy_with_the_first_command(tmp_
     assert state["after"] is True
 
 
+@pytest.mark.slow
 def test_warm_up_does_not_import_the_mcp_client_even_for_a_project_that_configures_servers(tmp_path: Path):
     configured = tmp_path / "configured"
     configured.mkdir()
@@ -163,6 +166,7 @@ def test_warm_up_does_not_import_the_mcp_client_even_for_a_project_that_configur
     assert "codingcode_jupyter.engine.mcp.client" not in loaded and "mcp" not in loaded
 
 
+@pytest.mark.slow
 def test_the_sdk_warm_up_streams_in_memory_without_opening_a_connection():
     code = textwrap.dedent('''
         import json, socket, sys, threading
@@ -222,6 +226,7 @@ EARLY = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "untrusted"])
 def test_servers_started_early_load_the_client_off_the_loop_and_the_first_session_takes_them(tmp_path: Path,
                                                                                              trusted: bool):

@@ -6,11 +6,14 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import codingcode_jupyter.engine as engine
 
 JUPYTER = ("IPython", "ipywidgets", "ipykernel", "jupyter_client", "traitlets", "comm")
 
 
+@pytest.mark.slow
 def test_every_engine_module_imports_without_jupyter():
     modules = sorted(m.name for m in pkgutil.walk_packages(engine.__path__, prefix="codingcode_jupyter.engine."))
     assert "codingcode_jupyter.engine.agent" in modules and "codingcode_jupyter.engine.runtime" in modules

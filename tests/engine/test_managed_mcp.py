@@ -125,6 +125,7 @@ def test_an_entry_that_cannot_be_read_is_left_out_with_a_line_and_never_widens_a
 
 # -- on real servers -----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_a_denied_server_never_starts_and_the_person_is_told_at_once(project: Path):
     managed({"deniedMcpServers": [{"serverName": "blocked"}]})
     servers(project, {"blocked": STDIO_FAKE, "ok": STDIO_FAKE})
@@ -145,6 +146,7 @@ async def test_a_denied_server_never_starts_and_the_person_is_told_at_once(proje
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_an_allowlist_of_commands_lets_only_those_start_whatever_the_name(project: Path):
     managed({"allowedMcpServers": [{"serverName": "github"}, {"serverCommand": [sys.executable, FAKE, "stdio"]}]})
     # The same real server, started another way: it would run, but its command is not the one listed.
@@ -158,6 +160,7 @@ async def test_an_allowlist_of_commands_lets_only_those_start_whatever_the_name(
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_an_empty_allowlist_starts_no_server_and_unset_starts_them_all(project: Path):
     servers(project, {"one": STDIO_FAKE})
     session, status = await started(project)
@@ -175,6 +178,7 @@ async def test_an_empty_allowlist_starts_no_server_and_unset_starts_them_all(pro
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_remote_server_is_judged_by_its_url(project: Path):
     port = free_port()
     listening = Listening([sys.executable, FAKE, "http", "--port", str(port)], port=port)
@@ -191,6 +195,7 @@ async def test_a_remote_server_is_judged_by_its_url(project: Path):
         listening.stop()
 
 
+@pytest.mark.slow
 async def test_mcp_add_and_an_editors_servers_are_refused_alike(project: Path):
     managed({"deniedMcpServers": [{"serverCommand": [sys.executable, "-u", FAKE, "stdio"]}]})
     session = open_session(project, model="demo")
@@ -211,6 +216,7 @@ async def test_mcp_add_and_an_editors_servers_are_refused_alike(project: Path):
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_plugins_server_is_refused_like_any_other(project: Path, tmp_path: Path):
     market = tmp_path / "market"
     write(market / ".claude-plugin" / "marketplace.json",
@@ -229,6 +235,7 @@ async def test_a_plugins_server_is_refused_like_any_other(project: Path, tmp_pat
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_managed_mcp_json_is_the_only_source_of_servers(project: Path):
     managed_mcp({"org": STDIO_FAKE})
     servers(project, {"mine": STDIO_FAKE})
@@ -244,6 +251,7 @@ async def test_managed_mcp_json_is_the_only_source_of_servers(project: Path):
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_the_deny_list_applies_to_managed_mcp_json_and_a_variable_brings_the_allowlist_back(
         project: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("FAKE_PATH", FAKE)
@@ -259,6 +267,7 @@ async def test_the_deny_list_applies_to_managed_mcp_json_and_a_variable_brings_t
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_persons_allowlist_adds_to_the_organisations_unless_it_allows_only_its_own(project: Path):
     servers(project, {"org-ok": STDIO_FAKE, "mine": STDIO_FAKE})
     managed({"allowedMcpServers": [{"serverName": "org-ok"}]})
@@ -282,6 +291,7 @@ async def test_a_persons_allowlist_adds_to_the_organisations_unless_it_allows_on
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_person_may_deny_a_server_for_themselves(project: Path):
     servers(project, {"theirs": STDIO_FAKE, "kept": STDIO_FAKE})
     user({"deniedMcpServers": [{"serverName": "theirs"}]})
@@ -293,6 +303,7 @@ async def test_a_person_may_deny_a_server_for_themselves(project: Path):
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_server_refused_since_the_session_began_does_not_come_back_on_restart(project: Path):
     servers(project, {"later": STDIO_FAKE})
     session, status = await started(project)
@@ -312,6 +323,7 @@ def test_status_lines_name_the_policy(project: Path):
     assert json.loads((Path(os.environ["CODINGCODE_CLAUDE_MANAGED_DIR"]) / "managed-settings.json").read_text())
 
 
+@pytest.mark.slow
 async def test_drop_in_fragments_beside_the_managed_file_apply_in_name_order(project: Path):
     from codingcode_jupyter.engine.managed_paths import MANAGED_SOURCES
 

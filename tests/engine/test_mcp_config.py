@@ -161,6 +161,7 @@ def test_names_are_deterministic():
 _names = st.text(alphabet=st.sampled_from("ab_-.:é Z9"), min_size=1, max_size=70)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(_names, _names), min_size=1, max_size=12), st.sets(_names.filter(is_wire_name), max_size=4))
 def test_property_always_valid_and_distinct(pairs, reserved):

@@ -85,6 +85,7 @@ async def everything(request, tmp_path):
     await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_every_offered_tool_through_the_agent_loop(everything, fake_api, tmp_path):
     manager = everything
     tools = by_display(manager)

@@ -13,6 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from codingcode_jupyter.engine.approval.pipeline import ApprovalPipeline
 from codingcode_jupyter.engine.events import McpServerChanged, McpWaiting
 from codingcode_jupyter.engine.mcp.manager import McpManager
@@ -47,6 +49,7 @@ async def test_configured_servers_are_known_before_anything_starts(tmp_path):
     assert manager.connection("fake")._owner is None  # nothing was started to know this
 
 
+@pytest.mark.slow
 async def test_a_killed_server_is_noticed_then_one_clear_error_then_it_works(tmp_path):
     write_config(tmp_path, {"fake": STDIO_FAKE})
     manager = McpManager(tmp_path, start_timeout=20)
@@ -80,6 +83,7 @@ def wait_bound(project: Path, seconds: float) -> None:
     (project / ".codingcode" / "settings.json").write_text(json.dumps({"mcpStartupWaitSeconds": seconds}))
 
 
+@pytest.mark.slow
 async def test_a_hung_server_delays_the_turn_only_up_to_the_bound_with_a_notice(fake_api, tmp_path):
     marker = tmp_path.parent / f"{tmp_path.name}-hung-started"
     write_config(tmp_path, {"hung": hung_with_marker(marker), "fake": STDIO_FAKE})
@@ -120,6 +124,7 @@ async def test_a_hung_server_delays_the_turn_only_up_to_the_bound_with_a_notice(
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_server_still_starting_is_waited_for_and_its_tools_are_in_the_first_request(fake_api, tmp_path):
     go = tmp_path / "go"
     write_config(tmp_path, {"slow": slow_until(go)})
@@ -157,6 +162,7 @@ async def test_a_failed_server_is_not_waited_for(fake_api, tmp_path):
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp_path):
     go = tmp_path / "go"
     write_config(tmp_path, {"slow": slow_until(go)})
@@ -202,6 +208,7 @@ async def test_a_slow_servers_tools_join_the_turn_when_it_is_ready(fake_api, tmp
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_restart_and_describe_tools(tmp_path):
     write_config(tmp_path, {"fake": STDIO_FAKE})
     manager = McpManager(tmp_path, start_timeout=20)
@@ -218,6 +225,7 @@ async def test_restart_and_describe_tools(tmp_path):
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_read_only_hint_counts_for_approval_only_when_trusted(tmp_path):
     write_config(tmp_path, {"plain": STDIO_FAKE, "trusted": {**STDIO_FAKE, "trustAnnotations": True}})
     manager = McpManager(tmp_path, start_timeout=20)

@@ -99,6 +99,7 @@ async def loopback_login(guarded: str, tmp_path: Path) -> tuple[dict, Path]:
     return entry, tokens
 
 
+@pytest.mark.slow
 async def test_login_through_the_loopback_callback_is_stored(guarded, tmp_path):
     await loopback_login(guarded, tmp_path)
 
@@ -123,6 +124,7 @@ async def test_login_through_the_loopback_callback_then_stored_and_refreshed(gua
     assert counts["logins"] == 1 and counts["refreshes"] >= 2 and counts["registrations"] == 1
 
 
+@pytest.mark.slow
 async def test_login_by_pasting_the_redirect_address(guarded, tmp_path):
     manager = McpManager(tmp_path, token_dir=tmp_path / "tokens", start_timeout=15)
     try:

@@ -45,6 +45,7 @@ async def twenty_calls(manager: McpManager, name: str, args: dict, project: Path
     assert server.state == "running" and server.restarts == 0 and server.error is None
 
 
+@pytest.mark.slow
 @needs(PY_SERVERS / "mcp-server-time", "mcp-server-time")
 async def test_time_twenty_calls(tmp_path):
     manager = McpManager(tmp_path, start_timeout=30)

@@ -21,6 +21,7 @@ def _config(tmp_path, sandbox: bool) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"boxed": {**STDIO, "sandbox": sandbox}}}))
 
 
+@pytest.mark.slow
 async def test_opted_in_server_runs_confined(tmp_path):
     # The sandbox gives the command a private /tmp; a checkout (and its venv, which runs the
     # fake server) may itself live under /tmp, so it is bound in explicitly.
@@ -41,6 +42,7 @@ async def test_opted_in_server_runs_confined(tmp_path):
         await sandbox.aclose()
 
 
+@pytest.mark.slow
 async def test_opted_out_server_sees_the_host_pid_namespace(tmp_path):
     _config(tmp_path, False)
     manager = McpManager(tmp_path, start_timeout=20)

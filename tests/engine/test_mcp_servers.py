@@ -116,6 +116,7 @@ def check_tool_definitions(manager: McpManager) -> None:
     assert [t.display_name for t in manager.tools()] == sorted(tools)
 
 
+@pytest.mark.slow
 async def test_stdio_definitions_every_content_type_timeout_and_list_changed(stdio_manager, tmp_path):
     """One server through all of it, as the HTTP test below (a server start costs ~1 s): what it
     offers as it starts, each content type, a call past the timeout, then a tool list that changes."""
@@ -128,6 +129,7 @@ async def test_stdio_definitions_every_content_type_timeout_and_list_changed(std
     assert resolver.lookup("fake__late") is not None
 
 
+@pytest.mark.slow
 async def test_stdio_crash_is_an_error_then_restarts(stdio_manager, tmp_path):
     first_pid = (await call(stdio_manager, "fake:pid", {}, tmp_path)).text_content
     crashed = await call(stdio_manager, "fake:crash", {}, tmp_path)
@@ -143,6 +145,7 @@ async def test_stdio_crash_is_an_error_then_restarts(stdio_manager, tmp_path):
     assert "crashing on purpose" in log and log.count("fake MCP server starting (stdio)") == 2
 
 
+@pytest.mark.slow
 async def test_stdio_concurrent_calls_from_other_tasks_are_bounded(tmp_path):
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"fake": STDIO}}))
     manager = McpManager(tmp_path, max_concurrency=2)
@@ -158,6 +161,7 @@ async def test_stdio_concurrent_calls_from_other_tasks_are_bounded(tmp_path):
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_servers_that_fail_to_start_do_not_stop_the_others(tmp_path):
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
         "fake": STDIO,
@@ -200,6 +204,7 @@ async def test_server_that_never_answers_times_out(tmp_path):
         await mute.stop()
 
 
+@pytest.mark.slow
 async def test_invalid_entry_is_a_status_and_the_others_start(tmp_path):
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
         "gh": {"command": "${UNSET_VAR_FOR_TEST}"}, "fake": STDIO}}))
@@ -223,6 +228,7 @@ async def test_unreadable_config_is_a_status(tmp_path):
     assert manager.tools() == []
 
 
+@pytest.mark.slow
 async def test_add_remove_and_deferred_server(tmp_path):
     manager = McpManager(tmp_path)
     try:
@@ -243,6 +249,7 @@ async def test_add_remove_and_deferred_server(tmp_path):
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_http_every_content_type_timeout_and_list_changed(http_server, tmp_path):
     url, _ = http_server
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"fake": {"type": "http", "url": url, "timeout": 3}}}))
@@ -258,6 +265,7 @@ async def test_http_every_content_type_timeout_and_list_changed(http_server, tmp
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_http_server_gone_is_a_clear_error(http_server, tmp_path):
     url, process = http_server
     manager = McpManager(tmp_path, start_timeout=5)
@@ -273,6 +281,7 @@ async def test_http_server_gone_is_a_clear_error(http_server, tmp_path):
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_legacy_protocol_list_changed_and_crash(tmp_path):
     """Servers of the handshake era (most published ones) send list_changed as a plain notification."""
     from codingcode_jupyter.engine.mcp.client import ServerConnection
@@ -302,6 +311,7 @@ async def test_legacy_protocol_list_changed_and_crash(tmp_path):
     assert connection.state == "stopped"
 
 
+@pytest.mark.slow
 async def test_stdio_env_expansion_and_cwd_reach_the_server(tmp_path, monkeypatch):
     (tmp_path / "sub").mkdir()
     monkeypatch.delenv("GREETING_SOURCE", raising=False)

@@ -81,6 +81,7 @@ async def test_token_file_is_private_and_bound_to_its_server(tmp_path):
     assert await other.get_tokens() is None  # another server's file: never sent there
 
 
+@pytest.mark.slow
 async def test_call_clocks_stop_while_a_person_answers():
     clocks = _CallClocks()
 

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from codingcode_jupyter.engine.agent import merge_message, with_cache_breakpoints
 from codingcode_jupyter.engine.messages import (
     blocks,
@@ -25,6 +27,7 @@ def _loads_sdk(imports: str) -> bool:
     return out.stdout.strip() == "True"
 
 
+@pytest.mark.slow
 def test_the_typed_engine_does_not_load_the_sdk():
     engine = ("import codingcode_jupyter.engine.messages, codingcode_jupyter.engine.agent, "
               "codingcode_jupyter.engine.session, codingcode_jupyter.engine.models.demo, "

@@ -59,6 +59,7 @@ def test_a_client_given_to_the_model_is_the_one_it_uses():
     assert AnthropicModel("m", client=own).client is own
 
 
+@pytest.mark.slow
 def test_after_the_warm_ups_the_first_turn_imports_nothing(tmp_path):
     """What the first turn of a process would import, the warm-ups (the notebook runs them in the background) import."""
     project = tmp_path / "project"
@@ -160,6 +161,7 @@ def _idle_then_turn(fake: FakeAnthropic, idle: float) -> tuple[int, int]:
     return first, second
 
 
+@pytest.mark.slow
 def test_a_connection_idle_past_its_keepalive_is_not_reused(monkeypatch):
     """The control for the slow test below: the pool does drop an idle connection once it expires."""
     monkeypatch.setattr(clients, "KEEPALIVE_S", 0.2)

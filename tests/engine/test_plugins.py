@@ -232,6 +232,7 @@ async def test_a_skill_rule_names_a_plugins_skill(project: Path):
     assert judge(subject, [parse_rule("Skill(readme-update)", "deny")]) is None  # control: another name
 
 
+@pytest.mark.slow
 async def test_a_plugins_mcp_server_starts_with_its_variables_and_is_named_as_in_claude_code(project: Path,
                                                                                             tmp_path: Path):
     from codingcode_jupyter.engine.runtime import open_session
@@ -357,6 +358,7 @@ def test_a_marketplace_restriction_in_the_persons_or_a_projects_file_is_named_as
     assert "read from managed settings only" in lines["blockedMarketplaces"]
 
 
+@pytest.mark.slow
 async def test_a_git_marketplace_with_auto_update_is_fetched_again_when_a_session_starts(project: Path,
                                                                                         tmp_path: Path):
     from codingcode_jupyter.engine.runtime import open_session

@@ -66,6 +66,7 @@ def _check_total(judged: list[tuple[object, object, float]]) -> None:
     assert not slow, slow  # a hang, not a speed target: the budget turns slowness into a question
 
 
+@pytest.mark.slow
 def test_every_real_input_gets_a_decision_in_default_mode(judged_default):
     _check_total(judged_default)
 
@@ -76,6 +77,7 @@ def test_every_real_input_gets_a_decision_and_none_by_an_internal_error(project:
     _check_total(_judge_all(project, mode))
 
 
+@pytest.mark.slow
 def test_read_only_commands_inside_the_project_are_not_asked(judged_default):
     judged = judged_default
     reading = [(row, verdict) for row, verdict, _ in judged if row.tool == "bash" and reads_in_project(row.input)]

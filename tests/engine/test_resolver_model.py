@@ -67,6 +67,7 @@ def make_loop(tmp_path, resolver, state) -> tuple[AgentLoop, Recorder]:
     return loop, events
 
 
+@pytest.mark.slow
 async def test_exact_tool_list_of_each_request(fake_api, manager, tmp_path):
     state = SessionState()
     registry = ToolRegistry([echo_tool("echo")])

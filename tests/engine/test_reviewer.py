@@ -159,6 +159,7 @@ def test_allow_guidance_comes_from_the_persons_own_files_only(project: Path):
 # -- as a layer, against the fake Messages API ----------------------------------------------
 
 
+@pytest.mark.slow
 async def test_an_allow_runs_the_call_and_is_visible_and_audited(fake_api, project: Path):
     fake_api.add_reviews(Review("allow", "pushing the fix the person asked for"))
     ctx = auto_context(project)

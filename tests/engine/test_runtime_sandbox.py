@@ -40,6 +40,7 @@ async def test_an_allowed_env_file_is_visible_and_the_others_are_not(tmp_path):
         await session.aclose()
 
 
+@pytest.mark.slow
 async def test_network_decisions_of_sandboxed_commands_are_audited(tmp_path):
     import http.server
     import threading

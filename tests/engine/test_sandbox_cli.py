@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.engine.sandbox_helpers import needs_sandbox
 
 
@@ -15,6 +17,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_check_names_the_backend_why_and_limits(tmp_path: Path) -> None:
     done = _cli("sandbox", "check", "--json", "--project", str(tmp_path), cwd=tmp_path)
@@ -26,6 +29,7 @@ def test_check_names_the_backend_why_and_limits(tmp_path: Path) -> None:
     assert text.stdout.startswith(f"{report['backend']}: on — ") and "does not cover:" in text.stdout
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_run_confines_and_returns_the_exit_status(tmp_path: Path) -> None:
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
@@ -39,6 +43,7 @@ def test_run_confines_and_returns_the_exit_status(tmp_path: Path) -> None:
     assert words.stdout == "a b|c|"
 
 
+@pytest.mark.slow
 def test_run_refuses_without_a_sandbox_and_runs_nothing(tmp_path: Path) -> None:
     (tmp_path / ".codingcode").mkdir()
     (tmp_path / ".codingcode" / "settings.json").write_text('{"sandbox": {"enabled": false}}')

@@ -60,6 +60,7 @@ def test_the_outer_container_refuses_what_a_default_container_refuses(tmp_path: 
     assert subprocess.run([BWRAP, "--ro-bind", "/", "/", "--unshare-all", "--", "true"]).returncode == 0
 
 
+@pytest.mark.slow
 def test_auto_chooses_landlock_and_says_why(tmp_path: Path) -> None:
     done = in_container(_cli("sandbox", "check", "--project", str(tmp_path), "--json"), tmp_path)
     assert done.returncode == 0, done.stderr
@@ -68,6 +69,7 @@ def test_auto_chooses_landlock_and_says_why(tmp_path: Path) -> None:
     assert "Creating new namespace failed" in report["why"] and report["limits"], report
 
 
+@pytest.mark.slow
 def test_ordinary_commands_run_and_the_home_stays_hidden(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     (project / "src").mkdir(parents=True)

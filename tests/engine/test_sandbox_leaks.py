@@ -181,6 +181,7 @@ async def test_only_allowlisted_variables_reach_any_process_inside(project: Path
         assert "LANG=C.UTF-8" in text and f"PATH={os.environ['PATH']}" in text
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("leaky_env")
 async def test_environment_of_the_proxy_forwarder_is_clean_too(project: Path, home: Path) -> None:
     sandbox = make_sandbox(project, home, env=["CODINGCODE_PASSED"], network={"allowedDomains": ["localhost"]})

@@ -156,6 +156,7 @@ async def test_proxy_ignores_what_is_not_a_stream_socket(web_server: int, tmp_pa
         await proxy.aclose()
 
 
+@pytest.mark.slow
 @needs_bwrap
 async def test_direct_connection_from_inside_fails_even_with_an_allowlist(tmp_path: Path, web_server: int) -> None:
     sandbox = CommandSandbox.create(tmp_path, SandboxSettings.model_validate({"network": {"allowedDomains": ["localhost"]}}))
@@ -166,6 +167,7 @@ async def test_direct_connection_from_inside_fails_even_with_an_allowlist(tmp_pa
         await sandbox.aclose()
 
 
+@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 async def test_allowlisted_name_through_the_proxy_works(tmp_path: Path, web_server: int) -> None:

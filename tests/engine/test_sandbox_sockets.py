@@ -96,6 +96,7 @@ def places(tmp_path: Path):
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.parametrize("network", [None, {"allowedDomains": ["localhost"]}], ids=["no-network", "proxy"])
 async def test_host_unix_sockets_cannot_be_reached(places: list[Path], tmp_path: Path, network) -> None:

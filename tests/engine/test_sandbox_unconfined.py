@@ -62,6 +62,7 @@ def _notices(events: list) -> list[str]:
     return [e.text for e in events if isinstance(e, Notice) and e.text.startswith("No command sandbox here")]
 
 
+@pytest.mark.slow
 async def test_session_answer_runs_ordinary_commands_unconfined_after_one_card(fake_api, project):
     _commands(fake_api, "touch one.txt", "touch two.txt")
     front = ScriptedFront(unconfined="session")

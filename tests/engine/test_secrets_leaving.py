@@ -322,6 +322,7 @@ async def test_a_sub_agents_results_are_redacted_too(fake_api, project):
         assert not holds(transcript.read_text(), TOKEN), transcript
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("keys")
 async def test_an_mcp_servers_result_and_arguments(fake_api, project):
     """The fake MCP server (stdio) is given the token in its environment and tells it when asked."""

@@ -122,6 +122,7 @@ async def test_api_errors_and_denials_are_events(fake_api, tmp_path, otel):
     assert error.attributes["status_code"] == "400" and error.attributes["model"] == "claude-sonnet-5"
 
 
+@pytest.mark.slow
 def test_off_it_loads_nothing_of_the_sdk(tmp_path):
     # A whole turn in a fresh process with telemetry off: the OpenTelemetry SDK and exporters are never
     # imported (the anthropic SDK itself may import the OpenTelemetry API; that is not ours to load).

@@ -72,6 +72,7 @@ async def test_output_streamed_as_progress(ctx, events):
     assert all(e.tool_use_id == "t1" for e in events if isinstance(e, ToolProgress))
 
 
+@pytest.mark.slow
 async def test_timeout_kills_group_including_background_children(ctx):
     command = "sleep 100 & echo $! > bg.pid; echo started; sleep 100"
     start = time.monotonic()

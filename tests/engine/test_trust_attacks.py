@@ -236,6 +236,7 @@ def _case(attack: dict[str, Any]) -> Any:
     return pytest.param(attack, id=attack["id"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", [_case(attack) for attack in ATTACKS])
 async def test_an_attack_gains_nothing_before_trust(attack, tmp_path):
     place = Place(tmp_path / "a")
