@@ -35,13 +35,26 @@ class Kernel:
             "argv": [*prefix, python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "cc-test", "language": "python",
         }))
-        self.km = KernelManager(kernel_name="cc-test", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir / "kernels")]))
         full_env = {**os.environ, **env}
         full_env.pop("JPY_PARENT_PID", None)
-        self.km.start_kernel(cwd=str(project), env=full_env)
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
+        # jupyter_client picks a kernel's ports by binding and releasing them; kernels started at once by
+        # other test workers can take one first, and the kernel dies at start ("Address already in use").
+        # A kernel that dies before its first reply is started again with fresh ports: one that dies for
+        # a reason of its own dies each time and fails the test.
+        for attempt in range(3):
+            self.km = KernelManager(kernel_name="cc-test",
+                                    kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir / "kernels")]))
+            self.km.start_kernel(cwd=str(project), env=full_env)
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            try:
+                self.kc.wait_for_ready(timeout=60)
+                break
+            except RuntimeError:
+                self.kc.stop_channels()
+                self.km.shutdown_kernel(now=True)
+                if attempt == 2:
+                    raise
         self.messages: list[dict[str, Any]] = []
         self.widgets: dict[str, dict[str, Any]] = {}
         self.updates: dict[str, list[dict[str, Any]]] = {}
