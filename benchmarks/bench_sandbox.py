@@ -78,6 +78,12 @@ def _scratch() -> str | None:
 
 async def _once(made: list[str] | Spawn) -> None:
     spawn = made if isinstance(made, Spawn) else Spawn(made)
+    if spawn.start is not None:
+        # As run_process starts it: the launcher kept warm, the argv only when that cannot serve.
+        started = await spawn.start(False)
+        if started is not None:
+            await started.wait()
+            return
     try:
         proc = await asyncio.create_subprocess_exec(
             *spawn.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,

@@ -15,11 +15,11 @@ import signal
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Awaitable, Callable, Mapping, Protocol, Sequence
 
 from .deadline import within
 
-__all__ = ["OutputBuffer", "ProcessResult", "Spawn", "run_process", "MAX_STREAM_CHARS"]
+__all__ = ["ChildProcess", "OutputBuffer", "ProcessResult", "Spawn", "run_process", "MAX_STREAM_CHARS"]
 
 MAX_STREAM_CHARS = 30_000
 # After the child exits, how long to wait for descendants that still hold its output pipes.
@@ -78,6 +78,9 @@ class Spawn:
     argv: list[str]
     env: dict[str, str] | None = None
     pass_fds: tuple[int, ...] = ()
+    # Another way to start it (a launcher kept warm): given whether the child reads stdin, the started
+    # process, or None when that way cannot serve now and ``argv`` is started instead.
+    start: Callable[[bool], Awaitable["ChildProcess | None"]] | None = None
 
     def close(self) -> None:
         fds, self.pass_fds = self.pass_fds, ()
@@ -86,6 +89,24 @@ class Spawn:
                 os.close(fd)
             except OSError:
                 pass
+
+
+class ChildProcess(Protocol):
+    """What run_process uses of a started child: asyncio's subprocess, or a launcher kept warm."""
+
+    pid: int
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+
+    @property
+    def stderr(self) -> asyncio.StreamReader | None: ...
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter | None: ...
 
 
 @dataclass
@@ -107,7 +128,7 @@ def _signal_group(pgid: int, sig: int) -> bool:
         return False
 
 
-async def _exited(proc: asyncio.subprocess.Process) -> int:
+async def _exited(proc: ChildProcess) -> int:
     """The exit status as soon as the process ends.
 
     ``Process.wait()`` on Python 3.11 also waits for the output pipes to close, which a
@@ -120,7 +141,7 @@ async def _exited(proc: asyncio.subprocess.Process) -> int:
     return proc.returncode
 
 
-async def _kill_group(proc: asyncio.subprocess.Process, pgid: int) -> None:
+async def _kill_group(proc: ChildProcess, pgid: int) -> None:
     """SIGTERM the whole group, give it a moment, then SIGKILL whatever is left."""
     if not _signal_group(pgid, signal.SIGTERM):
         return
@@ -154,7 +175,7 @@ async def _pump(stream: asyncio.StreamReader, buffer: OutputBuffer, on_output: C
         on_output(pending + rest)
 
 
-async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+async def _feed(proc: ChildProcess, data: bytes) -> None:
     assert proc.stdin is not None
     try:
         proc.stdin.write(data)
@@ -176,24 +197,28 @@ async def run_process(
     limit: int = MAX_STREAM_CHARS,
     pass_fds: Sequence[int] = (),
     on_start: Callable[[], None] | None = None,
+    start: Callable[[bool], Awaitable[ChildProcess | None]] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in its own process group; OSError when it cannot start.
 
     ``stdin`` None gives the child a closed input; ``pass_fds`` are inherited at their numbers and
     ``on_start`` is called once the child exists (the caller closes its copies of them there).
+    ``start``: another way to start it (Spawn.start), ``argv`` being the fallback.
     ``on_output`` receives complete lines of either stream as they arrive. On timeout the group is killed and ``timed_out`` set; on
     cancellation the group is killed and CancelledError goes on up.
     """
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        pass_fds=tuple(pass_fds),
-    )
+    proc: ChildProcess | None = await start(stdin is not None) if start is not None else None
+    if proc is None:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
     if on_start is not None:
         on_start()
     pgid = proc.pid  # start_new_session makes the child its group leader

@@ -200,6 +200,9 @@ class SandboxSettings(_Model):
     # sandbox commands get; false: in the kernel itself, judged and asked (what a fork cannot carry
     # always runs there).
     confineKernelCode: bool = True
+    # Under Landlock, commands start from a launcher the kernel keeps warm (one fork per command);
+    # false: each starts its own launcher, an interpreter start and the plan's rules applied each time.
+    warmLauncher: bool = True
     preview: SandboxPreview = Field(default_factory=SandboxPreview)
     # Environment variables passed to sandboxed commands besides the built-in allowlist, by
     # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so

@@ -154,11 +154,12 @@ async def _one(sandbox: CommandSandbox | None, command: str, project: Path, env:
         return done.returncode, done.stdout.render(), done.stderr.render()
     with sandbox.command():
         watch = sandbox.watch_host()
-        # As execute_command starts it (bwrap without the launcher, its descriptors passed).
+        # As execute_command starts it (bwrap without the launcher, its descriptors passed; Landlock from
+        # the launcher kept warm).
         spawn = sandbox.spawn_for(command, project, env, watch=watch)
         try:
             done = await run_process(spawn.argv, cwd=project, env=spawn.env, timeout=180, pass_fds=spawn.pass_fds,
-                                     on_start=spawn.close)
+                                     on_start=spawn.close, start=spawn.start)
         finally:
             spawn.close()
         notes = await settle_host_files(watch, command, None)

@@ -53,22 +53,26 @@ async def run(sb: CommandSandbox, command: str, cwd: Path | None = None, timeout
 
 
 async def _run(sb: CommandSandbox, command: str, cwd: Path | None, timeout: float, watch) -> Run:
-    # As execute_command starts it: bwrap without the launcher, its descriptors passed.
+    # As execute_command starts it: bwrap without the launcher, its descriptors passed; Landlock from
+    # the launcher kept warm (the one-shot launcher when that cannot serve).
     spawn = sb.spawn_for(command, cwd or sb.project, None, watch=watch)
+    proc = await spawn.start(False) if spawn.start is not None else None
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *spawn.argv,
-            env=spawn.env,
-            pass_fds=spawn.pass_fds,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        if proc is None:
+            proc = await asyncio.create_subprocess_exec(
+                *spawn.argv,
+                env=spawn.env,
+                pass_fds=spawn.pass_fds,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
     finally:
         spawn.close()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        out, err, _ = await asyncio.wait_for(asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()),
+                                             timeout)
     except TimeoutError:
         os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()

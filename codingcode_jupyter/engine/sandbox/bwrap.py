@@ -46,7 +46,9 @@ refuses: running unconfined is the caller's decision, taken by asking the user.
 
 from __future__ import annotations
 
+import functools
 import glob
+import itertools
 import logging
 import os
 import pwd
@@ -73,6 +75,7 @@ from .host_watch import HostWatch, is_agent_venv_entry
 from .launcher import PASSED_ENV, PROXY_FD, SECCOMP_FD, env_name_problems, filtered_env, launcher_argv
 from .project_scan import ProjectScan
 from .seccomp import sandbox_filter
+from .warm import WarmLauncher, WarmRequest
 from .watched import git_host_parts
 
 if TYPE_CHECKING:
@@ -110,6 +113,7 @@ _HOME_PATTERNS = frozenset(row.pattern for row in HOST_PATHS if row.root == "hom
 _KEPT_ACCOUNTS = (0, 65534)
 PROXY_PORT = 3128
 
+_PLAN_SERIAL = itertools.count(1)
 _empty_dir: str | None = None
 _empty_regular: str | None = None
 _accounts: str | None = None
@@ -316,6 +320,8 @@ class CommandSandbox:
         self._private: Path | None = None
         # The last plan of each kind (bwrap's mounts, Landlock's rules) with what it was built from.
         self._plans: dict[str, tuple[tuple[object, ...], Any]] = {}
+        # The launcher kept warm for Landlock commands (sandbox/warm.py), started with the first one.
+        self._warm: WarmLauncher | None = None
         self._outside: list[str] | None = None
         self._deny_write_fixed: list[tuple[Path, Literal["dir", "file"]]] = []
         for raw in settings.filesystem.denyWrite:
@@ -428,7 +434,7 @@ class CommandSandbox:
         the proxy channel passed as descriptors. The caller closes them once the process started.
         Landlock's launcher is the command's confinement and subreaper, so it stays."""
         if self.backend != "bwrap":
-            return Spawn(self.argv_for(command, cwd, watch=watch), dict(env) if env is not None else None)
+            return self._landlock_spawn(command, cwd, env, watch)
         argv = ["sh", "-c", _LINGER, "sh", command]
         self._compared = watch is not None
         self._walked = watch.env_files if watch is not None else self._scan.env_files()
@@ -791,6 +797,12 @@ class CommandSandbox:
     # ----- the Landlock backend (sandbox/landlock.py) ----------------------------------------------
 
     def _landlock_wrap(self, argv: list[str], cwd: Path, pass_env: Iterable[str]) -> list[str]:
+        _token, spec, argv, cwd = self._landlock_spec(argv, cwd, pass_env)
+        return landlock.one_shot_argv(spec, cwd, argv)
+
+    def _landlock_spec(self, argv: list[str], cwd: Path,
+                       pass_env: Iterable[str]) -> tuple[str | None, str, list[str], Path]:
+        """The plan's token (see warm.py), the launcher's spec, the argv it runs and the real cwd."""
         abi = landlock.landlock_abi()
         program, extra_env, cwd = self._checked(argv, cwd, pass_env, sandbox_filter("tcp-only" if abi >= 4 else "none"))
         plan = self.landlock_plan()
@@ -800,8 +812,29 @@ class CommandSandbox:
             from .proxy import FORWARDER_SOURCE
 
             forwarder = FORWARDER_SOURCE
-        return landlock.launcher_argv(plan, abi=abi, seccomp=program, env_names=[*PASSED_ENV, *extra_env], cwd=cwd,
-                                      argv=list(argv), forwarder=forwarder)
+        spec, argv = landlock.launcher_spec(plan, abi=abi, seccomp=program, env_names=[*PASSED_ENV, *extra_env],
+                                            argv=list(argv), forwarder=forwarder)
+        return plan.token, spec, argv, cwd
+
+    def _landlock_spawn(self, command: str, cwd: Path, env: Mapping[str, str] | None,
+                        watch: HostWatch | None) -> Spawn:
+        """execute_command's start under Landlock: through the launcher kept warm (sandbox/warm.py),
+        the one-shot launcher's argv kept for when that cannot serve."""
+        self._compared = watch is not None
+        self._walked = watch.env_files if watch is not None else self._scan.env_files()
+        try:
+            token, spec, argv, real_cwd = self._landlock_spec(["bash", "-c", command], cwd, ())
+        finally:
+            self._walked = None
+            self._compared = False
+        caller_env = dict(os.environ if env is None else env)
+        spawn = Spawn(landlock.one_shot_argv(spec, real_cwd, argv), caller_env)
+        if self.settings.warmLauncher:
+            if self._warm is None:
+                self._warm = WarmLauncher()
+            request = WarmRequest(token, spec, str(real_cwd), argv, caller_env)
+            spawn.start = functools.partial(self._warm.start, request)
+        return spawn
 
     def compared_landlock_plan(self, watch: HostWatch) -> "landlock.Plan":
         """The Landlock rules for a process compared after it ends, as :meth:`argv_for` with ``watch``
@@ -819,10 +852,13 @@ class CommandSandbox:
         """The Landlock rules from the same tables as bubblewrap's mounts (see sandbox/landlock.py),
         reused while nothing they were built from changed (see :meth:`_reused`)."""
         plan: landlock.Plan = self._reused("landlock", self._landlock_plan)
-        return landlock.Plan(rules=list(plan.rules), env_set=dict(plan.env_set), proxy_socket=plan.proxy_socket)
+        return landlock.Plan(rules=list(plan.rules), env_set=dict(plan.env_set), proxy_socket=plan.proxy_socket,
+                             token=plan.token)
 
     def _landlock_plan(self) -> "landlock.Plan":
-        plan = landlock.Plan()
+        # A new token per plan built: the warm launcher's ruleset made from it holds the inodes its
+        # paths named when it was built, which stay the same only while the plan is reused.
+        plan = landlock.Plan(token=f"{id(self):x}.{next(_PLAN_SERIAL)}")
         private = self.private_dir()
         hidden = {Path(os.path.realpath(target)) for target, _how in self._mask_targets()}
         hidden |= {Path(os.path.realpath(p)) for p in _runtime_directories(self.home)}
@@ -942,6 +978,9 @@ class CommandSandbox:
         proxy, self._proxy = self._proxy, None
         if proxy is not None:
             await proxy.aclose()
+        warm, self._warm = self._warm, None
+        if warm is not None:
+            warm.close()
         self._remove_placeholders()
         if self._private is not None:
             shutil.rmtree(self._private, ignore_errors=True)

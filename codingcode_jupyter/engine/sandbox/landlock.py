@@ -49,6 +49,7 @@ from pathlib import Path
 
 __all__ = [
     "Plan", "grant_tree", "LIMITS", "NETWORK_LIMIT", "SIGNAL_LIMIT", "landlock_abi", "probe_landlock", "launcher_argv", "LAUNCHER_SOURCE",
+    "LAUNCHER_CORE", "launcher_spec", "one_shot_argv",
     "READ", "WRITE", "ALL_FS", "FILE_RIGHTS", "fs_rights",
 ]  # fmt: skip
 
@@ -101,6 +102,8 @@ class Plan:
     rules: list[tuple[int, str]] = field(default_factory=list)  # (rights, real path)
     env_set: dict[str, str] = field(default_factory=dict)
     proxy_socket: str | None = None
+    # Names the plan as built (see sandbox/warm.py); None: never reused.
+    token: str | None = None
 
     def grant(self, rights: int, path: Path | str) -> None:
         self.rules.append((rights, str(path)))
@@ -213,13 +216,13 @@ def landlock_abi() -> int:
     return abi
 
 
-# Runs as `python -I -S -c SOURCE SPEC CWD ARGV...`. SPEC is lines of tab-separated fields:
+# What the launcher does, as functions: the one-shot launcher (LAUNCHER_SOURCE) and the warm one
+# the kernel keeps (sandbox/warm.py) both run them. It uses _ctypes directly: `import ctypes` costs
+# ~10 ms on top of a ~15 ms interpreter start. SPEC is lines of tab-separated fields:
 #   E names  P prefixes  S name value  F seccomp-hex  A handled-fs handled-net scoped
 #   R rights path  X proxy-socket  (the proxy's listener and its connect rule are made here)
-# It uses _ctypes directly: `import ctypes` costs ~10 ms on top of a ~15 ms start.
-LAUNCHER_SOURCE = r"""
-import os, sys, _ctypes, _struct as struct
-spec, cwd, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+LAUNCHER_CORE = r"""
+import os, sys, _ctypes, _struct as struct, _signal as signal, time  # not `signal`: it imports enum
 class L(_ctypes._SimpleCData): _type_ = "l"
 class C(_ctypes._SimpleCData): _type_ = "c"
 class D: _handle = _ctypes.dlopen(None)
@@ -228,27 +231,30 @@ syscall, prctl = F(("syscall", D)), F(("prctl", D))
 def die(what):
     sys.stderr.write("codingcode sandbox (landlock): %s failed: %s\n" % (what, os.strerror(_ctypes.get_errno())))
     os._exit(126)
-names, prefixes, setenv, rules, handled, filt, proxy = set(), (), {}, [], None, b"", None
-for line in spec.split("\n"):
-    kind, _, rest = line.partition("\t")
-    if kind == "E": names = set(rest.split(","))
-    elif kind == "P": prefixes = tuple(filter(None, rest.split(",")))
-    elif kind == "S": k, _, v = rest.partition("\t"); setenv[k] = v
-    elif kind == "F": filt = bytes.fromhex(rest)
-    elif kind == "A": handled = [int(x) for x in rest.split("\t")]
-    elif kind == "R": r, _, p = rest.partition("\t"); rules.append((int(r), p))
-    elif kind == "X": proxy = rest
-env = {k: v for k, v in os.environ.items() if k in names or k.startswith(prefixes)}
-env.update(setenv)
-os.closerange(3, 1 << 20)
-keep = []
-if proxy:
+def parse(spec):
+    names, prefixes, setenv, rules, handled, filt, proxy = set(), (), {}, [], None, b"", None
+    for line in spec.split("\n"):
+        kind, _, rest = line.partition("\t")
+        if kind == "E": names = set(rest.split(","))
+        elif kind == "P": prefixes = tuple(filter(None, rest.split(",")))
+        elif kind == "S": k, _, v = rest.partition("\t"); setenv[k] = v
+        elif kind == "F": filt = bytes.fromhex(rest)
+        elif kind == "A": handled = [int(x) for x in rest.split("\t")]
+        elif kind == "R": r, _, p = rest.partition("\t"); rules.append((int(r), p))
+        elif kind == "X": proxy = rest
+    return names, prefixes, setenv, rules, handled, filt, proxy
+def command_env(environ, names, prefixes, setenv):
+    env = {k: v for k, v in environ.items() if k in names or k.startswith(prefixes)}
+    env.update(setenv)
+    return env
+def open_proxy(proxy, env, argv):
     import _socket
     channel = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         channel.connect(proxy)
     except OSError as error:
-        sys.exit("codingcode sandbox: the network proxy is not answering: %s" % error)
+        sys.stderr.write("codingcode sandbox: the network proxy is not answering: %s\n" % error)
+        os._exit(1)
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
@@ -258,19 +264,21 @@ if proxy:
         env[k] = url
     keep = [channel.detach(), listener.detach()]
     for fd in keep: os.set_inheritable(fd, True)
-    argv = [argv[0], "-I", "-S", "-c", argv[1], "fd:%d" % keep[1], str(keep[0])] + argv[2:]
-if prctl(L(1), L(9)) < 0: die("PR_SET_PDEATHSIG")
-# Every capability out of the bounding and ambient sets: with no_new_privs no exec regains one.
-for cap in range(64):
-    if prctl(L(24), L(cap)) < 0 and _ctypes.get_errno() == 22: break
-prctl(L(47), L(4), L(0), L(0), L(0))
-if prctl(L(38), L(1), L(0), L(0), L(0)) < 0: die("PR_SET_NO_NEW_PRIVS")
-# The command runs in a child; this process stays outside its Landlock domain, as its subreaper:
-# what the command leaves running (a background job, a setsid'd daemon) is killed when it ends, as
-# bubblewrap's PID namespace does, so nothing writes into the project after the host's compare
-# that follows the command. Outside the domain, the command can neither read this process's
-# environment (Landlock refuses ptrace-style access out of a domain) nor, with ABI 6, signal it.
-import _signal as signal, time  # not `signal`: it imports enum, a few ms of every start
+    return keep, port, [argv[0], "-I", "-S", "-c", argv[1], "fd:%d" % keep[1], str(keep[0])] + argv[2:]
+def drop_privileges():
+    if prctl(L(1), L(9)) < 0: die("PR_SET_PDEATHSIG")
+    # Every capability out of the bounding and ambient sets: with no_new_privs no exec regains one.
+    for cap in range(64):
+        if prctl(L(24), L(cap)) < 0 and _ctypes.get_errno() == 22: break
+    prctl(L(47), L(4), L(0), L(0), L(0))
+    if prctl(L(38), L(1), L(0), L(0), L(0)) < 0: die("PR_SET_NO_NEW_PRIVS")
+    # The command runs in a child; this process stays outside its Landlock domain, as its subreaper:
+    # what the command leaves running (a background job, a setsid'd daemon) is killed when it ends,
+    # as bubblewrap's PID namespace does, so nothing writes into the project after the host's
+    # compare that follows the command. Outside the domain, the command can neither read this
+    # process's environment (Landlock refuses ptrace-style access out of a domain) nor, with ABI 6,
+    # signal it.
+    if prctl(L(36), L(1), L(0), L(0), L(0)) < 0: die("PR_SET_CHILD_SUBREAPER")
 def descendants():
     found, todo = [], [os.getpid()]
     while todo:
@@ -312,65 +320,90 @@ def linger():
         except ChildProcessError:
             return
         time.sleep(0.01)
-def stop(signum, frame):
-    finish()
-    os._exit(128 + signum)
-if prctl(L(36), L(1), L(0), L(0), L(0)) < 0: die("PR_SET_CHILD_SUBREAPER")
-child = os.fork()
-if child:
-    for fd in keep: os.close(fd)
+def supervise(child, stopped):
+    # The launcher's side after the fork: the command's wait status once it and all it left are gone.
+    def stop(signum, frame):
+        finish()
+        stopped(signum)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP): signal.signal(signum, stop)
     status = os.waitpid(child, 0)[1]
     linger()
     finish()
+    return status
+def build_ruleset(handled, rules, port):
+    fs, net, scoped = handled
+    attr = struct.pack("=QQQ", fs, net, scoped)
+    size = 24 if scoped else 16 if net else 8
+    ruleset = syscall(L(444), attr[:size], L(size), L(0))
+    if ruleset < 0: die("landlock_create_ruleset")
+    files = 0x7 | 0x4000 | 0x8000
+    # Hundreds of rules on a large project: the loop's constants are made once.
+    opath, readlink, fstat, close, pack = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, os.readlink, os.fstat, os.close, struct.pack
+    add_rule, on_ruleset, path_beneath, zero = L(445), L(ruleset), L(1), L(0)
+    for rights, path in rules:
+        try:
+            fd = os.open(path, opath)
+        except OSError:
+            continue
+        # Granted only if it is still what was planned: a link swapped in since cannot widen the domain.
+        if readlink("/proc/self/fd/%d" % fd) != path:
+            close(fd)
+            continue
+        if fstat(fd).st_mode & 0o170000 != 0o040000: rights &= files
+        rights &= fs
+        if rights and syscall(add_rule, on_ruleset, path_beneath, pack("=Qi", rights, fd), zero) < 0:
+            die("landlock_add_rule %s" % path)
+        close(fd)
+    if port is not None and syscall(L(445), L(ruleset), L(2), struct.pack("=QQ", 2, port), L(0)) < 0:
+        die("landlock_add_rule port %d" % port)
+    return ruleset
+def confine(ruleset, filt):
+    if prctl(L(1), L(9)) < 0: die("PR_SET_PDEATHSIG")
+    if syscall(L(446), L(ruleset), L(0)) < 0: die("landlock_restrict_self")
+    os.close(ruleset)
+    # capset(v3, this process, all sets empty): root keeps no capability in the domain.
+    head = struct.pack("=Ii", 0x20080522, 0)
+    if syscall(L(126 if os.uname().machine == "x86_64" else 91), head, bytes(24)) < 0: die("capset")
+    if filt:
+        class Prog(_ctypes.Array): _type_ = C; _length_ = len(filt)
+        prog = Prog.from_buffer_copy(filt)
+        fprog = struct.pack("=HxxxxxxQ", len(filt) // 8, _ctypes.addressof(prog))
+        if prctl(L(22), L(2), fprog, L(0), L(0)) < 0: die("seccomp")
+def run_command(cwd, argv, env):
+    # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec: the command
+    # gets the defaults, as a shell's child does (`yes | head -1` ends quietly).
+    for signum in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT): signal.signal(signum, signal.SIG_DFL)
+    os.chdir(cwd)
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as error:
+        sys.stderr.write("codingcode sandbox (landlock): cannot run %s: %s\n" % (argv[0], error))
+        os._exit(127)
+def exit_as(status):
+    # Killed by a signal: this process ends by the same one, so the caller reads the same status.
     if os.WIFSIGNALED(status):
-        # Killed by a signal: this process ends by the same one, so the caller reads the same status.
         if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
             signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
-if prctl(L(1), L(9)) < 0: die("PR_SET_PDEATHSIG")
-fs, net, scoped = handled
-attr = struct.pack("=QQQ", fs, net, scoped)
-size = 24 if scoped else 16 if net else 8
-ruleset = syscall(L(444), attr[:size], L(size), L(0))
-if ruleset < 0: die("landlock_create_ruleset")
-files = 0x7 | 0x4000 | 0x8000
-# Hundreds of rules on a large project: the loop's constants are made once.
-opath, readlink, fstat, close, pack = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, os.readlink, os.fstat, os.close, struct.pack
-add_rule, on_ruleset, path_beneath, zero = L(445), L(ruleset), L(1), L(0)
-for rights, path in rules:
-    try:
-        fd = os.open(path, opath)
-    except OSError:
-        continue
-    # Granted only if it is still what was planned: a link swapped in since cannot widen the domain.
-    if readlink("/proc/self/fd/%d" % fd) != path:
-        close(fd)
-        continue
-    if fstat(fd).st_mode & 0o170000 != 0o040000: rights &= files
-    rights &= fs
-    if rights and syscall(add_rule, on_ruleset, path_beneath, pack("=Qi", rights, fd), zero) < 0:
-        die("landlock_add_rule %s" % path)
-    close(fd)
-if proxy and syscall(L(445), L(ruleset), L(2), struct.pack("=QQ", 2, port), L(0)) < 0:
-    die("landlock_add_rule port %d" % port)
-if syscall(L(446), L(ruleset), L(0)) < 0: die("landlock_restrict_self")
-os.close(ruleset)
-# capset(v3, this process, all sets empty): root keeps no capability in the domain.
-head = struct.pack("=Ii", 0x20080522, 0)
-if syscall(L(126 if os.uname().machine == "x86_64" else 91), head, bytes(24)) < 0: die("capset")
-if filt:
-    class Prog(_ctypes.Array): _type_ = C; _length_ = len(filt)
-    prog = Prog.from_buffer_copy(filt)
-    fprog = struct.pack("=HxxxxxxQ", len(filt) // 8, _ctypes.addressof(prog))
-    if prctl(L(22), L(2), fprog, L(0), L(0)) < 0: die("seccomp")
-os.chdir(cwd)
-try:
-    os.execvpe(argv[0], argv, env)
-except OSError as error:
-    sys.stderr.write("codingcode sandbox (landlock): cannot run %s: %s\n" % (argv[0], error))
-    os._exit(127)
+"""
+
+# Runs as `python -I -S -c SOURCE SPEC CWD ARGV...` (see LAUNCHER_CORE for SPEC).
+LAUNCHER_SOURCE = LAUNCHER_CORE + r"""
+spec, cwd, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+names, prefixes, setenv, rules, handled, filt, proxy = parse(spec)
+env = command_env(os.environ, names, prefixes, setenv)
+os.closerange(3, 1 << 20)
+keep, port = [], None
+if proxy:
+    keep, port, argv = open_proxy(proxy, env, argv)
+drop_privileges()
+child = os.fork()
+if child:
+    for fd in keep: os.close(fd)
+    exit_as(supervise(child, lambda signum: os._exit(128 + signum)))
+confine(build_ruleset(handled, rules, port), filt)
+run_command(cwd, argv, env)
 """
 
 
@@ -381,11 +414,11 @@ def _spec_field(value: str) -> str:
     return value
 
 
-def launcher_argv(
-    plan: Plan, *, abi: int, seccomp: bytes, env_names: list[str], cwd: Path, argv: list[str],
-    forwarder: str | None = None,
-) -> list[str]:
-    """The full argv running ``argv`` confined by ``plan`` (see the module docstring)."""
+def launcher_spec(
+    plan: Plan, *, abi: int, seccomp: bytes, env_names: list[str], argv: list[str], forwarder: str | None = None,
+) -> tuple[str, list[str]]:
+    """What the launcher reads (see :data:`LAUNCHER_CORE`) to run ``argv`` confined by ``plan``, and
+    the argv it runs (the proxy's forwarder in front when there is one)."""
     names = ",".join(entry for entry in env_names if not entry.endswith("*"))
     prefixes = ",".join(entry[:-1] for entry in env_names if entry.endswith("*"))
     handled_net = (NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0
@@ -398,10 +431,21 @@ def launcher_argv(
     if plan.proxy_socket is not None and forwarder is not None:
         # The launcher puts the forwarder's listener and channel descriptors into its arguments.
         argv = [os.path.realpath(sys.executable), forwarder, *argv]
-    return [
-        os.path.realpath(sys.executable), "-I", "-S", "-c", LAUNCHER_SOURCE,
-        "\n".join(lines), _spec_field(str(cwd)), *argv,
-    ]  # fmt: skip
+    return "\n".join(lines), argv
+
+
+def launcher_argv(
+    plan: Plan, *, abi: int, seccomp: bytes, env_names: list[str], cwd: Path, argv: list[str],
+    forwarder: str | None = None,
+) -> list[str]:
+    """The full argv running ``argv`` confined by ``plan`` (see the module docstring)."""
+    spec, argv = launcher_spec(plan, abi=abi, seccomp=seccomp, env_names=env_names, argv=argv, forwarder=forwarder)
+    return one_shot_argv(spec, cwd, argv)
+
+
+def one_shot_argv(spec: str, cwd: Path, argv: list[str]) -> list[str]:
+    """The one-shot launcher's argv for a spec made by :func:`launcher_spec`."""
+    return [os.path.realpath(sys.executable), "-I", "-S", "-c", LAUNCHER_SOURCE, spec, _spec_field(str(cwd)), *argv]
 
 
 _probe_cache: dict[str, str | None] = {}

@@ -55,7 +55,8 @@ def _workdir(args: ExecuteCommandArgs, ctx: ToolContext) -> Path:
 
 def _spawn(command: str, workdir: Path, sandbox: Any, env: dict[str, str], watch: Any = None) -> Spawn:
     if sandbox is not None and sandbox.active:
-        # The watch's walk of the project serves for the masks too; bwrap starts without a launcher.
+        # The watch's walk of the project serves for the masks too; bwrap starts without a launcher,
+        # Landlock's from the launcher kept warm.
         spawn = sandbox.spawn_for(command, workdir, env, watch=watch)
         assert isinstance(spawn, Spawn)
         return spawn
@@ -111,7 +112,8 @@ async def _execute_command(args: ExecuteCommandArgs, ctx: ToolContext) -> ToolRe
             spawn = _spawn(args.command, workdir, sandbox, env, watch)
             try:
                 run = await run_process(spawn.argv, cwd=workdir, env=spawn.env, timeout=timeout_ms / 1000,
-                                        on_output=ctx.progress, pass_fds=spawn.pass_fds, on_start=spawn.close)
+                                        on_output=ctx.progress, pass_fds=spawn.pass_fds, on_start=spawn.close,
+                                        start=spawn.start)
             finally:
                 spawn.close()  # the descriptors bwrap inherited: its own copies are what it reads
         except OSError as error:
