@@ -60,6 +60,9 @@ if proxy:
     except OSError as error:
         sys.exit(f"codingcode sandbox: the network proxy is not answering: {error}")
     place(channel.detach(), int(proxy_fd))
+# Python ignores SIGPIPE and SIGXFSZ and an ignored signal stays so across exec (bwrap's too).
+import _signal
+for signum in (_signal.SIGPIPE, _signal.SIGXFSZ): _signal.signal(signum, _signal.SIG_DFL)
 os.execve(sys.argv[7], sys.argv[7:], env)
 """
 

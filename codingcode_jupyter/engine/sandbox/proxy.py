@@ -357,6 +357,9 @@ if os.fork() == 0:
     os._exit(0)
 os.close(channel)
 server.close()
+# Python ignores SIGPIPE and SIGXFSZ and an ignored signal stays so across exec: the defaults back.
+import _signal
+for signum in (_signal.SIGPIPE, _signal.SIGXFSZ): _signal.signal(signum, _signal.SIG_DFL)
 os.execvp(argv[0], argv)
 """
 
