@@ -90,7 +90,9 @@ class DirWatch:
 
     Used only by the process that made it: a forked child shares the descriptor (reading it
     would take the parent's events, adding or removing a watch would change the parent's) and
-    falls back to stats, as :meth:`usable` says."""
+    falls back to stats, as :meth:`usable` says. For the same reason a fork that runs the agent's
+    code must not keep it: the confined fork closes every descriptor but its pipes
+    (notebook/kernel/fork_child.py), and commands get it closed on exec."""
 
     def __init__(self, root: str, table: list[tuple[str, str]] | None = None) -> None:
         """Raises OSError when inotify cannot start (too many instances) or ``root`` is gone."""
