@@ -74,6 +74,17 @@ def test_warm_walk_stats_no_directory(project: Path, monkeypatch: pytest.MonkeyP
     assert scan.generation == generation
 
 
+def test_the_directories_are_not_copied_again_while_nothing_changed(project: Path) -> None:
+    # HostWatch takes them before every command: the same set while the walk's generation holds.
+    scan = _scan(project)
+    first = scan.directories()
+    scan.env_files()
+    assert scan.directories() is first
+    (project / "t0" / "more").mkdir()
+    scan.env_files()
+    assert str(project / "t0" / "more") in scan.directories() and str(project / "t0" / "more") not in first
+
+
 def test_warm_walk_without_the_watch_stats_every_directory(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scan = _scan(project, watch=False)
     assert scan._watch is None
