@@ -53,7 +53,7 @@ def _stats_of_directories(monkeypatch: pytest.MonkeyPatch, scan: ProjectScan) ->
     seen: list[str] = []
     real = os.stat
 
-    def counting(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting(path, *args, **kwargs):
         if str(path) in directories:
             seen.append(str(path))
         return real(path, *args, **kwargs)
@@ -136,7 +136,7 @@ def _prepare(project: Path) -> None:
 
 @pytest.mark.parametrize("change", CHANGES, ids=lambda c: c.__name__.strip("_"))
 @pytest.mark.parametrize("watch", [True, False], ids=["inotify", "stat walk"])
-def test_a_change_between_walks_is_seen(project: Path, change, watch: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_change_between_walks_is_seen(project: Path, change, watch: bool) -> None:
     _prepare(project)
     scan = _scan(project, watch)
     scan.env_files()
@@ -147,7 +147,7 @@ def test_a_change_between_walks_is_seen(project: Path, change, watch: bool) -> N
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=lambda c: c.__name__.strip("_"))
-def test_the_queue_left_unread_misses_the_change(project: Path, change, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_queue_left_unread_misses_the_change(project: Path, change, monkeypatch: pytest.MonkeyPatch) -> None:
     _prepare(project)
     scan = _scan(project)
     scan.env_files()
@@ -181,17 +181,17 @@ def test_a_change_right_after_a_listing_is_an_event(project: Path, monkeypatch: 
     real = os.scandir
     done: list[bool] = []
 
-    def listing_then_change(path):  # type: ignore[no-untyped-def]
+    def listing_then_change(path):
         entries = list(real(path))
         if str(path) == str(target) and not done:
             done.append(True)
             (target / ".env").write_text(f"KEY={SECRET}\n")  # after the listing, before the next walk
 
-        class _Entries(list):  # type: ignore[type-arg]
-            def __enter__(self):  # type: ignore[no-untyped-def]
+        class _Entries(list):
+            def __enter__(self):
                 return self
 
-            def __exit__(self, *exc):  # type: ignore[no-untyped-def]
+            def __exit__(self, *exc):
                 return False
 
         return _Entries(entries)
@@ -236,6 +236,29 @@ def test_a_doubt_marks_every_directory(project: Path, monkeypatch: pytest.Monkey
     assert scan.env_files() == [project / ".env"]
     assert sorted(seen) == sorted(set(scan.directories()) - {str(project)})
     assert not watch.dirty
+
+
+def test_the_queue_is_read_before_a_walk_that_follows_an_incomplete_one(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A directory that could not be listed leaves no complete walk to compare with: the next walk
+    # goes directory by directory, and takes the clean ones from the cache only once the queue is read.
+    scan = _scan(project)
+    broken = project / "t3" / "m0" / "leaf"
+    real = os.scandir
+
+    def failing(path):
+        if str(path) == str(broken):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path)
+
+    (broken / "new").mkdir()
+    monkeypatch.setattr(os, "scandir", failing)
+    scan.env_files()
+    assert scan._last is None
+    monkeypatch.setattr(os, "scandir", real)
+    expected = _dotenv_deep(project)
+    assert expected in scan.env_files()
 
 
 def test_a_directory_moved_away_marks_what_was_below_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -342,7 +365,7 @@ def test_a_mount_made_inside_the_project_marks_everything(project: Path) -> None
         def poll(self, timeout: int) -> list[tuple[int, int]]:
             return [(0, select.POLLPRI)]
 
-    watch._poll = _Changed()  # type: ignore[assignment]
+    watch._poll = _Changed()
     watch.drain()
     assert watch.dirty == set(scan.directories())
 
@@ -351,7 +374,7 @@ def test_a_mount_made_inside_the_project_marks_everything(project: Path) -> None
 
 
 def test_no_inotify_instance_means_the_stat_walk(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def refuse(*args, **kwargs):
         raise OSError(errno.EMFILE, "Too many open files")
 
     monkeypatch.setattr(dir_watch, "INotify", refuse)
@@ -367,7 +390,7 @@ def test_no_watch_left_means_stats_for_those_directories(project: Path, monkeypa
     real = INotify.add_watch
     count = [0]
 
-    def limited(self, path, mask):  # type: ignore[no-untyped-def]
+    def limited(self, path, mask):
         count[0] += 1
         if count[0] > 5:
             raise OSError(errno.ENOSPC, "No space left on device")

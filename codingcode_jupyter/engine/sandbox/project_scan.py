@@ -135,6 +135,9 @@ class ProjectScan:
         and could read all along; what was a secret before the command was learnt before it."""
         last = self._last
         watch = self._dir_watch()
+        if watch is not None:
+            # Before any directory is taken as it was, whether by the last walk or one by one below.
+            watch.drain()
         if last is not None and self._unchanged(last, watch):
             # No directory changed since the last walk: the same result without listing or gathering.
             self.host_found = list(last.host)
@@ -188,11 +191,10 @@ class ProjectScan:
 
     @staticmethod
     def _unchanged(last: _Walk, watch: DirWatch | None) -> bool:
-        """No directory of the last walk changed: by a stat of each, or with a watch, of each that
-        had an event or is not watched."""
+        """No directory of the last walk changed: by a stat of each, or with a watch (its queue
+        read), of each that had an event or is not watched."""
         if watch is None:
             return _same_stamps(last.stamps)
-        watch.drain()
         if not _same_stamps(last.unwatched):
             return False
         for directory in [path for path in watch.pending() if path in last.index]:
