@@ -208,6 +208,9 @@ class SandboxSettings(_Model):
     # name ("NAME", or "PREFIX*"); their values are the kernel's. No value is ever set here, so
     # a shared settings file never holds a secret.
     env: list[str] = Field(default_factory=list)
+    # Before each command, the project's walk learns which directories changed from inotify (on a
+    # local filesystem) instead of a stat of each; false: the stat of each, every time.
+    watchDirectories: bool = True
 
 
 class UndoSettings(_Model):

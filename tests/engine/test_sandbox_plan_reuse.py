@@ -96,6 +96,8 @@ async def test_bwrap_spawn_filters_the_environment_and_closes_its_descriptors(
     monkeypatch.setenv("CODINGCODE_TEST_TOKEN", SECRET)
     sandbox = make_sandbox(project, home, backend="bwrap")
     try:
+        # The walk's inotify descriptors are the sandbox's, for its life (sandbox/dir_watch.py): made first.
+        sandbox.project_scan.env_files()
         before = set(os.listdir("/proc/self/fd"))
         spawn = sandbox.spawn_for("cat /proc/1/environ | tr '\\0' '\\n'; env", project, dict(os.environ))
         assert "CODINGCODE_TEST_TOKEN" not in (spawn.env or {})

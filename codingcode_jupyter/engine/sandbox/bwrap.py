@@ -279,7 +279,9 @@ class CommandSandbox:
         self.backend: Backend | None = backend if self.active else None
         self.backend_reason = backend_reason
         self.fail_if_unavailable = settings.failIfUnavailable
-        self._scan = ProjectScan(self.project, allowed_env_files)
+        self._scan = ProjectScan(self.project, allowed_env_files, watch_directories=settings.watchDirectories)
+        # What aclose closes: a preview's twin borrows its sandbox's scan (preview.py), not to close.
+        self._own_scan = self._scan
         self._walked: list[Path] | None = None
         self.allowed_env_files = self._scan.allowed_env_files
         self.home = Path(os.path.realpath(home if home is not None else Path.home()))
@@ -982,6 +984,7 @@ class CommandSandbox:
         if warm is not None:
             warm.close()
         self._remove_placeholders()
+        self._own_scan.close()
         if self._private is not None:
             shutil.rmtree(self._private, ignore_errors=True)
             self._private = None

@@ -155,7 +155,7 @@ class _CopiedScan(ProjectScan):
 
     def __init__(self, sandbox: CommandSandbox, copy: Path) -> None:
         original = sandbox.project_scan
-        super().__init__(copy, original.allowed_env_files)
+        super().__init__(copy, original.allowed_env_files, watch_directories=False)
         self.original = original
         self._denied_read = [path for path in sandbox.deny_read if _within(str(path), str(sandbox.project))]
         self._denied_write = [path for path, _kind in sandbox.deny_write if _within(str(path), str(sandbox.project))]

@@ -14,6 +14,13 @@ the scan's life, and an entry of a directory listed again whose inode is a known
 too. A link or rename shows in its directory's listing (the directory changed); a secret that has
 more links than names found (made before the session, in a directory taken from the cache) brings
 one search of every directory for its inode.
+
+Where the project is on a local filesystem, inotify (:mod:`.dir_watch`) says which directories
+changed instead: a directory watched since before it was last stat'ed, with no event since, is taken
+from the cache without a stat, so a warm walk with nothing changed costs no system call per
+directory. A directory with an event, not watched (a network filesystem mounted inside the project,
+inotify's limits), or any directory in a process forked from the one that made the watch, goes
+through the stat above.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from typing import Iterable
 
 from ..host_paths import name_may_be_host_executed
 from ..secret_files import is_env_file
+from .dir_watch import DirWatch
 
 __all__ = ["ProjectScan"]
 
@@ -55,6 +63,9 @@ class _Walk:
     hits: list[str]
     host: list[Path]
     write_denied: list[Path]
+    # Each directory's stamp by path; the directories not watched when walked (stat'ed every time).
+    index: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    unwatched: list[tuple[str, tuple[int, int, int]]] = field(default_factory=list)
 
 
 def _covers(patterns: list[re.Pattern[str]], path: str, is_dir: bool) -> bool:
@@ -65,7 +76,7 @@ def _covers(patterns: list[re.Pattern[str]], path: str, is_dir: bool) -> bool:
 class ProjectScan:
     """One project's dotenv files and host-executed names, kept between walks."""
 
-    def __init__(self, project: Path, allowed_env_files: Iterable[str]) -> None:
+    def __init__(self, project: Path, allowed_env_files: Iterable[str], *, watch_directories: bool = True) -> None:
         self.project = project
         # Patterns (relative to the project, or bare names) of dotenv files a rule let through.
         self.allowed_env_files = [entry.strip("/") for entry in allowed_env_files if entry.strip("/")]
@@ -88,6 +99,25 @@ class ProjectScan:
         self.generation = 0
         # The last complete walk, with every directory's stamp: while none moved it is the answer.
         self._last: _Walk | None = None
+        # inotify instead of a stat per directory (sandbox.watchDirectories); made at the first walk,
+        # so a scan that never walks (a preview's, which borrows the sandbox's) holds no descriptor.
+        self._watch_directories = watch_directories
+        self._watch: DirWatch | None = None
+        self._directories: tuple[int, frozenset[str]] | None = None
+
+    def _dir_watch(self) -> DirWatch | None:
+        """The watch, when this process may use it."""
+        if self._watch_directories and self._watch is None:
+            self._watch_directories = False  # tried once: a project not on a local filesystem stays so
+            self._watch = DirWatch.open(str(self.project))
+        watch = self._watch
+        return watch if watch is not None and watch.usable() else None
+
+    def close(self) -> None:
+        """Close the inotify descriptor (the scan keeps working, by stats)."""
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
 
     def _allowed(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -104,7 +134,11 @@ class ProjectScan:
         name, but its inode is not remembered. The command wrote it, or linked to it a file it wrote
         and could read all along; what was a secret before the command was learnt before it."""
         last = self._last
-        if last is not None and self._unchanged(last.stamps):
+        watch = self._dir_watch()
+        if watch is not None:
+            # Before any directory is taken as it was, whether by the last walk or one by one below.
+            watch.drain()
+        if last is not None and self._unchanged(last, watch):
             # No directory changed since the last walk: the same result without listing or gathering.
             self.host_found = list(last.host)
             self.write_denied_found = list(last.write_denied)
@@ -118,15 +152,18 @@ class ProjectScan:
         stack = [str(self.project)]
         live: set[str] = set()
         stamps: list[tuple[str, tuple[int, int, int]]] = []
+        unwatched: list[tuple[str, tuple[int, int, int]]] = []
         complete = True
         while stack:
             directory = stack.pop()
             live.add(directory)
-            cached = self._listing(directory)
+            cached = self._listing(directory, watch)
             if cached is None:
                 complete = False
                 continue
             stamps.append((directory, cached.stamp))
+            if watch is None or not watch.watched(directory):
+                unwatched.append((directory, cached.stamp))
             host.extend(Path(path) for path in cached.host_files)
             hits.extend(cached.inode_hits)
             write_denied.extend(Path(path) for path in cached.write_denied)
@@ -142,21 +179,29 @@ class ProjectScan:
         for gone in set(self._cache) - live:
             del self._cache[gone]
             self.generation += 1
+            if watch is not None:
+                watch.forget(gone)
         self.host_found = host
         self.write_denied_found = write_denied
         if complete:
-            self._last = _Walk(stamps, list(found), dict(listed), list(hits), list(host), list(write_denied))
+            self._last = _Walk(
+                stamps, list(found), dict(listed), list(hits), list(host), list(write_denied), dict(stamps), unwatched
+            )
         return found + self._other_names(listed if learn else None, hits, set(found))
 
     @staticmethod
-    def _unchanged(stamps: list[tuple[str, tuple[int, int, int]]]) -> bool:
-        stat = os.stat
-        for directory, stamp in stamps:
-            try:
-                st = stat(directory)
-            except OSError:
-                return False
-            if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns) != stamp:
+    def _unchanged(last: _Walk, watch: DirWatch | None) -> bool:
+        """No directory of the last walk changed: by a stat of each, or with a watch (its queue
+        read), of each that had an event or is not watched."""
+        if watch is None:
+            return _same_stamps(last.stamps)
+        if not _same_stamps(last.unwatched):
+            return False
+        for directory in [path for path in watch.pending() if path in last.index]:
+            # Watched again before the stat: whatever changes it after the stat is an event.
+            if not watch.arm(directory) or not _same_stamps([(directory, last.index[directory])]):
+                # Changed, or no longer watched (the walk notes it among those stat'ed every time).
+                watch.mark(directory)
                 return False
         return True
 
@@ -204,18 +249,28 @@ class ProjectScan:
                 continue
         return hits
 
-    def directories(self) -> set[str]:
-        """Every directory the last walk listed (or took from its cache)."""
-        return set(self._cache)
+    def directories(self) -> frozenset[str]:
+        """Every directory the last walk listed (or took from its cache). Kept while the walk's
+        generation holds: a copy of every path before each command is not free on a large project."""
+        if self._directories is None or self._directories[0] != self.generation:
+            self._directories = (self.generation, frozenset(self._cache))
+        return self._directories[1]
 
-    def _listing(self, directory: str) -> _DirCache | None:
+    def _listing(self, directory: str, watch: DirWatch | None = None) -> _DirCache | None:
         """The dotenv files and subdirectories of ``directory``, listed again only if it changed."""
+        cached = self._cache.get(directory)
+        if watch is not None:
+            if cached is not None and watch.clean(directory):
+                return cached
+            # Before the stat and the listing: a change after them is an event.
+            watch.arm(directory)
         try:
             st = os.stat(directory)
         except OSError:
+            if watch is not None:
+                watch.mark(directory)
             return None
         stamp = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-        cached = self._cache.get(directory)
         if cached is not None and cached.stamp == stamp:
             # Adding, removing or renaming an entry changes its directory's mtime and ctime.
             return cached
@@ -249,8 +304,22 @@ class ProjectScan:
                         subdirs.append(entry.path)
         except OSError:
             self.generation += 1
+            if watch is not None:
+                watch.mark(directory)
             return None
         cached = _DirCache(stamp, env_files, subdirs, host_files, env_inodes, inode_hits, read_denied, write_denied)
         self._cache[directory] = cached
         self.generation += 1
         return cached
+
+
+def _same_stamps(stamps: list[tuple[str, tuple[int, int, int]]]) -> bool:
+    stat = os.stat
+    for directory, stamp in stamps:
+        try:
+            st = stat(directory)
+        except OSError:
+            return False
+        if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns) != stamp:
+            return False
+    return True
