@@ -185,10 +185,10 @@ async def _backend_rows(project: Path, files: int, runs: int) -> list[Row]:
             met=extra < target,
             method=f"median of {runs} runs taken in turn, as execute_command: watch_host (walk) + spawn_for (plan, "
                    f"reused while nothing changed) + "
-                   f"{'the Python launcher + Landlock, seccomp, no_new_privs' if landlock_row else 'bwrap, no launcher'}"
-                   " + bash -c true, vs `true` itself",
-            note=("the launcher is a Python process (its interpreter start is most of the extra) and stays the "
-                  "command's subreaper; applying Landlock and the filter costs well under a millisecond")
+                   f"{'a launcher forked by the one the kernel keeps warm (the ruleset made once per plan) + Landlock, seccomp, no_new_privs' if landlock_row else 'bwrap, no launcher'}"
+                   " + bash -c true, vs `true` itself; the walk asks inotify which directories changed",
+            note=("the launcher forked per command stays the command's subreaper; sandbox.warmLauncher false "
+                  "starts a Python launcher per command instead (about +20 ms more)")
                 if landlock_row else "",
         ))
     return rows

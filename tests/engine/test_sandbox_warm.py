@@ -15,7 +15,7 @@ import pytest
 from codingcode_jupyter.engine.processes import run_process
 from codingcode_jupyter.engine.sandbox import CommandSandbox, landlock
 from codingcode_jupyter.engine.sandbox.warm import WarmLauncher
-from tests.engine.sandbox_helpers import SECRET, make_sandbox, run
+from tests.engine.sandbox_helpers import SECRET, make_sandbox
 
 pytestmark = pytest.mark.skipif(landlock.landlock_abi() < 1, reason="the kernel offers no Landlock")
 
