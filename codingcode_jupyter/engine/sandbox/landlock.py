@@ -3,7 +3,8 @@
 Containers (JupyterHub on Kubernetes, Docker, managed notebooks) refuse user namespaces, so
 bubblewrap fails there; Landlock needs none. The kernel-side process stays unconfined:
 :data:`LAUNCHER_SOURCE` runs first (``python -I -S``, on the host, with the caller's
-environment), keeps only the allowlisted variables, drops every capability (a kernel run as
+environment; for execute_command, the same steps in a launcher forked by the process the kernel
+keeps warm, sandbox/warm.py), keeps only the allowlisted variables, drops every capability (a kernel run as
 root would otherwise keep them: CAP_SYS_MODULE alone is a way out), sets no_new_privs, puts
 itself in a Landlock domain built from :class:`Plan`, loads the seccomp filter of
 :mod:`.seccomp` and execs the command. Before the Landlock domain it forks: the launcher stays
