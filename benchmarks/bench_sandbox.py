@@ -228,8 +228,10 @@ def _scan_row(project: Path, files: int, runs: int) -> Row:
         result=f"{ratio:.2f}x",
         target="— (reported)",
         met=None,
-        method=f"median of {runs} walks, taken in turn with rg: os.scandir of the directories whose mtime "
-        "changed, one stat per directory otherwise, vs ripgrep listing the whole tree each time",
+        method=f"median of {runs} walks, taken in turn with rg: the inotify queue read (sandbox/dir_watch.py), "
+        "os.scandir of the directories whose stamp changed, none stat'ed when no event came (the stat of each "
+        "directory where inotify cannot serve: sandbox.watchDirectories false, a network filesystem), vs ripgrep "
+        "listing the whole tree each time",
     )
 
 
@@ -268,7 +270,7 @@ def _watch_row(project: Path, files: int, runs: int) -> Row:
         target="— (reported)",
         met=None,
         method=f"median of {runs}: watch_host(), argv_for (which reuses the watch's walk), changes() (one more "
-        "warm walk, each host-executed file's stat), taken in turn with argv_for's own walk; nothing changed between",
+        "warm walk, each host-executed file's stat; the walks read the inotify queue), taken in turn with argv_for's own walk; nothing changed between",
     )
 
 
