@@ -134,7 +134,8 @@ async def _exited(proc: ChildProcess) -> int:
     ``Process.wait()`` on Python 3.11 also waits for the output pipes to close, which a
     background child can hold open for ever; the return code is known earlier.
     """
-    delay = 0.01
+    # From a millisecond, doubling: a quick command is not held back by the first sleep.
+    delay = 0.001
     while proc.returncode is None:
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.1)
