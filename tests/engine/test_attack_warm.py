@@ -261,3 +261,35 @@ async def test_a_command_moving_secrets_while_another_starts(box: CommandSandbox
     assert all(SECRET not in result.out for result in done)
     control = await run(box, "cat sub/a/b/plain.txt")
     assert control.out == "plain\n"
+
+
+# ----- a secret renamed onto a dotenv name a rule lets through -----------------------------------------
+
+ONTO_ALLOWED = [
+    ("rename", "mv -f .env .env.example", ".env.example"),
+    ("hard link", "ln -f .env .env.example", ".env.example"),
+    ("rename in a subdirectory", "mv -f config/.env config/.env.example", "config/.env.example"),
+    ("link then rename", "ln .env keep && mv -f keep .env.example", ".env.example"),
+]
+
+
+@pytest.mark.parametrize(("name", "attack", "target"), ONTO_ALLOWED, ids=[n for n, _, _ in ONTO_ALLOWED])
+async def test_a_secret_renamed_onto_an_allowed_dotenv_name_stays_hidden(
+    furnished: Path, home: Path, name: str, attack: str, target: str
+) -> None:
+    from codingcode_jupyter.engine.settings import SandboxSettings
+
+    (furnished / ".env.example").write_text("KEY=\n")
+    (furnished / "config" / ".env.example").write_text("KEY=\n")
+    sandbox = CommandSandbox.create(furnished, SandboxSettings.model_validate({"backend": "landlock"}), home=home,
+                                    allowed_env_files=[".env.example"])
+    try:
+        # The control: the rule lets the example file through, and it is read.
+        control = await run(sandbox, f"cat {target}")
+        assert (control.returncode, control.out) == (0, "KEY=\n"), control.err
+        moved = await run(sandbox, attack)
+        assert moved.returncode == 0, moved.err
+        read = await run(sandbox, f"cat {target}")
+        assert SECRET not in read.out and read.returncode != 0, (name, read.out)
+    finally:
+        await sandbox.aclose()

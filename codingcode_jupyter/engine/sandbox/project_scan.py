@@ -318,7 +318,9 @@ class ProjectScan:
                     if is_env_file(entry.name):
                         env_files.append(entry.path)
                         env_inodes[entry.path] = entry.inode()
-                    elif entry.inode() in self._secrets:
+                    if entry.inode() in self._secrets:
+                        # A dotenv name too: a secret renamed onto a name a read rule lets through
+                        # (``mv .env .env.example``) is still the secret.
                         inode_hits.append(entry.path)
                     # A directory named like a dotenv file (``deploy.env/``) is walked too: what it
                     # holds may be host-executed (a nested ``.git``, an ``.envrc``).
