@@ -144,6 +144,33 @@ async def test_what_a_timed_out_command_leaves_does_not_outlive_it(box: CommandS
     assert not (box.project / ".envrc").exists()
 
 
+# The launcher, blinded or starved by what Landlock does not scope (resource limits, scheduling): on a
+# timeout it is then killed before it kills what the command left, which writes after the compare.
+CRIPPLE = [
+    ("no descriptors for the launcher", "prlimit --pid $PPID --nofile=0:0", "prlimit --nofile=100:100 sh -c 'ulimit -n'"),
+    ("a CPU limit for the launcher", "prlimit --pid $PPID --cpu=1:1", "prlimit --cpu=100:100 sh -c 'ulimit -t'"),
+    ("the launcher made idle", "chrt -i -p 0 $PPID", "chrt -i 0 sh -c 'echo 100'"),
+    ("the launcher reniced", "renice -n 19 -p $PPID", "nice -n 19 sh -c 'echo 100'"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "attack", "control"), CRIPPLE, ids=[n for n, _, _ in CRIPPLE])
+async def test_a_command_cannot_cripple_its_launcher(box: CommandSandbox, name: str, attack: str, control: str) -> None:
+    # The control: the same limit on the command's own process is set.
+    own = await run(box, control)
+    assert (own.returncode, own.out) == (0, "100\n"), own.err
+    left = f"setsid sh -c 'sleep 4.5; echo evil > .envrc' </dev/null >/dev/null 2>&1 & {attack}; sleep 30"
+    watch = box.watch_host()
+    with box.command():
+        spawn = box.spawn_for(left, box.project, dict(os.environ), watch=watch)
+        done = await run_process(spawn.argv, cwd=box.project, env=spawn.env, timeout=1.0, pass_fds=spawn.pass_fds,
+                                 on_start=spawn.close, start=spawn.start)
+    assert done.timed_out
+    await asyncio.sleep(4.5)
+    assert not (box.project / ".envrc").exists(), name
+
+
 # ----- a secret where the walk cannot list ------------------------------------------------------------
 
 # A chain of directories made beside config/.env (they inherit config's rights, so Landlock lets the

@@ -10,6 +10,11 @@ It refuses what the mount namespace cannot stop:
   mode of ``open``, ``creat``, ``openat``, ``mknod``, ``mknodat``), and ``openat2``, whose
   mode this filter cannot read: the project is writable and, when the kernel runs as root,
   a setuid-root binary left there would work for anyone on the host.
+- ``prlimit64`` setting another process's limits: Landlock scopes signals, not resource limits,
+  and a command may set those of any process of its user. ``RLIMIT_NOFILE`` 0 on the Landlock
+  launcher (the command's parent and subreaper, outside its domain) leaves it unable to list what
+  the command left running, and what it left then outlives it and the compare after it; a CPU
+  limit kills it. Setting one's own limits (``setrlimit``, pid 0) and reading anyone's still work.
 - any other system-call ABI (i386, x32 on x86_64; arm32 on aarch64), whose numbers differ.
 
 The Landlock backend has no network namespace, so its variant (``tcp_only``) also refuses
@@ -58,6 +63,7 @@ class _Abi:
     unavailable: tuple[int, ...]  # io_uring_setup, openat2
     mode_arg: dict[int, int]  # system call -> index of its mode argument
     x32_bit: bool
+    prlimit: int  # prlimit64
 
 
 _ABIS = {
@@ -65,13 +71,13 @@ _ABIS = {
         audit_arch=0xC000003E, socket=41, unavailable=(425, 437),
         # chmod, fchmod, fchmodat, fchmodat2, open, creat, openat, mknod, mknodat
         mode_arg={90: 1, 91: 1, 268: 2, 452: 2, 2: 2, 85: 1, 257: 3, 133: 1, 259: 2},
-        x32_bit=True,
+        x32_bit=True, prlimit=302,
     ),
     "aarch64": _Abi(
         audit_arch=0xC00000B7, socket=198, unavailable=(425, 437),
         # fchmod, fchmodat, fchmodat2, openat, mknodat
         mode_arg={52: 1, 53: 2, 452: 2, 56: 3, 33: 2},
-        x32_bit=False,
+        x32_bit=False, prlimit=261,
     ),
 }  # fmt: skip
 
@@ -116,6 +122,7 @@ def _lines(abi: _Abi, sockets: Sockets = "no-unix") -> list[_Line]:
     lines += [(None, _JEQ_K, nr, "unavailable", None) for nr in abi.unavailable]
     lines.append((None, _JEQ_K, abi.socket, "socket", None))
     lines += [(None, _JEQ_K, nr, f"mode{index}", None) for nr, index in abi.mode_arg.items()]
+    lines.append((None, _JEQ_K, abi.prlimit, "prlimit", None))
     lines += [
         (None, _RET_K, _RET_ALLOW, None, None),
         # Classic BPF only jumps forward: each check below ends at the returns that follow it.
@@ -127,6 +134,13 @@ def _lines(abi: _Abi, sockets: Sockets = "no-unix") -> list[_Line]:
             (None, _JSET_K, _SETID_BITS, "deny", "allow"),
         ]
     lines += [
+        # prlimit64(pid, resource, new_limit, old_limit): pid 0 (itself) or no new limit (a read).
+        ("prlimit", _LD_W_ABS, _arg(0), None, None),
+        (None, _JEQ_K, 0, "allow", None),
+        (None, _LD_W_ABS, _arg(2), None, None),
+        (None, _JEQ_K, 0, None, "deny"),
+        (None, _LD_W_ABS, _arg(2) + 4, None, None),  # a pointer: its high 32 bits too
+        (None, _JEQ_K, 0, "allow", "deny"),
         ("allow", _RET_K, _RET_ALLOW, None, None),
         ("deny", _RET_K, _RET_ERRNO | errno.EPERM, None, None),
         ("unavailable", _RET_K, _RET_ERRNO | errno.ENOSYS, None, None),
