@@ -320,3 +320,40 @@ async def test_a_secret_renamed_onto_an_allowed_dotenv_name_stays_hidden(
         assert SECRET not in read.out and read.returncode != 0, (name, read.out)
     finally:
         await sandbox.aclose()
+
+
+# ----- the person's kernel keyring ------------------------------------------------------------------------
+
+_KEY_CALLS = {"x86_64": (248, 250), "aarch64": (217, 219)}  # add_key, keyctl
+_KEY_READ = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+key = libc.syscall({keyctl}, 10, -4, b"user", b"{name}", 0)  # KEYCTL_SEARCH the user keyring
+buf = ctypes.create_string_buffer(200)
+size = libc.syscall({keyctl}, 11, key, buf, 200)  # KEYCTL_READ
+print(buf.raw[:max(size, 0)].decode())
+"""
+
+
+@pytest.mark.skipif(os.uname().machine not in _KEY_CALLS, reason="system call numbers known for x86_64 and aarch64")
+async def test_a_command_cannot_read_the_person_s_keyring(box: CommandSandbox) -> None:
+    import ctypes
+
+    add_key, keyctl = _KEY_CALLS[os.uname().machine]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    name = f"codingcode-test-{os.getpid()}"
+    key = libc.syscall(add_key, b"user", name.encode(), SECRET.encode(), len(SECRET), -4)  # the user keyring
+    if key < 0:
+        pytest.skip(f"no kernel keyring here (errno {ctypes.get_errno()})")
+    try:
+        snippet = _KEY_READ.format(keyctl=keyctl, name=name)
+        # The control: any process of the person's reads it.
+        host = await asyncio.create_subprocess_exec(PY, "-c", snippet, stdout=asyncio.subprocess.PIPE)
+        assert SECRET in (await host.communicate())[0].decode()
+        inside = await run(box, f"{PY} -c '{snippet}'")
+        assert inside.returncode == 0, inside.err
+        assert SECRET not in inside.out
+    finally:
+        libc.syscall(keyctl, 3, key)  # KEYCTL_REVOKE

@@ -6,6 +6,9 @@ It refuses what the mount namespace cannot stop:
   (a socket file needs no write access to the mount), and a Docker, systemd or ssh-agent
   socket is a way out. ``socketpair`` still works, so do pipes and loopback TCP.
 - ``io_uring_setup``: io_uring opens sockets and files without the system calls judged here.
+- the kernel's key management (``add_key``, ``request_key``, ``keyctl``): Landlock does not govern
+  it, and a command under Landlock shares the person's user keyring (Kerberos tickets, tokens
+  kept with ``keyctl``) with every process of theirs: it could read each key there.
 - setting a setuid or setgid bit (``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``, and the
   mode of ``open``, ``creat``, ``openat``, ``mknod``, ``mknodat``), and ``openat2``, whose
   mode this filter cannot read: the project is writable and, when the kernel runs as root,
@@ -22,7 +25,7 @@ every socket but TCP over IPv4 and IPv6 (no UDP, raw, SCTP, netlink, packet sock
 Landlock's own rules then decide which TCP ports a command may connect to; on a kernel whose
 Landlock has no TCP rules (ABI < 4) the variant ``none`` refuses sockets altogether.
 
-Refused calls fail with EPERM (ENOSYS for io_uring and openat2, as on a kernel without them,
+Refused calls fail with EPERM (ENOSYS for io_uring, openat2 and the key calls, as on a kernel without them,
 so libraries fall back); a process of another ABI is killed. Only x86_64 and aarch64 are
 known; elsewhere :func:`sandbox_filter` returns None and the sandbox is unavailable.
 """
@@ -60,7 +63,7 @@ _X32_SYSCALL_BIT = 0x40000000
 class _Abi:
     audit_arch: int
     socket: int
-    unavailable: tuple[int, ...]  # io_uring_setup, openat2
+    unavailable: tuple[int, ...]  # io_uring_setup, openat2, add_key, request_key, keyctl
     mode_arg: dict[int, int]  # system call -> index of its mode argument
     x32_bit: bool
     prlimit: int  # prlimit64
@@ -68,13 +71,13 @@ class _Abi:
 
 _ABIS = {
     "x86_64": _Abi(
-        audit_arch=0xC000003E, socket=41, unavailable=(425, 437),
+        audit_arch=0xC000003E, socket=41, unavailable=(425, 437, 248, 249, 250),
         # chmod, fchmod, fchmodat, fchmodat2, open, creat, openat, mknod, mknodat
         mode_arg={90: 1, 91: 1, 268: 2, 452: 2, 2: 2, 85: 1, 257: 3, 133: 1, 259: 2},
         x32_bit=True, prlimit=302,
     ),
     "aarch64": _Abi(
-        audit_arch=0xC00000B7, socket=198, unavailable=(425, 437),
+        audit_arch=0xC00000B7, socket=198, unavailable=(425, 437, 217, 218, 219),
         # fchmod, fchmodat, fchmodat2, openat, mknodat
         mode_arg={52: 1, 53: 2, 452: 2, 56: 3, 33: 2},
         x32_bit=False, prlimit=261,
