@@ -357,3 +357,36 @@ async def test_a_command_cannot_read_the_person_s_keyring(box: CommandSandbox) -
         assert SECRET not in inside.out
     finally:
         libc.syscall(keyctl, 3, key)  # KEYCTL_REVOKE
+
+
+# ----- the person's System V shared memory ------------------------------------------------------------------
+
+_SHM_READ = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+at = libc.shmat({shmid}, None, 0o10000)  # SHM_RDONLY
+print(ctypes.string_at(at, {size}).decode() if at not in (None, 2 ** 64 - 1, 2 ** 32 - 1) else "refused")
+"""
+
+
+async def test_a_command_cannot_attach_the_person_s_shared_memory(box: CommandSandbox) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shmid = libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600: only its id names it
+    if shmid < 0:
+        pytest.skip(f"no System V shared memory here (errno {ctypes.get_errno()})")
+    try:
+        at = libc.shmat(shmid, None, 0)
+        ctypes.memmove(at, SECRET.encode(), len(SECRET))
+        libc.shmdt(ctypes.c_void_p(at))
+        snippet = _SHM_READ.format(shmid=shmid, size=len(SECRET))
+        # The control: any process of the person's attaches it.
+        host = await asyncio.create_subprocess_exec(PY, "-c", snippet, stdout=asyncio.subprocess.PIPE)
+        assert SECRET in (await host.communicate())[0].decode()
+        inside = await run(box, f"{PY} -c '{snippet}'")
+        assert (inside.returncode, inside.out) == (0, "refused\n"), (inside.out, inside.err)
+    finally:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID

@@ -179,7 +179,8 @@ LIMITS = [
     "denyWrite paths inside the project stay unwritable: each directory above one, up to the top level, then has no "
     "write right of its own (entries directly in it cannot be created, removed or renamed)",
     "/tmp is the sandbox's own directory (TMPDIR): a program writing to /tmp by name fails; /dev/shm is closed "
-    "(POSIX semaphores, multiprocessing locks)",
+    "(POSIX semaphores, multiprocessing locks) and System V IPC refused (there is no IPC namespace: the person's "
+    "own shared memory segments would be reachable)",
     "there is no network namespace: with the network off, no TCP connection at all (loopback included); "
     "there is no PID namespace: processes a command leaves running are stopped half a second after it returns "
     "(by the launcher, their subreaper)",

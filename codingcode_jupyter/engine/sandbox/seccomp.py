@@ -23,7 +23,11 @@ It refuses what the mount namespace cannot stop:
 The Landlock backend has no network namespace, so its variant (``tcp_only``) also refuses
 every socket but TCP over IPv4 and IPv6 (no UDP, raw, SCTP, netlink, packet sockets), and
 Landlock's own rules then decide which TCP ports a command may connect to; on a kernel whose
-Landlock has no TCP rules (ABI < 4) the variant ``none`` refuses sockets altogether.
+Landlock has no TCP rules (ABI < 4) the variant ``none`` refuses sockets altogether. With no IPC
+namespace either, both refuse System V IPC (shared memory, semaphores, message queues): Landlock
+does not govern it, and a command could attach the person's own processes' segments (a
+database's shared buffers, an X client's images) by their guessable ids, to read and to write.
+As ``/dev/shm`` is closed there, POSIX and System V shared memory both fail (ENOSYS).
 
 Refused calls fail with EPERM (ENOSYS for io_uring, openat2 and the key calls, as on a kernel without them,
 so libraries fall back); a process of another ABI is killed. Only x86_64 and aarch64 are
@@ -67,6 +71,7 @@ class _Abi:
     mode_arg: dict[int, int]  # system call -> index of its mode argument
     x32_bit: bool
     prlimit: int  # prlimit64
+    sysv_ipc: tuple[int, ...]  # shm*, sem*, msg*: refused where there is no IPC namespace (Landlock)
 
 
 _ABIS = {
@@ -74,13 +79,13 @@ _ABIS = {
         audit_arch=0xC000003E, socket=41, unavailable=(425, 437, 248, 249, 250),
         # chmod, fchmod, fchmodat, fchmodat2, open, creat, openat, mknod, mknodat
         mode_arg={90: 1, 91: 1, 268: 2, 452: 2, 2: 2, 85: 1, 257: 3, 133: 1, 259: 2},
-        x32_bit=True, prlimit=302,
+        x32_bit=True, prlimit=302, sysv_ipc=(29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220),
     ),
     "aarch64": _Abi(
         audit_arch=0xC00000B7, socket=198, unavailable=(425, 437, 217, 218, 219),
         # fchmod, fchmodat, fchmodat2, openat, mknodat
         mode_arg={52: 1, 53: 2, 452: 2, 56: 3, 33: 2},
-        x32_bit=False, prlimit=261,
+        x32_bit=False, prlimit=261, sysv_ipc=tuple(range(186, 198)),
     ),
 }  # fmt: skip
 
@@ -123,6 +128,8 @@ def _lines(abi: _Abi, sockets: Sockets = "no-unix") -> list[_Line]:
     if abi.x32_bit:
         lines.append((None, _JGE_K, _X32_SYSCALL_BIT, "deny", None))
     lines += [(None, _JEQ_K, nr, "unavailable", None) for nr in abi.unavailable]
+    if sockets != "no-unix":  # bubblewrap's own IPC namespace holds these
+        lines += [(None, _JEQ_K, nr, "unavailable", None) for nr in abi.sysv_ipc]
     lines.append((None, _JEQ_K, abi.socket, "socket", None))
     lines += [(None, _JEQ_K, nr, f"mode{index}", None) for nr, index in abi.mode_arg.items()]
     lines.append((None, _JEQ_K, abi.prlimit, "prlimit", None))
