@@ -394,3 +394,33 @@ async def test_a_command_cannot_attach_the_person_s_shared_memory(box: CommandSa
         assert (inside.returncode, inside.out) == (0, "refused\n"), (inside.out, inside.err)
     finally:
         libc.shmctl(shmid, 0, None)  # IPC_RMID
+
+
+# ----- the person's inotify watches ----------------------------------------------------------------------
+
+def test_a_project_of_many_directories_does_not_take_every_watch_of_the_user(project: Path, monkeypatch) -> None:
+    # A command making hundreds of thousands of directories would have the walk watch each, for the
+    # sandbox's life, out of the user's limit that their editors share; a budget (a share of it,
+    # here 3) leaves the rest to stats, and the walk stays right about what it did not watch.
+    from codingcode_jupyter.engine.sandbox import dir_watch
+
+    monkeypatch.setattr(dir_watch, "_watch_budget", lambda: 3)
+    for index in range(8):
+        (project / f"d{index}").mkdir()
+    scan = ProjectScan(project, [])
+    assert scan.env_files() == []
+    watch = scan._watch
+    assert watch is not None
+    assert len(watch._wds) == 3  # the control: watches are made, up to the budget
+    for index in range(8):
+        (project / f"d{index}" / ".env").write_text(SECRET)
+    assert sorted(scan.env_files()) == sorted(project / f"d{index}" / ".env" for index in range(8))
+    assert len(watch._wds) == 3
+    scan.close()
+
+
+def test_the_watch_budget_is_a_share_of_the_user_s_limit() -> None:
+    from codingcode_jupyter.engine.sandbox import dir_watch
+
+    with open("/proc/sys/fs/inotify/max_user_watches") as limit:
+        assert dir_watch._watch_budget() == max(256, int(limit.read()) // dir_watch.WATCH_SHARE)
