@@ -424,3 +424,28 @@ def test_the_watch_budget_is_a_share_of_the_user_s_limit() -> None:
 
     with open("/proc/sys/fs/inotify/max_user_watches") as limit:
         assert dir_watch._watch_budget() == max(256, int(limit.read()) // dir_watch.WATCH_SHARE)
+
+
+# ----- writing a secret the command cannot read ------------------------------------------------------------
+
+# Under Landlock a hidden file inherits its directory's own rights: unreadable, but the top level is
+# writable. What programs on the host then load from it (dotenv-cli, direnv's dotenv, compose) runs there.
+WRITE_SECRET = [
+    ("append", "echo 'NODE_OPTIONS=--require ./x.js' >> .env"),
+    ("overwrite", "echo 'NODE_OPTIONS=--require ./x.js' > .env"),
+    ("remove", "rm .env"),
+    ("replace by rename", "echo 'NODE_OPTIONS=--require ./x.js' > new && mv -f new .env"),
+    ("append in a subdirectory", "echo 'NODE_OPTIONS=--require ./x.js' >> config/.env"),
+]
+
+
+@pytest.mark.parametrize(("name", "attack"), WRITE_SECRET, ids=[n for n, _ in WRITE_SECRET])
+async def test_a_secret_written_by_a_command_is_put_back(box: CommandSandbox, name: str, attack: str) -> None:
+    quiet = await run(box, "cat .env config/.env; ls -l .env >/dev/null")
+    assert quiet.notes == []  # the control: reading it (refused) and listing it change nothing
+    made = await run(box, attack + " && echo 'a=1' > notes.txt")
+    assert made.returncode == 0, made.err
+    assert (box.project / "notes.txt").read_text() == "a=1\n"  # the control: an ordinary write stays
+    for path in (box.project / ".env", box.project / "config" / ".env"):
+        assert path.read_text() == f"KEY={SECRET}\n", name
+    assert any(".env" in note for note in made.notes), made.notes
