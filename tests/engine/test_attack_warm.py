@@ -449,3 +449,31 @@ async def test_a_secret_written_by_a_command_is_put_back(box: CommandSandbox, na
     for path in (box.project / ".env", box.project / "config" / ".env"):
         assert path.read_text() == f"KEY={SECRET}\n", name
     assert any(".env" in note for note in made.notes), made.notes
+
+
+# ----- the warm process going while a command runs ---------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("closed", [True, False], ids=["warm process closed", "control: left running"])
+async def test_what_a_command_left_dies_with_its_launcher_when_the_warm_process_goes(
+    box: CommandSandbox, closed: bool
+) -> None:
+    # The sandbox closing (changed settings) or the kernel ending takes the warm process, and each
+    # launcher it forked with it: killed outright, what the command left in a session of its own
+    # would write into the project later, with no compare after it.
+    left = "setsid sh -c 'sleep 1.5; echo evil > .envrc' </dev/null >/dev/null 2>&1 & sleep 3"
+    spawn = box.spawn_for(left, box.project, dict(os.environ), watch=box.watch_host())
+    task = asyncio.ensure_future(run_process(spawn.argv, cwd=box.project, env=spawn.env, timeout=10,
+                                             pass_fds=spawn.pass_fds, on_start=spawn.close, start=spawn.start))
+    await asyncio.sleep(0.7)
+    if closed:
+        assert box._warm is not None
+        box._warm.close()
+    done = await task
+    await asyncio.sleep(2.0)
+    if closed:
+        assert done.returncode != 0
+        assert not (box.project / ".envrc").exists()
+    else:
+        assert done.returncode == 0
+        assert (box.project / ".envrc").exists()  # written while the command ran: the compare's to find

@@ -268,7 +268,11 @@ def open_proxy(proxy, env, argv):
     for fd in keep: os.set_inheritable(fd, True)
     return keep, port, [argv[0], "-I", "-S", "-c", argv[1], "fd:%d" % keep[1], str(keep[0])] + argv[2:]
 def drop_privileges():
-    if prctl(L(1), L(9)) < 0: die("PR_SET_PDEATHSIG")
+    # SIGTERM, not SIGKILL, when its parent goes (the kernel's thread, or the warm process when the
+    # sandbox closes or the kernel ends): its handler (supervise) kills what the command left running
+    # first. Killed outright, a process the command left in a session of its own would go on
+    # unsupervised and write into the project after the compare, or after the kernel is gone.
+    if prctl(L(1), L(15)) < 0: die("PR_SET_PDEATHSIG")
     # Every capability out of the bounding and ambient sets: with no_new_privs no exec regains one.
     for cap in range(64):
         if prctl(L(24), L(cap)) < 0 and _ctypes.get_errno() == 22: break
