@@ -80,6 +80,9 @@ REACH = [
     Reach("stop the warm process", "kill -STOP {warm}", "kill -CONT $$ && echo sent", needs_abi6=True),
     Reach("kill the warm process", "kill -KILL {warm}", "kill -0 $$ && echo sent", needs_abi6=True),
     Reach("kill the launcher", "kill -KILL $PPID", "sh -c 'kill -KILL $$'; echo sent", needs_abi6=True),
+    # kill -0: the permission check alone (a stopped kernel would hang the test).
+    Reach("signal the kernel", "kill -0 {kernel}", "kill -0 $$ && echo sent", needs_abi6=True),
+    Reach("environ of the kernel", "cat /proc/{kernel}/environ", "cat /proc/$$/environ | tr '\\0' '\\n' | grep -c ."),
 ]
 
 
@@ -90,9 +93,9 @@ async def test_the_warm_process_and_the_launcher_are_out_of_reach(box: CommandSa
     first = await run(box, "true")
     assert first.returncode == 0
     warm = _warm_pid(box)
-    control = await run(box, row.control.format(warm=warm))
+    control = await run(box, row.control.format(warm=warm, kernel=os.getpid()))
     assert control.returncode == 0 and control.out.strip(), (control.out, control.err)
-    attack = await run(box, row.attack.format(warm=warm))
+    attack = await run(box, row.attack.format(warm=warm, kernel=os.getpid()))
     assert attack.returncode != 0, (attack.out, attack.err)
     assert _warm_pid(box) == warm  # untouched: still the same warm process
     with open(f"/proc/{warm}/status") as status:
