@@ -35,6 +35,22 @@ MASK = (
     flags.CREATE | flags.DELETE | flags.MOVED_FROM | flags.MOVED_TO | flags.ATTRIB
     | flags.DELETE_SELF | flags.MOVE_SELF | flags.ONLYDIR | flags.DONT_FOLLOW
 )  # fmt: skip
+# At most this share of the user's inotify watches (fs.inotify.max_user_watches) for one project:
+# the limit is the user's, shared with their editors' and build tools' watchers, and a command
+# making a few hundred thousand directories would otherwise take every watch for the sandbox's
+# life (the person's IDE then reports "System limit for number of file watchers reached").
+# Directories beyond it are stat'ed before each use, as on a network filesystem.
+WATCH_SHARE = 4
+
+
+def _watch_budget() -> int:
+    try:
+        with open("/proc/sys/fs/inotify/max_user_watches", encoding="ascii") as file:
+            return max(256, int(file.read()) // WATCH_SHARE)
+    except (OSError, ValueError):
+        return 8192 // WATCH_SHARE
+
+
 # The watched directory itself went (or its filesystem did): its path may now name another
 # directory, and so may every path below it.
 _GONE = flags.DELETE_SELF | flags.MOVE_SELF | flags.IGNORED | flags.UNMOUNT
@@ -106,6 +122,7 @@ class DirWatch:
         self.dirty: set[str] = set()
         # add_watch said ENOSPC (the user's watch limit): no more tries until a watch is removed.
         self._full = False
+        self._budget = _watch_budget()
         self._root_id = self._identity()
         self._mounts = open("/proc/self/mountinfo", "rb", buffering=0)  # noqa: SIM115 - kept for poll
         self._poll = select.poll()
@@ -248,7 +265,8 @@ class DirWatch:
         the stat, so an event queued meanwhile (another thread's drain) marks it again."""
         with self._lock:
             self.dirty.discard(path)
-            if self._full or not self.local or any(_within(path, point) for point in self._foreign):
+            over = path not in self._wd_of and len(self._wds) >= self._budget
+            if over or self._full or not self.local or any(_within(path, point) for point in self._foreign):
                 self._unmap(path)
                 return False
             try:

@@ -40,13 +40,15 @@ from ..host_paths import PYTHON_START_PATTERNS, hooks_dir, host_executed, import
 from .project_scan import ProjectScan
 from .watched import AGENT_WHAT, GIT_WHAT, agent_files, fresh_repository, git_host_files, stock_activate
 
-__all__ = ["HostChange", "HostWatch", "is_agent_venv_entry", "python_startup_file"]
+__all__ = ["HostChange", "HostWatch", "SECRET_WHAT", "is_agent_venv_entry", "python_startup_file"]
 
 # A previous content is kept (to be put back) only up to this size: host-executed files are
 # short scripts and configuration; a bigger one is moved aside without a copy to restore.
 _KEEP_BYTES = 1 << 20
 # Rows of a venv's shape that other programs than its own Python run.
 _OTHER_PROGRAMS = frozenset(("**/bin/activate*", "**/share/jupyter/kernels/*/kernel.json"))
+# What a hidden secret file is, on the card that asks about a change to it (see _secrets_before).
+SECRET_WHAT = "a secret file the sandbox hides (programs on the host load it)"
 # How far the coarse clock that stamps ctime may lag the one read when a command starts.
 _CLOCK_SLACK_NS = 20_000_000
 
@@ -161,6 +163,23 @@ class HostWatch:
             seen = self._seen(path)
             if seen is not None:
                 self._before[path] = seen
+        if self.deep:
+            self._secrets_before()
+
+    def _secrets_before(self) -> None:
+        """Under Landlock a hidden secret is unreadable but not unwritable: it inherits its directory's
+        own rights, and the project's top level is writable, so a command could append to the
+        person's ``.env`` (``NODE_OPTIONS=--require ./x.js`` for ``dotenv -- node``, or what direnv's
+        ``dotenv`` exports into their shell) or replace it. bubblewrap binds it read-only; here each
+        one the walk found is compared after the command like a file the host runs, its content kept
+        (in the kernel, which reads it anyway) to be put back."""
+        for path in self.env_files:
+            if path in self._before or not os.path.isfile(path) or os.path.islink(path):
+                continue
+            seen = self._seen(path)
+            if seen is not None:
+                self._before[path] = seen
+                self._what[path] = SECRET_WHAT
 
     @classmethod
     def start(cls, sandbox: WatchedSandbox, *, landlock: bool | None = None) -> "HostWatch":

@@ -179,7 +179,8 @@ LIMITS = [
     "denyWrite paths inside the project stay unwritable: each directory above one, up to the top level, then has no "
     "write right of its own (entries directly in it cannot be created, removed or renamed)",
     "/tmp is the sandbox's own directory (TMPDIR): a program writing to /tmp by name fails; /dev/shm is closed "
-    "(POSIX semaphores, multiprocessing locks)",
+    "(POSIX semaphores, multiprocessing locks) and System V IPC refused (there is no IPC namespace: the person's "
+    "own shared memory segments would be reachable)",
     "there is no network namespace: with the network off, no TCP connection at all (loopback included); "
     "there is no PID namespace: processes a command leaves running are stopped half a second after it returns "
     "(by the launcher, their subreaper)",
@@ -267,7 +268,11 @@ def open_proxy(proxy, env, argv):
     for fd in keep: os.set_inheritable(fd, True)
     return keep, port, [argv[0], "-I", "-S", "-c", argv[1], "fd:%d" % keep[1], str(keep[0])] + argv[2:]
 def drop_privileges():
-    if prctl(L(1), L(9)) < 0: die("PR_SET_PDEATHSIG")
+    # SIGTERM, not SIGKILL, when its parent goes (the kernel's thread, or the warm process when the
+    # sandbox closes or the kernel ends): its handler (supervise) kills what the command left running
+    # first. Killed outright, a process the command left in a session of its own would go on
+    # unsupervised and write into the project after the compare, or after the kernel is gone.
+    if prctl(L(1), L(15)) < 0: die("PR_SET_PDEATHSIG")
     # Every capability out of the bounding and ambient sets: with no_new_privs no exec regains one.
     for cap in range(64):
         if prctl(L(24), L(cap)) < 0 and _ctypes.get_errno() == 22: break

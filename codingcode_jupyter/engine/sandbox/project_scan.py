@@ -28,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -160,6 +161,10 @@ class ProjectScan:
             cached = self._listing(directory, watch)
             if cached is None:
                 complete = False
+                blind = self._blind(directory)
+                if blind is not None:
+                    # Hidden by name only: learning its inode would hide it for the scan's life.
+                    found.append(blind)
                 continue
             stamps.append((directory, cached.stamp))
             if watch is None or not watch.watched(directory):
@@ -188,6 +193,23 @@ class ProjectScan:
                 stamps, list(found), dict(listed), list(hits), list(host), list(write_denied), dict(stamps), unwatched
             )
         return found + self._other_names(listed if learn else None, hits, set(found))
+
+    def _blind(self, directory: str) -> Path | None:
+        """What to hide whole for a directory the walk could not list: what is in it is unknown, and
+        a secret moved into it (a command may move ``config/.env`` into a directory it made beside
+        it) must not be granted to the next command because the walk did not see it there. The
+        directory itself (made unlistable: ``chmod 000``, which the command can undo), or its
+        parent when it cannot even be stat'ed (its path too long to name, a chain of directories past
+        PATH_MAX that even root cannot list by path; a parent that can be listed, not searched);
+        nothing when it is gone."""
+        try:
+            st = os.lstat(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError:
+            # Too long a path, or a parent that lists but cannot be searched: the parent goes whole.
+            return Path(directory if directory == str(self.project) else os.path.dirname(directory))
+        return Path(directory) if stat.S_ISDIR(st.st_mode) else None
 
     @staticmethod
     def _unchanged(last: _Walk, watch: DirWatch | None) -> bool:
@@ -296,7 +318,9 @@ class ProjectScan:
                     if is_env_file(entry.name):
                         env_files.append(entry.path)
                         env_inodes[entry.path] = entry.inode()
-                    elif entry.inode() in self._secrets:
+                    if entry.inode() in self._secrets:
+                        # A dotenv name too: a secret renamed onto a name a read rule lets through
+                        # (``mv .env .env.example``) is still the secret.
                         inode_hits.append(entry.path)
                     # A directory named like a dotenv file (``deploy.env/``) is walked too: what it
                     # holds may be host-executed (a nested ``.git``, an ``.envrc``).

@@ -6,18 +6,30 @@ It refuses what the mount namespace cannot stop:
   (a socket file needs no write access to the mount), and a Docker, systemd or ssh-agent
   socket is a way out. ``socketpair`` still works, so do pipes and loopback TCP.
 - ``io_uring_setup``: io_uring opens sockets and files without the system calls judged here.
+- the kernel's key management (``add_key``, ``request_key``, ``keyctl``): Landlock does not govern
+  it, and a command under Landlock shares the person's user keyring (Kerberos tickets, tokens
+  kept with ``keyctl``) with every process of theirs: it could read each key there.
 - setting a setuid or setgid bit (``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``, and the
   mode of ``open``, ``creat``, ``openat``, ``mknod``, ``mknodat``), and ``openat2``, whose
   mode this filter cannot read: the project is writable and, when the kernel runs as root,
   a setuid-root binary left there would work for anyone on the host.
+- ``prlimit64`` setting another process's limits: Landlock scopes signals, not resource limits,
+  and a command may set those of any process of its user. ``RLIMIT_NOFILE`` 0 on the Landlock
+  launcher (the command's parent and subreaper, outside its domain) leaves it unable to list what
+  the command left running, and what it left then outlives it and the compare after it; a CPU
+  limit kills it. Setting one's own limits (``setrlimit``, pid 0) and reading anyone's still work.
 - any other system-call ABI (i386, x32 on x86_64; arm32 on aarch64), whose numbers differ.
 
 The Landlock backend has no network namespace, so its variant (``tcp_only``) also refuses
 every socket but TCP over IPv4 and IPv6 (no UDP, raw, SCTP, netlink, packet sockets), and
 Landlock's own rules then decide which TCP ports a command may connect to; on a kernel whose
-Landlock has no TCP rules (ABI < 4) the variant ``none`` refuses sockets altogether.
+Landlock has no TCP rules (ABI < 4) the variant ``none`` refuses sockets altogether. With no IPC
+namespace either, both refuse System V IPC (shared memory, semaphores, message queues): Landlock
+does not govern it, and a command could attach the person's own processes' segments (a
+database's shared buffers, an X client's images) by their guessable ids, to read and to write.
+As ``/dev/shm`` is closed there, POSIX and System V shared memory both fail (ENOSYS).
 
-Refused calls fail with EPERM (ENOSYS for io_uring and openat2, as on a kernel without them,
+Refused calls fail with EPERM (ENOSYS for io_uring, openat2 and the key calls, as on a kernel without them,
 so libraries fall back); a process of another ABI is killed. Only x86_64 and aarch64 are
 known; elsewhere :func:`sandbox_filter` returns None and the sandbox is unavailable.
 """
@@ -55,23 +67,25 @@ _X32_SYSCALL_BIT = 0x40000000
 class _Abi:
     audit_arch: int
     socket: int
-    unavailable: tuple[int, ...]  # io_uring_setup, openat2
+    unavailable: tuple[int, ...]  # io_uring_setup, openat2, add_key, request_key, keyctl
     mode_arg: dict[int, int]  # system call -> index of its mode argument
     x32_bit: bool
+    prlimit: int  # prlimit64
+    sysv_ipc: tuple[int, ...]  # shm*, sem*, msg*: refused where there is no IPC namespace (Landlock)
 
 
 _ABIS = {
     "x86_64": _Abi(
-        audit_arch=0xC000003E, socket=41, unavailable=(425, 437),
+        audit_arch=0xC000003E, socket=41, unavailable=(425, 437, 248, 249, 250),
         # chmod, fchmod, fchmodat, fchmodat2, open, creat, openat, mknod, mknodat
         mode_arg={90: 1, 91: 1, 268: 2, 452: 2, 2: 2, 85: 1, 257: 3, 133: 1, 259: 2},
-        x32_bit=True,
+        x32_bit=True, prlimit=302, sysv_ipc=(29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220),
     ),
     "aarch64": _Abi(
-        audit_arch=0xC00000B7, socket=198, unavailable=(425, 437),
+        audit_arch=0xC00000B7, socket=198, unavailable=(425, 437, 217, 218, 219),
         # fchmod, fchmodat, fchmodat2, openat, mknodat
         mode_arg={52: 1, 53: 2, 452: 2, 56: 3, 33: 2},
-        x32_bit=False,
+        x32_bit=False, prlimit=261, sysv_ipc=tuple(range(186, 198)),
     ),
 }  # fmt: skip
 
@@ -114,8 +128,11 @@ def _lines(abi: _Abi, sockets: Sockets = "no-unix") -> list[_Line]:
     if abi.x32_bit:
         lines.append((None, _JGE_K, _X32_SYSCALL_BIT, "deny", None))
     lines += [(None, _JEQ_K, nr, "unavailable", None) for nr in abi.unavailable]
+    if sockets != "no-unix":  # bubblewrap's own IPC namespace holds these
+        lines += [(None, _JEQ_K, nr, "unavailable", None) for nr in abi.sysv_ipc]
     lines.append((None, _JEQ_K, abi.socket, "socket", None))
     lines += [(None, _JEQ_K, nr, f"mode{index}", None) for nr, index in abi.mode_arg.items()]
+    lines.append((None, _JEQ_K, abi.prlimit, "prlimit", None))
     lines += [
         (None, _RET_K, _RET_ALLOW, None, None),
         # Classic BPF only jumps forward: each check below ends at the returns that follow it.
@@ -127,6 +144,13 @@ def _lines(abi: _Abi, sockets: Sockets = "no-unix") -> list[_Line]:
             (None, _JSET_K, _SETID_BITS, "deny", "allow"),
         ]
     lines += [
+        # prlimit64(pid, resource, new_limit, old_limit): pid 0 (itself) or no new limit (a read).
+        ("prlimit", _LD_W_ABS, _arg(0), None, None),
+        (None, _JEQ_K, 0, "allow", None),
+        (None, _LD_W_ABS, _arg(2), None, None),
+        (None, _JEQ_K, 0, None, "deny"),
+        (None, _LD_W_ABS, _arg(2) + 4, None, None),  # a pointer: its high 32 bits too
+        (None, _JEQ_K, 0, "allow", "deny"),
         ("allow", _RET_K, _RET_ALLOW, None, None),
         ("deny", _RET_K, _RET_ERRNO | errno.EPERM, None, None),
         ("unavailable", _RET_K, _RET_ERRNO | errno.ENOSYS, None, None),

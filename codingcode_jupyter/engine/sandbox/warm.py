@@ -92,7 +92,8 @@ def launch(fds, token, spec, cwd, argv, environ, ruleset):
         for fd in keep: os.close(fd)
         if ruleset is not None: os.close(ruleset)
         def stopped(signum):
-            os.write(status, b"x%d\n" % (128 + signum))
+            try: os.write(status, b"x%d\n" % (128 + signum))
+            except OSError: pass  # the kernel's end is gone (it ended): nobody to tell
             os._exit(128 + signum)
         os.write(status, b"s%d\n" % supervise(child, stopped))
         os._exit(0)
