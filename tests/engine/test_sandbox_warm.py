@@ -234,3 +234,24 @@ def test_the_setting_turns_it_off(furnished: Path, home: Path) -> None:
     assert spawn.start is None and spawn.argv[1:4] == ["-I", "-S", "-c"]
     on = make_sandbox(furnished, home, backend="landlock")
     assert on.spawn_for("true", furnished, dict(os.environ), watch=on.watch_host()).start is not None
+
+
+async def test_a_stopped_warm_process_does_not_hold_the_command(warm_box: CommandSandbox, monkeypatch) -> None:
+    # Before Landlock ABI 6 a command can stop it (signals are not scoped); it must not wedge the kernel.
+    monkeypatch.setattr("codingcode_jupyter.engine.sandbox.warm._ANSWER_S", 1.0)
+    await _execute(warm_box, "true")
+    stopped = _server_pid(warm_box)
+    os.kill(stopped, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        done = await _execute(warm_box, "echo through the one-shot launcher")
+        assert (done.returncode, done.stdout.render()) == (0, "through the one-shot launcher\n")
+        assert time.monotonic() - start < 8
+        again = await _execute(warm_box, "echo warm again")
+        assert again.stdout.render() == "warm again\n"
+        assert _server_pid(warm_box) != stopped
+    finally:
+        try:
+            os.kill(stopped, signal.SIGCONT)
+        except ProcessLookupError:
+            pass

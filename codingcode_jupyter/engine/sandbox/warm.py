@@ -43,6 +43,9 @@ from .landlock import LAUNCHER_CORE
 __all__ = ["WarmLauncher", "WarmRequest", "RemoteProcess", "SERVER_SOURCE"]
 
 _HEADER = struct.Struct("=Q")
+# How long the warm process may take to take a request and answer with the launcher's pid: a
+# stopped or wedged one (before Landlock ABI 6 a command can SIGSTOP it) must not hold the kernel.
+_ANSWER_S = 10.0
 # Rulesets the warm process keeps (a file descriptor each), the oldest closed first; the kernel
 # keeps the same list, so it sends a plan's rules only when the warm process lacks them.
 _RULESETS_KEPT = 8
@@ -231,6 +234,7 @@ class WarmLauncher:
             raise
         finally:
             theirs.close()
+        ours.settimeout(_ANSWER_S)
         self._control, self._owner = ours, os.getpid()
         return ours
 
@@ -286,7 +290,11 @@ class WarmLauncher:
         stdout = await _reader(loop, out_read)
         stderr = await _reader(loop, err_read)
         stdin = await _writer(loop, stdin_write) if with_stdin else None
-        first = await status.readline()
+        try:
+            first = await asyncio.wait_for(status.readline(), _ANSWER_S)
+        except asyncio.TimeoutError:
+            first = b""
+            self.close()  # wedged: the next command gets a fresh one
         if not first[:1].isdigit():
             # Nothing started (the warm process refused or died): the one-shot launcher runs it, and
             # says what goes wrong as it always did.
