@@ -38,6 +38,7 @@ import threading
 from array import array
 from dataclasses import dataclass
 
+from ..deadline import within
 from .landlock import LAUNCHER_CORE
 
 __all__ = ["WarmLauncher", "WarmRequest", "RemoteProcess", "SERVER_SOURCE"]
@@ -291,7 +292,7 @@ class WarmLauncher:
         stderr = await _reader(loop, err_read)
         stdin = await _writer(loop, stdin_write) if with_stdin else None
         try:
-            first = await asyncio.wait_for(status.readline(), _ANSWER_S)
+            first = await within(status.readline(), _ANSWER_S)
         except asyncio.TimeoutError:
             first = b""
             self.close()  # wedged: the next command gets a fresh one
