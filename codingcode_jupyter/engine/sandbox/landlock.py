@@ -385,6 +385,19 @@ def run_command(cwd, argv, env):
     except OSError as error:
         sys.stderr.write("codingcode sandbox (landlock): cannot run %s: %s\n" % (argv[0], error))
         os._exit(127)
+def split_off(spec, environ, argv):
+    # Both launchers' steps up to the fork: the command's environment, the proxy's descriptors, the
+    # privileges dropped. In the child (pid 0) the command is still to be confined and run.
+    names, prefixes, setenv, rules, handled, filt, proxy = parse(spec)
+    env = command_env(environ, names, prefixes, setenv)
+    keep, port = [], None
+    if proxy:
+        keep, port, argv = open_proxy(proxy, env, argv)
+    drop_privileges()
+    child = os.fork()
+    if child:
+        for fd in keep: os.close(fd)
+    return child, env, argv, rules, handled, filt, port
 def exit_as(status):
     # Killed by a signal: this process ends by the same one, so the caller reads the same status.
     if os.WIFSIGNALED(status):
@@ -397,16 +410,9 @@ def exit_as(status):
 # Runs as `python -I -S -c SOURCE SPEC CWD ARGV...` (see LAUNCHER_CORE for SPEC).
 LAUNCHER_SOURCE = LAUNCHER_CORE + r"""
 spec, cwd, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
-names, prefixes, setenv, rules, handled, filt, proxy = parse(spec)
-env = command_env(os.environ, names, prefixes, setenv)
 os.closerange(3, 1 << 20)
-keep, port = [], None
-if proxy:
-    keep, port, argv = open_proxy(proxy, env, argv)
-drop_privileges()
-child = os.fork()
+child, env, argv, rules, handled, filt, port = split_off(spec, os.environ, argv)
 if child:
-    for fd in keep: os.close(fd)
     exit_as(supervise(child, lambda signum: os._exit(128 + signum)))
 confine(build_ruleset(handled, rules, port), filt)
 run_command(cwd, argv, env)

@@ -85,15 +85,8 @@ def launch(fds, token, spec, cwd, argv, environ, ruleset):
     for target, fd in enumerate((stdin, stdout, stderr)): os.dup2(fd, target)
     close_except({status, ruleset})
     os.write(status, b"%d\n" % os.getpid())
-    names, prefixes, setenv, rules, handled, filt, proxy = parse(spec)
-    env = command_env(environ, names, prefixes, setenv)
-    keep, port = [], None
-    if proxy:
-        keep, port, argv = open_proxy(proxy, env, argv)
-    drop_privileges()
-    child = os.fork()
+    child, env, argv, rules, handled, filt, port = split_off(spec, environ, argv)
     if child:
-        for fd in keep: os.close(fd)
         if ruleset is not None: os.close(ruleset)
         def stopped(signum):
             try: os.write(status, b"x%d\n" % (128 + signum))
